@@ -1,0 +1,133 @@
+# stallscope — one binary, static libraries per folder, tests against real
+# PostgreSQL and HTTP. `make help` lists the targets.
+
+CC ?= cc
+BUILD ?= build
+SANITIZE ?=
+PYTHON ?= /usr/bin/python3
+LLVM_BIN ?= /usr/lib/llvm-14/bin
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
+	-Wmissing-prototypes -Wstrict-prototypes -Wvla -Wwrite-strings \
+	-Wformat-security -fno-common
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+# Why each library: see README.md, "Dependencies".
+LIBS := -ldwarf -lz -larchive -lxxhash -ljansson -lmicrohttpd -lpq \
+	-lsodium -lc++abi -lpthread -lm
+
+MODULES := common symbolizer store ingest server
+# server/main.c holds main(); everything else of server/ is a library too so
+# tests can link handlers.
+lib_srcs = $(filter-out server/main.c,$(wildcard $(1)/*.c))
+lib_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lib_srcs,$(1)))
+LIBFILES := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
+# Link order: dependents first.
+LINK_LIBS := $(BUILD)/libserver.a $(BUILD)/libingest.a $(BUILD)/libstore.a \
+	$(BUILD)/libsymbolizer.a $(BUILD)/libcommon.a
+
+.PHONY: all run test unit asan fuzz bench fixtures clean help style \
+	integration oracle test-deps
+
+all: $(BUILD)/stallscope
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+define module_lib
+$(BUILD)/lib$(1).a: $(call lib_objs,$(1))
+	@mkdir -p $$(dir $$@)
+	rm -f $$@
+	$$(if $$^,ar rcs $$@ $$^,ar rcs $$@)
+endef
+$(foreach m,$(MODULES),$(eval $(call module_lib,$(m))))
+
+$(BUILD)/stallscope: $(BUILD)/obj/server/main.o $(LIBFILES)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LINK_LIBS) $(LIBS)
+
+# ---- unit tests (cmocka): tests/unit/test_<module>.c, one binary each ----
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBFILES)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LINK_LIBS) $(LIBS) -lcmocka
+
+# ---- fixtures: real Mach-O/dSYM files built with clang/ld64.lld/dsymutil ----
+fixtures: $(BUILD)/fixtures/.stamp
+$(BUILD)/fixtures/.stamp: tests/fixtures/build.sh $(wildcard tests/fixtures/src/*)
+	tests/fixtures/build.sh $(BUILD)/fixtures
+
+unit: $(UNIT_BINS) fixtures
+	@set -e; for t in $(UNIT_BINS); do \
+		STALLSCOPE_FIXTURES=$(BUILD)/fixtures ./$$t; done
+
+# Oracle comparison (llvm-symbolizer) and HTTP/PostgreSQL integration tests.
+oracle: $(BUILD)/stallscope fixtures
+	STALLSCOPE_BIN=$(BUILD)/stallscope STALLSCOPE_FIXTURES=$(BUILD)/fixtures \
+	LLVM_BIN=$(LLVM_BIN) $(PYTHON) -m pytest -q -p no:cacheprovider tests/oracle
+
+integration: $(BUILD)/stallscope fixtures
+	STALLSCOPE_BIN=$(BUILD)/stallscope STALLSCOPE_FIXTURES=$(BUILD)/fixtures \
+	LLVM_BIN=$(LLVM_BIN) $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
+
+test-deps:
+	@scripts/install-deps.sh --test
+
+test: test-deps
+	$(MAKE) all $(UNIT_BINS)
+	$(MAKE) unit
+	$(MAKE) oracle
+	$(MAKE) integration
+
+# Unit, oracle and integration tests again, built with ASan + UBSan.
+asan:
+	$(MAKE) BUILD=build/asan SANITIZE=address,undefined CC=clang \
+		CFLAGS="-O1 -g" unit oracle integration
+
+run: all
+	@scripts/run.sh
+
+# ---- fuzzing (libFuzzer, clang) ----
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+fuzz:
+	$(MAKE) BUILD=build/fuzz CC=clang SANITIZE=address,undefined \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" $(LIBFILES:$(BUILD)/%=build/fuzz/%)
+	@set -e; for f in $(FUZZ_SRCS); do \
+		n=$$(basename $$f .c); \
+		clang -std=c11 -D_GNU_SOURCE -I. -O1 -g \
+			-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+			-o build/fuzz/$$n $$f $(LINK_LIBS:$(BUILD)/%=build/fuzz/%) $(LIBS); \
+		mkdir -p build/fuzz/$$n-corpus; \
+		echo "== $$n for $(FUZZ_SECONDS)s"; \
+		build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+			-rss_limit_mb=2048 build/fuzz/$$n-corpus fuzz/corpus/$$n; \
+	done
+
+bench: all
+	bench/symbolicate.sh
+
+style:
+	git clang-format --diff
+
+clean:
+	rm -rf build
+
+help:
+	@echo "make            build build/stallscope"
+	@echo "make run        install what is missing, start PostgreSQL and serve on 127.0.0.1:8080"
+	@echo "make test       unit, oracle and integration tests (real PostgreSQL, real HTTP)"
+	@echo "make asan       the same tests under ASan + UBSan"
+	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
+	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"
+	@echo "make fixtures   build the Mach-O/dSYM test fixtures under build/fixtures"
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,20 @@
+/*
+ * errors.h — client-visible error codes, generated from errors.def.
+ * Pure data: no allocation, no state.
+ */
+#ifndef STALLSCOPE_COMMON_ERRORS_H
+#define STALLSCOPE_COMMON_ERRORS_H
+
+typedef enum cm_err {
+#define ERR(e, code, status, msg) e,
+#include "common/errors.def"
+#undef ERR
+	ERR__COUNT
+} cm_err;
+
+/* The wire code ("not_sampled"), HTTP status and default message of E. */
+const char *cm_err_code(cm_err e);
+unsigned cm_err_status(cm_err e);
+const char *cm_err_message(cm_err e);
+
+#endif

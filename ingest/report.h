@@ -1,0 +1,126 @@
+/*
+ * report.h — the one internal report model every ingest format maps to
+ * (native v1, MetricKit, KSCrash, .ips), and the arena that owns it.
+ *
+ * Memory: a report and everything it points to (strings, arrays) live in one
+ * ing_arena; ing_arena_free releases them all at once. Parsers never free
+ * individual pieces, so a parser that fails half-way leaks nothing.
+ *
+ * Addresses are absolute runtime addresses as the device saw them. Formats
+ * that give image-relative offsets (MetricKit, .ips) are mapped to
+ * load_address + offset; when a format gives no load address the parser
+ * assigns one (documented per parser) so that address - load_address is the
+ * offset the device reported.
+ */
+#ifndef STALLSCOPE_INGEST_REPORT_H
+#define STALLSCOPE_INGEST_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/errors.h"
+#include "symbolizer/symbolizer.h"
+
+/* ---- arena ---------------------------------------------------------- */
+
+typedef struct ing_arena ing_arena;
+
+/* A new arena that refuses to grow past LIMIT bytes (0 = no limit). */
+ing_arena *ing_arena_new(size_t limit);
+void ing_arena_free(ing_arena *arena);
+/* Zeroed, 16-byte aligned; NULL when out of memory or over the limit. */
+void *ing_arena_alloc(ing_arena *arena, size_t size);
+/* Overflow-checked N * SIZE. */
+void *ing_arena_calloc(ing_arena *arena, size_t n, size_t size);
+/* NUL-terminated copy of LEN bytes of S; NULL on failure. */
+char *ing_arena_strndup(ing_arena *arena, const char *s, size_t len);
+char *ing_arena_strdup(ing_arena *arena, const char *s);
+
+/* ---- model ---------------------------------------------------------- */
+
+typedef enum ing_kind {
+	ING_KIND_STALL = 0, /* main thread stalled, app survived */
+	ING_KIND_HANG,      /* stalled and killed (watchdog) */
+	ING_KIND_CPU,       /* CPU exception / sustained high CPU */
+	ING_KIND_CRASH,
+} ing_kind;
+
+/* "stall", "hang", "cpu", "crash". */
+const char *ing_kind_name(ing_kind kind);
+/* false for anything else. */
+bool ing_kind_parse(const char *name, ing_kind *out);
+
+typedef struct ing_image {
+	const char *name;      /* as the device gave it: path or basename */
+	bool has_uuid;
+	uint8_t uuid[16];
+	sym_arch arch;         /* SYM_ARCH_UNKNOWN when not given */
+	uint64_t load_address; /* runtime address of the image's __TEXT */
+	uint64_t size;         /* 0 when unknown */
+} ing_image;
+
+typedef struct ing_frame {
+	uint64_t address;        /* absolute runtime address */
+	const char *symbol_hint; /* on-device symbol name, or NULL */
+} ing_frame;
+
+typedef struct ing_stack {
+	ing_frame *frames; /* innermost first */
+	size_t nframes;
+} ing_stack;
+
+typedef struct ing_thread {
+	const char *name; /* may be NULL */
+	bool main;
+	ing_stack stack;
+} ing_thread;
+
+typedef struct ing_sample {
+	int64_t t_ms; /* milliseconds since the stall started */
+	ing_stack stack;
+} ing_sample;
+
+typedef struct ing_report {
+	const char *report_id; /* client idempotency key (never NULL once parsed) */
+	const char *app_version, *build, *os, *os_version, *device;
+	const char *user_id;   /* NULL: taken from X-Stallscope-User */
+	const char *timestamp; /* client's ISO 8601 time, kept as metadata */
+	ing_kind kind;
+	int64_t duration_ms;   /* -1 when unknown */
+	ing_image *images;
+	size_t nimages;
+	ing_thread *threads;
+	size_t nthreads;
+	ing_sample *samples;
+	size_t nsamples;
+	const char *source;    /* "native", "metrickit", "kscrash", "ips" */
+} ing_report;
+
+/* Limits applied by every parser (SPEC §4.1); beyond them the parser fails
+ * with ERR_TOO_MANY / ERR_BAD_FIELD naming the field. */
+typedef struct ing_limits {
+	size_t max_reports;      /* per batch, 1000 */
+	size_t max_threads;      /* per report, 64 */
+	size_t max_frames;       /* per thread or sample, 2048 */
+	size_t max_images;       /* per report, 1024 */
+	size_t max_samples;      /* per report, 1024 */
+	size_t max_string;       /* bytes per string, 4096 */
+	size_t max_depth;        /* JSON nesting, 64 */
+} ing_limits;
+
+/* The defaults above. */
+ing_limits ing_limits_default(void);
+
+/* Why a parse failed: the registry code plus a message naming the field,
+ * e.g. "threads[0].frames[3]: not a hex address". */
+typedef struct ing_error {
+	cm_err code;
+	char message[256];
+} ing_error;
+
+/* Sets *err (code and printf-style message); returns -1 for chaining. */
+int ing_error_set(ing_error *err, cm_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -29,13 +29,18 @@ typedef struct ing_arena ing_arena;
 /* A new arena that refuses to grow past LIMIT bytes (0 = no limit). */
 ing_arena *ing_arena_new(size_t limit);
 void ing_arena_free(ing_arena *arena);
-/* Zeroed, 16-byte aligned; NULL when out of memory or over the limit. */
+/* Zeroed, 16-byte aligned; NULL when out of memory or over the limit.
+ * SIZE 0 yields a valid, unique pointer. */
 void *ing_arena_alloc(ing_arena *arena, size_t size);
 /* Overflow-checked N * SIZE. */
 void *ing_arena_calloc(ing_arena *arena, size_t n, size_t size);
 /* NUL-terminated copy of LEN bytes of S; NULL on failure. */
 char *ing_arena_strndup(ing_arena *arena, const char *s, size_t len);
 char *ing_arena_strdup(ing_arena *arena, const char *s);
+/* Bytes handed out so far plus chunk overhead (what counts against LIMIT). */
+size_t ing_arena_used(const ing_arena *arena);
+/* True once an allocation was refused because of LIMIT (not malloc). */
+bool ing_arena_over_limit(const ing_arena *arena);
 
 /* ---- model ---------------------------------------------------------- */
 
@@ -84,7 +89,10 @@ typedef struct ing_sample {
 typedef struct ing_report {
 	const char *report_id; /* client idempotency key (never NULL once parsed) */
 	const char *app_version, *build, *os, *os_version, *device;
-	const char *user_id;   /* NULL: taken from X-Stallscope-User */
+	const char *os_build;  /* e.g. "21C62"; NULL when unknown */
+	/* The body's user id when it has one, else the X-Stallscope-User value
+	 * the caller passed to the parser; NULL when neither. */
+	const char *user_id;
 	const char *timestamp; /* client's ISO 8601 time, kept as metadata */
 	ing_kind kind;
 	int64_t duration_ms;   /* -1 when unknown */
@@ -106,7 +114,9 @@ typedef struct ing_limits {
 	size_t max_images;       /* per report, 1024 */
 	size_t max_samples;      /* per report, 1024 */
 	size_t max_string;       /* bytes per string, 4096 */
-	size_t max_depth;        /* JSON nesting, 64 */
+	size_t max_depth;        /* JSON nesting, 64 (MetricKit trees: see
+				    docs/INGEST.md) */
+	size_t max_memory;       /* arena bytes per request, 256 MiB */
 } ing_limits;
 
 /* The defaults above. */
@@ -122,5 +132,7 @@ typedef struct ing_error {
 /* Sets *err (code and printf-style message); returns -1 for chaining. */
 int ing_error_set(ing_error *err, cm_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Frees nothing: reports live in their arena (see ingest/parse.h). */
 
 #endif

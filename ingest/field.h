@@ -1,0 +1,102 @@
+/*
+ * field.h — helpers shared by the ingest parsers (internal to ingest/; no
+ * other folder includes it): the parse context, field readers that name the
+ * failing field, address/number/timestamp checks, batch scaffolding.
+ *
+ * Paths: every reader takes WHERE, the path of the enclosing value
+ * ("reports[3]", "" at the top), and reports "WHERE.key: reason".
+ */
+#ifndef STALLSCOPE_INGEST_FIELD_H
+#define STALLSCOPE_INGEST_FIELD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ingest/parse.h"
+
+/* Largest integer a JSON number may carry (SPEC §4.1: above is rejected). */
+#define ING_JSON_INT_MAX ((uint64_t)1 << 53)
+/* Room for a field path in messages. */
+#define ING_PATH_MAX 160
+
+typedef struct ing_ctx {
+	ing_arena *arena;
+	const ing_limits *limits;
+	ing_error *err;
+	const char *user_id; /* arena copy of the caller's user id, or NULL */
+	bool fatal;          /* the failure sinks the whole body (memory) */
+} ing_ctx;
+
+/* Sets ctx->err; returns -1. */
+int ing_fail(ing_ctx *ctx, cm_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* An arena allocation failed: marks the failure fatal; returns -1. */
+int ing_nomem(ing_ctx *ctx);
+
+/* WHERE joined with KEY / [INDEX] into BUF. */
+const char *ing_path_key(char *buf, size_t n, const char *where,
+			 const char *key);
+const char *ing_path_index(char *buf, size_t n, const char *where,
+			   size_t index);
+
+/* JSON null counts as absent for every optional field. */
+const json_t *ing_get(const json_t *obj, const char *key);
+
+/*
+ * A string value at PATH, copied into the arena. Empty strings yield NULL
+ * (absent) unless REQUIRED, where they fail like a missing field. Longer
+ * than limits->max_string fails.
+ */
+int ing_string_value(ing_ctx *ctx, const json_t *v, const char *path,
+		     bool required, const char **out);
+/* obj[KEY] as above; absent → *out NULL (failure when REQUIRED). */
+int ing_string_field(ing_ctx *ctx, const json_t *obj, const char *where,
+		     const char *key, bool required, const char **out);
+
+/*
+ * Address forms: "0x…" hex strings (1–16 significant digits), decimal
+ * digit strings (≤ 2^64-1), JSON integers 0…2^53. NULL on success, else
+ * the reason ("not a hex address string", …).
+ */
+const char *ing_address_value(const json_t *v, uint64_t *out);
+
+/* A JSON integer in 0…MAX. NULL on success, else the reason. */
+const char *ing_uint_value(const json_t *v, uint64_t max, uint64_t *out);
+
+/* obj[KEY] as a UUID string (with or without dashes). Absent → false. */
+int ing_uuid_field(ing_ctx *ctx, const json_t *obj, const char *where,
+		   const char *key, bool *has, uint8_t out[16]);
+
+/* True when TEXT is an ISO 8601 / RFC 3339 date-time:
+ * YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM). */
+bool ing_is_timestamp(const char *text);
+/*
+ * Normalizes the time forms devices send into RFC 3339 in the arena:
+ * RFC 3339 as is; "YYYY-MM-DD HH:MM:SS[.frac][ ±HHMM]" (MetricKit, .ips).
+ * NULL when TEXT is none of these.
+ */
+const char *ing_timestamp_normalize(ing_ctx *ctx, const char *text);
+/* Seconds since the epoch (UTC) as RFC 3339 "…Z" in the arena. */
+const char *ing_timestamp_from_epoch(ing_ctx *ctx, int64_t seconds);
+
+/* "iPhone OS 17.2 (21C62)" → os "iOS", version "17.2", build "21C62". */
+int ing_os_split(ing_ctx *ctx, const char *text, const char **os,
+		 const char **version, const char **build);
+
+/*
+ * Batch scaffolding: a new arena and empty batch (is_batch false), with
+ * ctx set up over it. Returns -1 and sets *err on failure.
+ */
+int ing_batch_begin(const ing_limits *limits, const char *user_id,
+		    ing_error *err, ing_ctx *ctx, ing_batch **out);
+/* Room for N entries. */
+int ing_batch_reserve(ing_ctx *ctx, ing_batch *batch, size_t n);
+/* Frees the batch and hands on the failure already in *ctx->err. */
+int ing_batch_abort(ing_ctx *ctx, ing_batch *batch);
+
+/* Parses BODY with cm_json_parse at MAX_DEPTH; ERR_BAD_JSON on failure. */
+json_t *ing_json_load(const char *body, size_t len, size_t max_depth,
+		      ing_error *err);
+
+#endif

@@ -46,6 +46,21 @@ const char *ing_path_index(char *buf, size_t n, const char *where,
 	return buf;
 }
 
+int ing_check_report_id(ing_ctx *ctx, const char *id, const char *path)
+{
+	size_t n = strlen(id);
+	if (n > ING_REPORT_ID_MAX)
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: longer than %d bytes",
+				path, ING_REPORT_ID_MAX);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)id[i] <= 0x20 || (unsigned char)id[i] >= 0x7f)
+			return ing_fail(ctx, ERR_BAD_FIELD,
+					"%s: only printable ASCII without "
+					"spaces is allowed",
+					path);
+	return 0;
+}
+
 const json_t *ing_get(const json_t *obj, const char *key)
 {
 	const json_t *v = json_object_get(obj, key);

@@ -17,6 +17,8 @@
 
 /* Largest integer a JSON number may carry (SPEC §4.1: above is rejected). */
 #define ING_JSON_INT_MAX ((uint64_t)1 << 53)
+/* Report ids travel in URLs and logs: printable ASCII, no space. */
+#define ING_REPORT_ID_MAX 128
 /* Room for a field path in messages. */
 #define ING_PATH_MAX 160
 
@@ -39,6 +41,9 @@ const char *ing_path_key(char *buf, size_t n, const char *where,
 			 const char *key);
 const char *ing_path_index(char *buf, size_t n, const char *where,
 			   size_t index);
+
+/* ID at PATH: 1…ING_REPORT_ID_MAX printable ASCII bytes, no space. */
+int ing_check_report_id(ing_ctx *ctx, const char *id, const char *path);
 
 /* JSON null counts as absent for every optional field. */
 const json_t *ing_get(const json_t *obj, const char *key);

@@ -7,9 +7,6 @@
 
 #include "ingest/field.h"
 
-/* Report ids travel in URLs and logs: printable ASCII, no space. */
-#define REPORT_ID_MAX 128
-
 static int parse_frame(ing_ctx *c, const json_t *v, const char *path,
 		       ing_frame *out)
 {
@@ -167,21 +164,6 @@ static int array_field(ing_ctx *c, const json_t *obj, const char *where,
 	return 0;
 }
 
-static int check_report_id(ing_ctx *c, const char *id, const char *path)
-{
-	size_t n = strlen(id);
-	if (n > REPORT_ID_MAX)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: longer than %d bytes",
-				path, REPORT_ID_MAX);
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)id[i] <= 0x20 || (unsigned char)id[i] >= 0x7f)
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s: only printable ASCII without "
-					"spaces is allowed",
-					path);
-	return 0;
-}
-
 static int parse_duration(ing_ctx *c, const json_t *obj, const char *where,
 			  int64_t *out)
 {
@@ -220,7 +202,7 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 	r->duration_ms = -1;
 	if (ing_string_field(c, o, where, "report_id", true, &r->report_id) <
 		    0 ||
-	    check_report_id(c, r->report_id,
+	    ing_check_report_id(c, r->report_id,
 			    ing_path_key(path, sizeof path, where,
 					 "report_id")) < 0)
 		return -1;
@@ -305,7 +287,7 @@ static const char *peek_report_id(ing_ctx *c, const json_t *o)
 {
 	const json_t *v = json_object_get(o, "report_id");
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
-	    json_string_length(v) > REPORT_ID_MAX)
+	    json_string_length(v) > ING_REPORT_ID_MAX)
 		return NULL;
 	return ing_arena_strdup(c->arena, json_string_value(v));
 }

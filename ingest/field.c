@@ -310,7 +310,7 @@ const char *ing_timestamp_normalize(ing_ctx *ctx, const char *text)
 	if (!text)
 		return NULL;
 	if (ts_parse(text, true, &t))
-		return text;
+		return ing_arena_strdup(ctx->arena, text);
 	if (!ts_parse(text, false, &t))
 		return NULL;
 	char buf[128];

@@ -79,7 +79,7 @@ bool ing_is_timestamp(const char *text);
 /*
  * Normalizes the time forms devices send into RFC 3339 in the arena:
  * RFC 3339 as is; "YYYY-MM-DD HH:MM:SS[.frac][ ±HHMM]" (MetricKit, .ips).
- * NULL when TEXT is none of these.
+ * NULL when TEXT is none of these (or memory ran out: check the arena).
  */
 const char *ing_timestamp_normalize(ing_ctx *ctx, const char *text);
 /* Seconds since the epoch (UTC) as RFC 3339 "…Z" in the arena. */

@@ -1,0 +1,373 @@
+/*
+ * ips.c — Apple .ips crash/hang files (iOS 15+ / macOS 12+ JSON form,
+ * SPEC §4.3): a one-line JSON header, a newline, then a JSON body.
+ *
+ * usedImages[] become images (base, size, uuid, name/path, arch); every
+ * threads[] element a thread whose frames are usedImages[imageIndex].base +
+ * imageOffset, with the frame's symbol as hint. The thread on the
+ * com.apple.main-thread queue is the main thread, else the triggered one.
+ * The header's bug_type and the termination code give the kind
+ * (docs/INGEST.md). incident_id is the report id.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "ingest/field.h"
+
+#define WATCHDOG_CODE 0x8badf00dLL
+
+typedef struct ips_kind {
+	const char *bug_type;
+	ing_kind kind;
+} ips_kind;
+
+/* 309: JSON crash report (109 its pre-JSON number, sometimes kept);
+ * 298 and "hang": hang reports. Anything else is refused. */
+static const ips_kind ips_kinds[] = {
+	{"309", ING_KIND_CRASH},
+	{"109", ING_KIND_CRASH},
+	{"298", ING_KIND_HANG},
+	{"hang", ING_KIND_HANG},
+};
+
+/* bug_type as text: "309" or 309. */
+static bool bug_type_text(const json_t *v, char out[16])
+{
+	if (json_is_string(v) && json_string_length(v) < 16) {
+		strcpy(out, json_string_value(v));
+		return true;
+	}
+	if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+	    json_integer_value(v) < 1000000) {
+		snprintf(out, 16, "%lld", (long long)json_integer_value(v));
+		return true;
+	}
+	return false;
+}
+
+static int parse_image(ing_ctx *c, const json_t *v, const char *where,
+		       ing_image *img)
+{
+	char path[ING_PATH_MAX];
+	const char *why, *name, *ipath, *arch;
+	if (!json_is_object(v))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
+				where);
+	if (ing_uuid_field(c, v, where, "uuid", &img->has_uuid, img->uuid) <
+		    0 ||
+	    ing_string_field(c, v, where, "name", false, &name) < 0 ||
+	    ing_string_field(c, v, where, "path", false, &ipath) < 0 ||
+	    ing_string_field(c, v, where, "arch", false, &arch) < 0)
+		return -1;
+	static const uint8_t zero[16];
+	if (img->has_uuid && !memcmp(img->uuid, zero, 16))
+		img->has_uuid = false; /* placeholder for an unknown image */
+	img->name = ipath ? ipath : name ? name : "???";
+	img->arch = sym_arch_parse(arch);
+	const json_t *b = ing_get(v, "base");
+	ing_path_key(path, sizeof path, where, "base");
+	if (!b)
+		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", path);
+	if ((why = ing_address_value(b, &img->load_address)))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
+	const json_t *sz = ing_get(v, "size");
+	if (sz) {
+		ing_path_key(path, sizeof path, where, "size");
+		if ((why = ing_address_value(sz, &img->size)))
+			return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
+		if (img->size > UINT64_MAX - img->load_address)
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s: base + size overflows", path);
+	}
+	return 0;
+}
+
+static int parse_thread(ing_ctx *c, const json_t *v, const char *where,
+			const ing_report *r, ing_thread *t, bool *triggered,
+			bool *main_queue)
+{
+	char path[ING_PATH_MAX], item[ING_PATH_MAX];
+	const char *queue;
+	*triggered = *main_queue = false;
+	if (!json_is_object(v))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
+				where);
+	if (ing_string_field(c, v, where, "name", false, &t->name) < 0 ||
+	    ing_string_field(c, v, where, "queue", false, &queue) < 0)
+		return -1;
+	if (queue) {
+		*main_queue = !strcmp(queue, "com.apple.main-thread");
+		if (!t->name)
+			t->name = queue;
+	}
+	const json_t *tr = ing_get(v, "triggered");
+	if (tr && !json_is_boolean(tr))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected true or false",
+				ing_path_key(path, sizeof path, where,
+					     "triggered"));
+	*triggered = json_is_true(tr);
+	const json_t *frames = ing_get(v, "frames");
+	ing_path_key(path, sizeof path, where, "frames");
+	if (!frames)
+		return 0;
+	if (!json_is_array(frames))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
+				path);
+	size_t n = json_array_size(frames);
+	if (n > c->limits->max_frames)
+		return ing_fail(c, ERR_TOO_MANY,
+				"%s: %zu frames, more than the limit of %zu",
+				path, n, c->limits->max_frames);
+	t->stack.nframes = n;
+	if (!(t->stack.frames =
+		      ing_arena_calloc(c->arena, n, sizeof(ing_frame))))
+		return ing_nomem(c);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *f = json_array_get(frames, i);
+		ing_frame *fr = &t->stack.frames[i];
+		const char *why;
+		uint64_t index, off;
+		ing_path_index(item, sizeof item, path, i);
+		if (!json_is_object(f))
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s: expected an object", item);
+		const json_t *ji = ing_get(f, "imageIndex");
+		const json_t *jo = ing_get(f, "imageOffset");
+		if (!ji)
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s.imageIndex: missing", item);
+		if ((why = ing_uint_value(ji, ING_JSON_INT_MAX, &index)))
+			return ing_fail(c, ERR_BAD_FIELD, "%s.imageIndex: %s",
+					item, why);
+		if (index >= r->nimages)
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s.imageIndex: %llu is not an index "
+					"of usedImages (%zu images)",
+					item, (unsigned long long)index,
+					r->nimages);
+		if (!jo)
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s.imageOffset: missing", item);
+		if ((why = ing_uint_value(jo, ING_JSON_INT_MAX, &off)))
+			return ing_fail(c, ERR_BAD_FIELD, "%s.imageOffset: %s",
+					item, why);
+		uint64_t base = r->images[index].load_address;
+		if (off > UINT64_MAX - base)
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s.imageOffset: base + offset "
+					"overflows",
+					item);
+		fr->address = base + off;
+		if (ing_string_field(c, f, item, "symbol", false,
+				     &fr->symbol_hint) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_header(ing_ctx *c, const json_t *h, ing_report *r)
+{
+	char bug[16];
+	const char *osv;
+	if (!json_is_object(h))
+		return ing_fail(c, ERR_BAD_FIELD,
+				"header: expected a JSON object on the first "
+				"line");
+	const json_t *bt = ing_get(h, "bug_type");
+	if (!bt)
+		return ing_fail(c, ERR_BAD_FIELD, "header.bug_type: missing");
+	if (!bug_type_text(bt, bug))
+		return ing_fail(c, ERR_BAD_FIELD,
+				"header.bug_type: expected a string");
+	size_t k, nk = sizeof ips_kinds / sizeof ips_kinds[0];
+	for (k = 0; k < nk; k++)
+		if (!strcmp(ips_kinds[k].bug_type, bug))
+			break;
+	if (k == nk)
+		return ing_fail(c, ERR_BAD_FIELD,
+				"header.bug_type: unsupported .ips type "
+				"\"%s\" (309 crash, 298 hang)",
+				bug);
+	r->kind = ips_kinds[k].kind;
+	if (ing_string_field(c, h, "header", "incident_id", false,
+			     &r->report_id) < 0 ||
+	    ing_string_field(c, h, "header", "app_version", false,
+			     &r->app_version) < 0 ||
+	    ing_string_field(c, h, "header", "build_version", false,
+			     &r->build) < 0 ||
+	    ing_string_field(c, h, "header", "os_version", false, &osv) < 0)
+		return -1;
+	if (ing_os_split(c, osv, &r->os, &r->os_version, &r->os_build) < 0)
+		return -1;
+	const json_t *ts = ing_get(h, "timestamp");
+	if (json_is_string(ts) && json_string_length(ts) <= c->limits->max_string) {
+		r->timestamp = ing_timestamp_normalize(c, json_string_value(ts));
+		if (!r->timestamp && ing_arena_over_limit(c->arena))
+			return ing_nomem(c);
+	}
+	return 0;
+}
+
+static int parse_body(ing_ctx *c, const json_t *b, ing_report *r)
+{
+	char item[ING_PATH_MAX];
+	if (!json_is_object(b))
+		return ing_fail(c, ERR_BAD_FIELD, "body: expected an object");
+	if (!r->report_id &&
+	    ing_string_field(c, b, "body", "incident", false, &r->report_id) <
+		    0)
+		return -1;
+	if (!r->report_id)
+		return ing_fail(c, ERR_BAD_FIELD, "header.incident_id: missing");
+	if (ing_check_report_id(c, r->report_id, "header.incident_id") < 0) {
+		r->report_id = NULL; /* not usable in the rejection either */
+		return -1;
+	}
+	if (ing_string_field(c, b, "body", "modelCode", false, &r->device) < 0)
+		return -1;
+	const json_t *bi = ing_get(b, "bundleInfo");
+	if (json_is_object(bi)) {
+		if (!r->app_version &&
+		    ing_string_field(c, bi, "body.bundleInfo",
+				     "CFBundleShortVersionString", false,
+				     &r->app_version) < 0)
+			return -1;
+		if (!r->build &&
+		    ing_string_field(c, bi, "body.bundleInfo", "CFBundleVersion",
+				     false, &r->build) < 0)
+			return -1;
+	}
+	const json_t *term = ing_get(b, "termination");
+	if (r->kind == ING_KIND_CRASH && json_is_object(term) &&
+	    json_integer_value(json_object_get(term, "code")) == WATCHDOG_CODE)
+		r->kind = ING_KIND_HANG; /* killed by the watchdog */
+
+	const json_t *imgs = ing_get(b, "usedImages");
+	if (!imgs)
+		return ing_fail(c, ERR_BAD_FIELD, "body.usedImages: missing");
+	if (!json_is_array(imgs))
+		return ing_fail(c, ERR_BAD_FIELD,
+				"body.usedImages: expected an array");
+	r->nimages = json_array_size(imgs);
+	if (r->nimages > c->limits->max_images)
+		return ing_fail(c, ERR_TOO_MANY,
+				"body.usedImages: %zu images, more than the "
+				"limit of %zu",
+				r->nimages, c->limits->max_images);
+	if (!(r->images = ing_arena_calloc(c->arena, r->nimages,
+					   sizeof *r->images)))
+		return ing_nomem(c);
+	for (size_t i = 0; i < r->nimages; i++)
+		if (parse_image(c, json_array_get(imgs, i),
+				ing_path_index(item, sizeof item,
+					       "body.usedImages", i),
+				&r->images[i]) < 0)
+			return -1;
+
+	const json_t *threads = ing_get(b, "threads");
+	if (!threads)
+		return ing_fail(c, ERR_BAD_FIELD, "body.threads: missing");
+	if (!json_is_array(threads))
+		return ing_fail(c, ERR_BAD_FIELD,
+				"body.threads: expected an array");
+	size_t n = json_array_size(threads);
+	if (n == 0)
+		return ing_fail(c, ERR_BAD_FIELD,
+				"body.threads: must not be empty");
+	if (n > c->limits->max_threads)
+		return ing_fail(c, ERR_TOO_MANY,
+				"body.threads: %zu threads, more than the "
+				"limit of %zu",
+				n, c->limits->max_threads);
+	r->nthreads = n;
+	if (!(r->threads = ing_arena_calloc(c->arena, n, sizeof *r->threads)))
+		return ing_nomem(c);
+	size_t by_queue = SIZE_MAX, by_trigger = SIZE_MAX;
+	for (size_t i = 0; i < n; i++) {
+		bool triggered, main_queue;
+		if (parse_thread(c, json_array_get(threads, i),
+				 ing_path_index(item, sizeof item,
+						"body.threads", i),
+				 r, &r->threads[i], &triggered,
+				 &main_queue) < 0)
+			return -1;
+		if (main_queue && by_queue == SIZE_MAX)
+			by_queue = i;
+		if (triggered && by_trigger == SIZE_MAX)
+			by_trigger = i;
+	}
+	if (by_queue != SIZE_MAX)
+		r->threads[by_queue].main = true;
+	else if (by_trigger != SIZE_MAX)
+		r->threads[by_trigger].main = true;
+	return 0;
+}
+
+int ing_parse_ips(const char *body, size_t len, const ing_limits *limits,
+		  const char *user_id, ing_batch **out_batch, ing_error *err)
+{
+	ing_limits defaults = ing_limits_default();
+	ing_ctx c;
+	ing_batch *b;
+	json_t *header = NULL, *doc = NULL;
+	if (!limits)
+		limits = &defaults;
+	*out_batch = NULL;
+	if (!body || len == 0)
+		return ing_error_set(err, ERR_EMPTY_BODY, "body: empty");
+	const char *nl = memchr(body, '\n', len);
+	if (!nl)
+		return ing_error_set(err, ERR_BAD_FIELD,
+				     "header: no newline after the one-line "
+				     "JSON header");
+	size_t hlen = (size_t)(nl - body);
+	if (hlen && body[hlen - 1] == '\r')
+		hlen--;
+	char why[200];
+	if (!(header = cm_json_parse(body, hlen, limits->max_depth, why,
+				     sizeof why)))
+		return ing_error_set(err, ERR_BAD_JSON, "header: %s", why);
+	size_t off = (size_t)(nl - body) + 1;
+	if (!(doc = cm_json_parse(body + off, len - off, limits->max_depth,
+				  why, sizeof why))) {
+		json_decref(header);
+		return ing_error_set(err, ERR_BAD_JSON, "body: %s", why);
+	}
+	if (ing_batch_begin(limits, user_id, err, &c, &b) < 0) {
+		json_decref(header);
+		json_decref(doc);
+		return -1;
+	}
+	if (ing_batch_reserve(&c, b, 1) < 0)
+		goto fatal;
+	ing_entry *e = &b->entries[b->nentries++];
+	ing_report *r = ing_arena_alloc(c.arena, sizeof *r);
+	if (!r) {
+		ing_nomem(&c);
+		goto fatal;
+	}
+	r->source = "ips";
+	r->duration_ms = -1;
+	r->user_id = c.user_id;
+	c.err = &e->error;
+	if (parse_header(&c, header, r) < 0 || parse_body(&c, doc, r) < 0) {
+		if (c.fatal) {
+			*err = e->error;
+			goto fatal;
+		}
+		e->report_id = r->report_id;
+	} else {
+		e->report = r;
+		e->report_id = r->report_id;
+		e->error.code = ERR_NONE;
+	}
+	json_decref(header);
+	json_decref(doc);
+	*out_batch = b;
+	return 0;
+fatal:
+	json_decref(header);
+	json_decref(doc);
+	return ing_batch_abort(&c, b);
+}

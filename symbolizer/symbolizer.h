@@ -132,6 +132,16 @@ int sym_cache_build(const sym_object *obj, size_t i, uint8_t **out_buf,
 		    size_t *out_len, sym_cache_stats *stats, sym_error *err);
 
 /*
+ * Same, but the DWARF comes from slice J of DWARF_OBJ (a dSYM found beside
+ * a binary, as llvm-symbolizer and atos pair them) while the symbol table
+ * and identity come from slice I of OBJ.
+ */
+int sym_cache_build_split(const sym_object *obj, size_t i,
+			  const sym_object *dwarf_obj, size_t j,
+			  uint8_t **out_buf, size_t *out_len,
+			  sym_cache_stats *stats, sym_error *err);
+
+/*
  * Builds and writes the symcache of slice I to PATH atomically: a temporary
  * file beside PATH, fsync, rename. STATS may be NULL.
  */

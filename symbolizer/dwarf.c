@@ -1,0 +1,1078 @@
+/*
+ * dwarf.c — the debug session: reads one Mach-O slice's DWARF with libdwarf
+ * into the plain model of debuginfo.h.
+ *
+ * libdwarf's own Mach-O loader reads neither fat files nor Xcode 16's
+ * DWARF 5, so we hand it the slice's __DWARF sections ourselves through a
+ * Dwarf_Obj_Access_Interface, renamed to their ELF names. Every libdwarf
+ * type stays in this file.
+ *
+ * What is collected, and how names and file paths are chosen, follows
+ * llvm-symbolizer (docs/SYMBOLIZATION.md): a function's name is its linkage
+ * name if one is reachable through DW_AT_abstract_origin /
+ * DW_AT_specification, else its DW_AT_name; file paths are joined from the
+ * line table's directory and the unit's DW_AT_comp_dir the way LLVM joins
+ * them.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+
+#include "symbolizer/debuginfo.h"
+
+/* DIE nesting deeper than this is hostile, not code. */
+#define MAX_DIE_DEPTH 256
+/* abstract_origin/specification hops when resolving one name. */
+#define MAX_NAME_HOPS 16
+#define MAX_PATH_LEN 4096
+
+/* ---- sections through Dwarf_Obj_Access_Interface ---------------------- */
+
+typedef struct dw_section {
+	char name[32];
+	const sym_section *sec;
+} dw_section;
+
+typedef struct dw_object {
+	const sym_macho_slice *slice;
+	dw_section *sections; /* [0] is the empty section ELF readers expect */
+	size_t nsections;
+} dw_object;
+
+/* Mach-O cuts section names at 16 bytes; these are the ones that lose
+ * their tail. Everything else maps "__x" to ".x". */
+static const struct {
+	const char *macho, *elf;
+} truncated_names[] = {
+	{"__debug_str_offs", ".debug_str_offsets"},
+	{"__debug_str_offsets", ".debug_str_offsets"},
+	{"__apple_namespac", ".apple_namespaces"},
+};
+
+static void elf_name(const char *macho, char out[32])
+{
+	for (size_t i = 0; i < sizeof truncated_names / sizeof truncated_names[0]; i++) {
+		if (!strcmp(macho, truncated_names[i].macho)) {
+			snprintf(out, 32, "%s", truncated_names[i].elf);
+			return;
+		}
+	}
+	snprintf(out, 32, ".%s", macho[0] == '_' && macho[1] == '_' ? macho + 2 : macho);
+}
+
+static int obj_section_info(void *obj, Dwarf_Half index,
+			    Dwarf_Obj_Access_Section *out, int *error)
+{
+	dw_object *o = obj;
+	(void)error;
+	if (index >= o->nsections)
+		return DW_DLV_NO_ENTRY;
+	memset(out, 0, sizeof *out);
+	out->name = o->sections[index].name;
+	if (o->sections[index].sec) {
+		out->addr = o->sections[index].sec->addr;
+		out->size = o->sections[index].sec->size;
+		out->type = 1; /* SHT_PROGBITS */
+	}
+	return DW_DLV_OK;
+}
+
+static Dwarf_Endianness obj_byte_order(void *obj)
+{
+	(void)obj;
+	return DW_OBJECT_LSB;
+}
+
+static Dwarf_Small obj_length_size(void *obj)
+{
+	(void)obj;
+	return 4;
+}
+
+static Dwarf_Small obj_pointer_size(void *obj)
+{
+	return ((dw_object *)obj)->slice->is_64 ? 8 : 4;
+}
+
+static Dwarf_Unsigned obj_section_count(void *obj)
+{
+	return ((dw_object *)obj)->nsections;
+}
+
+static int obj_load_section(void *obj, Dwarf_Half index, Dwarf_Small **data,
+			    int *error)
+{
+	dw_object *o = obj;
+	(void)error;
+	if (index >= o->nsections || !o->sections[index].sec)
+		return DW_DLV_NO_ENTRY;
+	/* libdwarf only reads through this pointer; the const is ours. */
+	*data = (Dwarf_Small *)(uintptr_t)o->sections[index].sec->data;
+	return DW_DLV_OK;
+}
+
+static const Dwarf_Obj_Access_Methods obj_methods = {
+	.get_section_info = obj_section_info,
+	.get_byte_order = obj_byte_order,
+	.get_length_size = obj_length_size,
+	.get_pointer_size = obj_pointer_size,
+	.get_section_count = obj_section_count,
+	.load_section = obj_load_section,
+	.relocate_a_section = NULL,
+};
+
+/* ---- load context ------------------------------------------------------- */
+
+/* Name-relevant attributes of one DIE, keyed by its global offset. */
+typedef struct name_attrs {
+	uint64_t off;
+	uint32_t linkage, name; /* string ids or SYM_NO_STR */
+	uint64_t origin, spec;  /* referenced DIE offsets, valid when has_* */
+	bool has_origin, has_spec, used;
+} name_attrs;
+
+typedef struct dw_ctx {
+	Dwarf_Debug dbg;
+	sym_strtab *strings;
+	sym_debuginfo *di;
+	sym_error *err;
+	size_t cap_cus, cap_subs, cap_ranges, cap_rows, cap_seqs, cap_aranges;
+	/* global DIE offset of every sub, parallel to di->subs */
+	uint64_t *sub_offsets;
+	size_t nsub_offsets, cap_sub_offsets;
+	name_attrs *names; /* open addressing on off */
+	size_t nnames, cap_names;
+	/* current unit */
+	unsigned version;
+	const char *comp_dir; /* NULL or comp_dir_buf */
+	char comp_dir_buf[MAX_PATH_LEN];
+	uint64_t base_address;
+	bool has_base;
+	Dwarf_Line_Context line_ctx;
+	Dwarf_Signed file_base, file_end;
+	uint32_t *file_cache; /* path id + 1 per file index, 0 = not yet */
+	size_t file_cache_len;
+} dw_ctx;
+
+static int fail(sym_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(sym_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int dw_fail(dw_ctx *c, Dwarf_Error derr, const char *what)
+{
+	const char *msg = derr ? dwarf_errmsg(derr) : "unknown error";
+	fail(c->err, SYM_ERR_FORMAT, "DWARF: %s: %s", what, msg);
+	if (derr)
+		dwarf_dealloc_error(c->dbg, derr);
+	return SYM_ERR_FORMAT;
+}
+
+/* Makes room for one more element in *ARR (N used, *CAP allocated). */
+static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 64;
+	if (ncap > SIZE_MAX / elem)
+		return -1;
+	void *p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+#define PUSH(c, arr, n, cap, value)                                         \
+	(reserve((void **)&(arr), &(cap), (n), sizeof *(arr)) != 0           \
+		 ? fail((c)->err, SYM_ERR_NOMEM, "out of memory")            \
+		 : ((arr)[(n)++] = (value), SYM_OK))
+
+static uint32_t intern(dw_ctx *c, const char *s)
+{
+	return s ? sym_strtab_intern(c->strings, s, strlen(s)) : SYM_NO_STR;
+}
+
+/* ---- name attribute table ----------------------------------------------- */
+
+static size_t name_slot(const dw_ctx *c, uint64_t off)
+{
+	size_t mask = c->cap_names - 1;
+	size_t h = (size_t)((off * 0x9e3779b97f4a7c15ull) >> 17) & mask;
+	while (c->names[h].used && c->names[h].off != off)
+		h = (h + 1) & mask;
+	return h;
+}
+
+static name_attrs *name_find(const dw_ctx *c, uint64_t off)
+{
+	if (!c->cap_names)
+		return NULL;
+	size_t h = name_slot(c, off);
+	return c->names[h].used ? &c->names[h] : NULL;
+}
+
+static int name_put(dw_ctx *c, const name_attrs *a)
+{
+	if ((c->nnames + 1) * 2 > c->cap_names) {
+		size_t ncap = c->cap_names ? c->cap_names * 2 : 4096;
+		name_attrs *old = c->names;
+		size_t oldcap = c->cap_names;
+		c->names = calloc(ncap, sizeof *c->names);
+		if (!c->names) {
+			c->names = old;
+			return fail(c->err, SYM_ERR_NOMEM, "out of memory");
+		}
+		c->cap_names = ncap;
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].used)
+				c->names[name_slot(c, old[i].off)] = old[i];
+		free(old);
+	}
+	size_t h = name_slot(c, a->off);
+	if (!c->names[h].used)
+		c->nnames++;
+	c->names[h] = *a;
+	c->names[h].used = true;
+	return SYM_OK;
+}
+
+/* ---- attributes --------------------------------------------------------- */
+
+/* The offset an attribute refers to (references, sec_offset, data4/8). */
+static bool attr_offset(dw_ctx *c, Dwarf_Attribute attr, Dwarf_Half form,
+			uint64_t *out)
+{
+	Dwarf_Error derr = NULL;
+	Dwarf_Off off = 0;
+	Dwarf_Unsigned u = 0;
+	switch (form) {
+	case DW_FORM_data4:
+	case DW_FORM_data8:
+	case DW_FORM_rnglistx:
+	case DW_FORM_loclistx:
+		if (dwarf_formudata(attr, &u, &derr) != DW_DLV_OK)
+			break;
+		*out = u;
+		return true;
+	default:
+		if (dwarf_global_formref(attr, &off, &derr) != DW_DLV_OK)
+			break;
+		*out = off;
+		return true;
+	}
+	if (derr)
+		dwarf_dealloc_error(c->dbg, derr);
+	return false;
+}
+
+static bool attr_udata(dw_ctx *c, Dwarf_Attribute attr, uint64_t *out)
+{
+	Dwarf_Error derr = NULL;
+	Dwarf_Unsigned u = 0;
+	if (dwarf_formudata(attr, &u, &derr) == DW_DLV_OK) {
+		*out = u;
+		return true;
+	}
+	if (derr)
+		dwarf_dealloc_error(c->dbg, derr);
+	return false;
+}
+
+static bool attr_addr(dw_ctx *c, Dwarf_Attribute attr, uint64_t *out)
+{
+	Dwarf_Error derr = NULL;
+	Dwarf_Addr a = 0;
+	if (dwarf_formaddr(attr, &a, &derr) == DW_DLV_OK) {
+		*out = a;
+		return true;
+	}
+	if (derr)
+		dwarf_dealloc_error(c->dbg, derr);
+	return false;
+}
+
+static uint32_t attr_string(dw_ctx *c, Dwarf_Attribute attr)
+{
+	Dwarf_Error derr = NULL;
+	char *s = NULL;
+	if (dwarf_formstring(attr, &s, &derr) == DW_DLV_OK)
+		return intern(c, s);
+	if (derr)
+		dwarf_dealloc_error(c->dbg, derr);
+	return SYM_NO_STR;
+}
+
+/* Everything we want from one DIE. */
+typedef struct die_attrs {
+	uint64_t low_pc, high_value;
+	bool has_low_pc, has_high_pc, high_is_addr;
+	bool has_ranges;
+	uint64_t ranges_value;
+	Dwarf_Half ranges_form;
+	uint32_t name, linkage;
+	uint64_t origin, spec;
+	bool has_origin, has_spec;
+	uint64_t call_file, call_line, call_column;
+	bool has_call_file;
+	uint32_t comp_dir;
+	uint64_t stmt_list;
+	bool has_stmt_list;
+} die_attrs;
+
+static void read_attrs(dw_ctx *c, Dwarf_Die die, die_attrs *a)
+{
+	memset(a, 0, sizeof *a);
+	a->name = a->linkage = a->comp_dir = SYM_NO_STR;
+	Dwarf_Attribute *list = NULL;
+	Dwarf_Signed count = 0;
+	Dwarf_Error derr = NULL;
+	if (dwarf_attrlist(die, &list, &count, &derr) != DW_DLV_OK) {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		return;
+	}
+	for (Dwarf_Signed i = 0; i < count; i++) {
+		Dwarf_Attribute attr = list[i];
+		Dwarf_Half at = 0, form = 0;
+		if (dwarf_whatattr(attr, &at, &derr) != DW_DLV_OK ||
+		    dwarf_whatform(attr, &form, &derr) != DW_DLV_OK) {
+			if (derr) {
+				dwarf_dealloc_error(c->dbg, derr);
+				derr = NULL;
+			}
+			dwarf_dealloc_attribute(attr);
+			continue;
+		}
+		switch (at) {
+		case DW_AT_low_pc:
+			a->has_low_pc = attr_addr(c, attr, &a->low_pc);
+			break;
+		case DW_AT_high_pc:
+			if (form == DW_FORM_addr || dwarf_addr_form_is_indexed(form)) {
+				a->high_is_addr = true;
+				a->has_high_pc = attr_addr(c, attr, &a->high_value);
+			} else {
+				a->has_high_pc = attr_udata(c, attr, &a->high_value);
+			}
+			break;
+		case DW_AT_ranges:
+			a->ranges_form = form;
+			a->has_ranges = attr_offset(c, attr, form, &a->ranges_value);
+			break;
+		case DW_AT_name:
+			if (a->name == SYM_NO_STR)
+				a->name = attr_string(c, attr);
+			break;
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+			/* llvm takes whichever of the two comes first. */
+			if (a->linkage == SYM_NO_STR)
+				a->linkage = attr_string(c, attr);
+			break;
+		case DW_AT_abstract_origin:
+			a->has_origin = attr_offset(c, attr, form, &a->origin);
+			break;
+		case DW_AT_specification:
+			a->has_spec = attr_offset(c, attr, form, &a->spec);
+			break;
+		case DW_AT_call_file:
+			a->has_call_file = attr_udata(c, attr, &a->call_file);
+			break;
+		case DW_AT_call_line:
+			attr_udata(c, attr, &a->call_line);
+			break;
+		case DW_AT_call_column:
+			attr_udata(c, attr, &a->call_column);
+			break;
+		case DW_AT_comp_dir:
+			a->comp_dir = attr_string(c, attr);
+			break;
+		case DW_AT_stmt_list:
+			a->has_stmt_list = true;
+			break;
+		default:
+			break;
+		}
+		dwarf_dealloc_attribute(attr);
+	}
+	dwarf_dealloc(c->dbg, list, DW_DLA_LIST);
+}
+
+/* ---- ranges ------------------------------------------------------------- */
+
+static int push_range(dw_ctx *c, uint64_t lo, uint64_t hi)
+{
+	sym_range r = {lo, hi};
+	return PUSH(c, c->di->ranges, c->di->nranges, c->cap_ranges, r);
+}
+
+/*
+ * Appends the address ranges of a DIE (low/high pc, else DW_AT_ranges) to
+ * di->ranges; FIRST and COUNT describe them. Unreadable range lists give no
+ * ranges, as in llvm.
+ */
+static int die_ranges(dw_ctx *c, Dwarf_Die die, const die_attrs *a,
+		      uint32_t *first, uint32_t *count)
+{
+	size_t start = c->di->nranges;
+	int rc = SYM_OK;
+	if (a->has_low_pc && a->has_high_pc) {
+		uint64_t hi = a->high_is_addr ? a->high_value : a->low_pc + a->high_value;
+		rc = push_range(c, a->low_pc, hi);
+	} else if (a->has_ranges && c->version >= 5) {
+		Dwarf_Attribute attr = NULL;
+		Dwarf_Error derr = NULL;
+		Dwarf_Rnglists_Head head = NULL;
+		Dwarf_Unsigned n = 0, global = 0;
+		if (dwarf_attr(die, DW_AT_ranges, &attr, &derr) == DW_DLV_OK &&
+		    dwarf_rnglists_get_rle_head(attr, a->ranges_form, a->ranges_value,
+						&head, &n, &global, &derr) == DW_DLV_OK) {
+			for (Dwarf_Unsigned i = 0; i < n && rc == SYM_OK; i++) {
+				unsigned len = 0, code = 0;
+				Dwarf_Unsigned raw1, raw2, lo, hi;
+				Dwarf_Bool unavailable = 0;
+				if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code,
+								      &raw1, &raw2, &unavailable,
+								      &lo, &hi, &derr) != DW_DLV_OK)
+					break;
+				if (unavailable)
+					continue;
+				if (code == DW_RLE_offset_pair || code == DW_RLE_startx_endx ||
+				    code == DW_RLE_startx_length ||
+				    code == DW_RLE_start_end ||
+				    code == DW_RLE_start_length)
+					rc = push_range(c, lo, hi);
+			}
+			dwarf_dealloc_rnglists_head(head);
+		}
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		if (attr)
+			dwarf_dealloc_attribute(attr);
+	} else if (a->has_ranges) {
+		Dwarf_Ranges *list = NULL;
+		Dwarf_Signed n = 0;
+		Dwarf_Unsigned bytes = 0;
+		Dwarf_Off real = 0;
+		Dwarf_Error derr = NULL;
+		if (dwarf_get_ranges_b(c->dbg, a->ranges_value, die, &real, &list, &n,
+				       &bytes, &derr) == DW_DLV_OK) {
+			/* Entries are relative to the closest preceding base
+			 * address selection, else to the unit's base. */
+			uint64_t base = c->base_address;
+			bool has_base = c->has_base;
+			for (Dwarf_Signed i = 0; i < n && rc == SYM_OK; i++) {
+				if (list[i].dwr_type == DW_RANGES_ADDRESS_SELECTION) {
+					base = list[i].dwr_addr2;
+					has_base = true;
+				} else if (list[i].dwr_type == DW_RANGES_ENTRY) {
+					uint64_t add = has_base ? base : 0;
+					rc = push_range(c, list[i].dwr_addr1 + add,
+							list[i].dwr_addr2 + add);
+				}
+			}
+			dwarf_ranges_dealloc(c->dbg, list, n);
+		} else if (derr) {
+			dwarf_dealloc_error(c->dbg, derr);
+		}
+	}
+	*first = (uint32_t)start;
+	*count = (uint32_t)(c->di->nranges - start);
+	return rc;
+}
+
+/* ---- file names --------------------------------------------------------- */
+
+/* llvm::sys::path::append for POSIX paths, one component. */
+static void path_append(char *buf, size_t *len, const char *comp)
+{
+	size_t n = *len;
+	if (n > 0 && buf[n - 1] == '/') {
+		while (*comp == '/')
+			comp++;
+	} else if (comp[0] != '/' && n > 0) {
+		if (n + 1 < MAX_PATH_LEN)
+			buf[n++] = '/';
+	}
+	size_t k = strlen(comp);
+	if (k > MAX_PATH_LEN - 1 - n)
+		k = MAX_PATH_LEN - 1 - n;
+	memcpy(buf + n, comp, k);
+	n += k;
+	buf[n] = '\0';
+	*len = n;
+}
+
+static const char *include_dir(dw_ctx *c, Dwarf_Unsigned dir)
+{
+	Dwarf_Signed count = 0;
+	Dwarf_Error derr = NULL;
+	if (dwarf_srclines_include_dir_count(c->line_ctx, &count, &derr) != DW_DLV_OK) {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		return NULL;
+	}
+	/* libdwarf numbers its directory list from 1 in every version; DWARF 5
+	 * puts the compilation directory at index 0 of the list itself. */
+	Dwarf_Signed index;
+	if (c->version >= 5) {
+		if (dir >= (Dwarf_Unsigned)count)
+			return NULL;
+		index = (Dwarf_Signed)dir + 1;
+	} else {
+		if (dir == 0 || dir > (Dwarf_Unsigned)count)
+			return NULL;
+		index = (Dwarf_Signed)dir;
+	}
+	const char *name = NULL;
+	if (dwarf_srclines_include_dir_data(c->line_ctx, index, &name, &derr) != DW_DLV_OK) {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		return NULL;
+	}
+	return name;
+}
+
+/*
+ * The full path of file INDEX of the current unit's line table, joined the
+ * way llvm's Prologue::getFileNameByIndex does for absolute paths;
+ * SYM_NO_STR when the index is not in the table.
+ */
+static uint32_t file_path(dw_ctx *c, uint64_t index)
+{
+	if (!c->line_ctx || (Dwarf_Signed)index < c->file_base ||
+	    (Dwarf_Signed)index >= c->file_end || index > INT32_MAX)
+		return SYM_NO_STR;
+	size_t slot = (size_t)((Dwarf_Signed)index - c->file_base);
+	if (slot < c->file_cache_len && c->file_cache[slot])
+		return c->file_cache[slot] - 1;
+
+	const char *name = NULL;
+	Dwarf_Unsigned dir = 0, mtime = 0, flen = 0;
+	Dwarf_Form_Data16 *md5 = NULL;
+	Dwarf_Error derr = NULL;
+	uint32_t id = SYM_NO_STR;
+	if (dwarf_srclines_files_data_b(c->line_ctx, (Dwarf_Signed)index, &name, &dir,
+					&mtime, &flen, &md5, &derr) != DW_DLV_OK || !name) {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+	} else if (name[0] == '/') {
+		id = intern(c, name);
+	} else {
+		const char *idir = include_dir(c, dir);
+		char buf[MAX_PATH_LEN];
+		size_t len = 0;
+		buf[0] = '\0';
+		bool dir_absolute = idir && idir[0] == '/';
+		/* DWARF 5's directory 0 already is the compilation directory. */
+		if ((c->version < 5 || dir != 0) && c->comp_dir && c->comp_dir[0] &&
+		    !dir_absolute)
+			path_append(buf, &len, c->comp_dir);
+		path_append(buf, &len, idir ? idir : "");
+		path_append(buf, &len, name);
+		id = sym_strtab_intern(c->strings, buf, len);
+	}
+	if (slot < c->file_cache_len)
+		c->file_cache[slot] = id + 1;
+	return id;
+}
+
+/* ---- line table ----------------------------------------------------------- */
+
+static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
+{
+	Dwarf_Unsigned version = 0;
+	Dwarf_Small table_count = 0;
+	Dwarf_Error derr = NULL;
+	cu->first_seq = (uint32_t)c->di->nseqs;
+	if (dwarf_srclines_b(cu_die, &version, &table_count, &c->line_ctx, &derr) !=
+	    DW_DLV_OK) {
+		/* No or unreadable line table: the unit still has functions. */
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		c->line_ctx = NULL;
+		return SYM_OK;
+	}
+	Dwarf_Signed base = 0, count = 0, end = 0;
+	if (dwarf_srclines_files_indexes(c->line_ctx, &base, &count, &end, &derr) ==
+	    DW_DLV_OK && end >= base) {
+		c->file_base = base;
+		c->file_end = end;
+		size_t n = (size_t)(end - base);
+		if (n > c->file_cache_len) {
+			uint32_t *fc = realloc(c->file_cache, n * sizeof *fc);
+			if (!fc)
+				return fail(c->err, SYM_ERR_NOMEM, "out of memory");
+			c->file_cache = fc;
+		}
+		c->file_cache_len = n;
+		memset(c->file_cache, 0, n * sizeof *c->file_cache);
+	} else {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		derr = NULL;
+		c->file_base = c->file_end = 0;
+		c->file_cache_len = 0;
+	}
+	if (table_count != 1)
+		return SYM_OK;
+
+	Dwarf_Line *lines = NULL;
+	Dwarf_Signed nlines = 0;
+	if (dwarf_srclines_from_linecontext(c->line_ctx, &lines, &nlines, &derr) !=
+	    DW_DLV_OK) {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		return SYM_OK;
+	}
+	sym_di_seq seq = {0, 0, 0, 0};
+	bool open = false;
+	for (Dwarf_Signed i = 0; i < nlines; i++) {
+		Dwarf_Addr addr = 0;
+		Dwarf_Unsigned line = 0, col = 0, file = 0;
+		Dwarf_Bool end_seq = 0;
+		if (dwarf_lineaddr(lines[i], &addr, &derr) != DW_DLV_OK ||
+		    dwarf_lineno(lines[i], &line, &derr) != DW_DLV_OK ||
+		    dwarf_lineoff_b(lines[i], &col, &derr) != DW_DLV_OK ||
+		    dwarf_line_srcfileno(lines[i], &file, &derr) != DW_DLV_OK ||
+		    dwarf_lineendsequence(lines[i], &end_seq, &derr) != DW_DLV_OK) {
+			if (derr)
+				dwarf_dealloc_error(c->dbg, derr);
+			derr = NULL;
+			open = false; /* drop the damaged sequence */
+			continue;
+		}
+		if (!open) {
+			seq.lo = addr;
+			seq.first_row = (uint32_t)c->di->nrows;
+			open = true;
+		}
+		sym_di_row row = {
+			.addr = addr,
+			.file = end_seq ? SYM_NO_STR : file_path(c, file),
+			.line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line,
+			.column = col > UINT32_MAX ? UINT32_MAX : (uint32_t)col,
+		};
+		int rc = PUSH(c, c->di->rows, c->di->nrows, c->cap_rows, row);
+		if (rc)
+			return rc;
+		if (end_seq) {
+			seq.hi = addr;
+			seq.nrows = (uint32_t)(c->di->nrows - seq.first_row);
+			open = false;
+			/* llvm keeps only sequences that cover something. */
+			if (seq.lo < seq.hi && seq.nrows >= 2) {
+				rc = PUSH(c, c->di->seqs, c->di->nseqs, c->cap_seqs, seq);
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	/* Lines live in the line context, freed with it. */
+	cu->nseqs = (uint32_t)(c->di->nseqs - cu->first_seq);
+	return SYM_OK;
+}
+
+/* ---- DIE walk ------------------------------------------------------------- */
+
+static int walk(dw_ctx *c, Dwarf_Die first, uint32_t parent_sub, unsigned depth);
+
+static int visit(dw_ctx *c, Dwarf_Die die, uint32_t parent_sub, unsigned depth)
+{
+	Dwarf_Half tag = 0;
+	Dwarf_Error derr = NULL;
+	if (dwarf_tag(die, &tag, &derr) != DW_DLV_OK)
+		return dw_fail(c, derr, "reading a DIE tag");
+	uint32_t child_parent = parent_sub;
+	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+		die_attrs a;
+		read_attrs(c, die, &a);
+		Dwarf_Off off = 0;
+		if (dwarf_dieoffset(die, &off, &derr) != DW_DLV_OK)
+			return dw_fail(c, derr, "reading a DIE offset");
+		sym_di_sub sub = {
+			.parent = tag == DW_TAG_subprogram ? SYM_NONE : parent_sub,
+			.name = SYM_NO_STR,
+			.call_file = a.has_call_file ? file_path(c, a.call_file) : SYM_NO_STR,
+			.call_line = a.call_line > UINT32_MAX ? UINT32_MAX : (uint32_t)a.call_line,
+			.call_column = a.call_column > UINT32_MAX ? UINT32_MAX
+								  : (uint32_t)a.call_column,
+			.low_pc = a.low_pc,
+			.has_low_pc = a.has_low_pc,
+			.inlined = tag == DW_TAG_inlined_subroutine,
+		};
+		int rc = die_ranges(c, die, &a, &sub.first_range, &sub.nranges);
+		if (rc)
+			return rc;
+		name_attrs na = {
+			.off = off, .linkage = a.linkage, .name = a.name,
+			.origin = a.origin, .spec = a.spec,
+			.has_origin = a.has_origin, .has_spec = a.has_spec,
+		};
+		if ((rc = name_put(c, &na)) != SYM_OK)
+			return rc;
+		child_parent = (uint32_t)c->di->nsubs;
+		if (c->di->nsubs >= SYM_NONE - 1)
+			return fail(c->err, SYM_ERR_NOMEM, "too many functions");
+		if ((rc = PUSH(c, c->di->subs, c->di->nsubs, c->cap_subs, sub)) != SYM_OK)
+			return rc;
+		if ((rc = PUSH(c, c->sub_offsets, c->nsub_offsets, c->cap_sub_offsets,
+			       (uint64_t)off)) != SYM_OK)
+			return rc;
+	}
+	Dwarf_Die child = NULL;
+	int res = dwarf_child(die, &child, &derr);
+	if (res == DW_DLV_ERROR)
+		return dw_fail(c, derr, "reading DIE children");
+	if (res == DW_DLV_OK)
+		return walk(c, child, child_parent, depth + 1);
+	return SYM_OK;
+}
+
+/* Visits FIRST and its siblings (taking ownership of FIRST). */
+static int walk(dw_ctx *c, Dwarf_Die first, uint32_t parent_sub, unsigned depth)
+{
+	if (depth > MAX_DIE_DEPTH) {
+		dwarf_dealloc_die(first);
+		return fail(c->err, SYM_ERR_FORMAT, "DWARF: DIEs nested deeper than %d",
+			    MAX_DIE_DEPTH);
+	}
+	Dwarf_Die die = first;
+	int rc = SYM_OK;
+	while (die) {
+		rc = visit(c, die, parent_sub, depth);
+		if (rc)
+			break;
+		Dwarf_Die next = NULL;
+		Dwarf_Error derr = NULL;
+		int res = dwarf_siblingof_b(c->dbg, die, true, &next, &derr);
+		dwarf_dealloc_die(die);
+		die = NULL;
+		if (res == DW_DLV_ERROR)
+			return dw_fail(c, derr, "reading DIE siblings");
+		if (res == DW_DLV_OK)
+			die = next;
+	}
+	if (die)
+		dwarf_dealloc_die(die);
+	return rc;
+}
+
+/* ---- units ---------------------------------------------------------------- */
+
+static int load_unit(dw_ctx *c, Dwarf_Die cu_die, uint64_t unit_offset,
+		     unsigned version)
+{
+	sym_di_cu cu;
+	memset(&cu, 0, sizeof cu);
+	cu.offset = unit_offset;
+	c->version = version;
+	die_attrs a;
+	read_attrs(c, cu_die, &a);
+	/* A copy: interning more strings may move the blob. */
+	c->comp_dir = NULL;
+	if (a.comp_dir != SYM_NO_STR) {
+		snprintf(c->comp_dir_buf, sizeof c->comp_dir_buf, "%s",
+			 sym_strtab_get(c->strings, a.comp_dir));
+		c->comp_dir = c->comp_dir_buf;
+	}
+	c->has_base = a.has_low_pc;
+	c->base_address = a.low_pc;
+	int rc = die_ranges(c, cu_die, &a, &cu.first_range, &cu.nranges);
+	if (rc)
+		return rc;
+	c->line_ctx = NULL;
+	rc = load_lines(c, cu_die, &cu);
+	if (rc == SYM_OK) {
+		cu.first_sub = (uint32_t)c->di->nsubs;
+		Dwarf_Die child = NULL;
+		Dwarf_Error derr = NULL;
+		int res = dwarf_child(cu_die, &child, &derr);
+		if (res == DW_DLV_ERROR)
+			rc = dw_fail(c, derr, "reading the unit's DIEs");
+		else if (res == DW_DLV_OK)
+			rc = walk(c, child, SYM_NONE, 1);
+		cu.nsubs = (uint32_t)(c->di->nsubs - cu.first_sub);
+	}
+	if (c->line_ctx)
+		dwarf_srclines_dealloc_b(c->line_ctx);
+	c->line_ctx = NULL;
+	if (rc)
+		return rc;
+	return PUSH(c, c->di->cus, c->di->ncus, c->cap_cus, cu);
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+/* Reads the name attributes of the DIE at OFF when the walk did not. */
+static name_attrs *name_fetch(dw_ctx *c, uint64_t off)
+{
+	name_attrs *hit = name_find(c, off);
+	if (hit)
+		return hit;
+	Dwarf_Die die = NULL;
+	Dwarf_Error derr = NULL;
+	name_attrs na = {.off = off, .linkage = SYM_NO_STR, .name = SYM_NO_STR};
+	if (dwarf_offdie_b(c->dbg, off, true, &die, &derr) == DW_DLV_OK) {
+		die_attrs a;
+		read_attrs(c, die, &a);
+		na.linkage = a.linkage;
+		na.name = a.name;
+		na.origin = a.origin;
+		na.spec = a.spec;
+		na.has_origin = a.has_origin;
+		na.has_spec = a.has_spec;
+		dwarf_dealloc_die(die);
+	} else if (derr) {
+		dwarf_dealloc_error(c->dbg, derr);
+	}
+	if (name_put(c, &na) != SYM_OK)
+		return NULL;
+	return name_find(c, off);
+}
+
+/*
+ * llvm's DWARFDie::findRecursively: this DIE, then the DIEs its
+ * abstract_origin and specification point to, depth first with a visited
+ * set, stopping at the first that has the attribute.
+ */
+static uint32_t find_recursively(dw_ctx *c, uint64_t start, bool linkage)
+{
+	uint64_t stack[MAX_NAME_HOPS * 2 + 2], seen[MAX_NAME_HOPS + 1];
+	size_t nstack = 0, nseen = 0;
+	stack[nstack++] = start;
+	seen[nseen++] = start;
+	while (nstack) {
+		uint64_t off = stack[--nstack];
+		name_attrs *na = name_fetch(c, off);
+		if (!na)
+			return SYM_NO_STR;
+		uint32_t v = linkage ? na->linkage : na->name;
+		if (v != SYM_NO_STR)
+			return v;
+		uint64_t refs[2];
+		size_t nrefs = 0;
+		if (na->has_origin)
+			refs[nrefs++] = na->origin;
+		if (na->has_spec)
+			refs[nrefs++] = na->spec;
+		for (size_t r = 0; r < nrefs; r++) {
+			bool dup = false;
+			for (size_t k = 0; k < nseen; k++)
+				dup |= seen[k] == refs[r];
+			if (dup || nseen > MAX_NAME_HOPS)
+				continue;
+			seen[nseen++] = refs[r];
+			stack[nstack++] = refs[r];
+		}
+	}
+	return SYM_NO_STR;
+}
+
+static void resolve_names(dw_ctx *c)
+{
+	for (size_t i = 0; i < c->di->nsubs; i++) {
+		uint32_t n = find_recursively(c, c->sub_offsets[i], true);
+		if (n == SYM_NO_STR)
+			n = find_recursively(c, c->sub_offsets[i], false);
+		c->di->subs[i].name = n;
+	}
+}
+
+/* ---- aranges -------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int load_aranges(dw_ctx *c)
+{
+	Dwarf_Arange *list = NULL;
+	Dwarf_Signed n = 0;
+	Dwarf_Error derr = NULL;
+	int res = dwarf_get_aranges(c->dbg, &list, &n, &derr);
+	if (res != DW_DLV_OK) {
+		/* Unreadable aranges: llvm falls back to the units' own ranges,
+		 * and so do we. */
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		return SYM_OK;
+	}
+	int rc = SYM_OK;
+	uint64_t *cus = NULL;
+	size_t ncus = 0, capcus = 0;
+	for (Dwarf_Signed i = 0; i < n; i++) {
+		Dwarf_Unsigned seg = 0, seg_size = 0, len = 0;
+		Dwarf_Addr start = 0;
+		Dwarf_Off cu_die = 0, cu_hdr = 0;
+		if (rc == SYM_OK &&
+		    dwarf_get_arange_info_b(list[i], &seg, &seg_size, &start, &len, &cu_die,
+					    &derr) == DW_DLV_OK &&
+		    dwarf_get_arange_cu_header_offset(list[i], &cu_hdr, &derr) == DW_DLV_OK) {
+			if (len > 0 && start + len > start) {
+				sym_di_arange ar = {start, start + len, cu_hdr};
+				rc = PUSH(c, c->di->aranges, c->di->naranges, c->cap_aranges, ar);
+			}
+			if (rc == SYM_OK)
+				rc = PUSH(c, cus, ncus, capcus, (uint64_t)cu_hdr);
+		} else if (derr) {
+			dwarf_dealloc_error(c->dbg, derr);
+			derr = NULL;
+		}
+		dwarf_dealloc(c->dbg, list[i], DW_DLA_ARANGE);
+	}
+	dwarf_dealloc(c->dbg, list, DW_DLA_LIST);
+	if (rc) {
+		free(cus);
+		return rc;
+	}
+	qsort(cus, ncus, sizeof *cus, cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < ncus; i++)
+		if (u == 0 || cus[u - 1] != cus[i])
+			cus[u++] = cus[i];
+	c->di->arange_cus = cus;
+	c->di->narange_cus = u;
+	return SYM_OK;
+}
+
+/* ---- entry point ---------------------------------------------------------- */
+
+static void disable_alloc_tracking(void)
+{
+	/* libdwarf's de-alloc tree makes every allocation a hash insert; we
+	 * free everything we take explicitly instead. */
+	dwarf_set_de_alloc_flag(0);
+}
+
+static int build_object(const sym_macho_slice *s, dw_object *o, sym_error *err)
+{
+	o->slice = s;
+	o->sections = calloc(s->nsections + 1, sizeof *o->sections);
+	if (!o->sections)
+		return fail(err, SYM_ERR_NOMEM, "out of memory");
+	o->nsections = 1;
+	for (size_t i = 0; i < s->nsections; i++) {
+		const sym_section *sec = &s->sections[i];
+		if (strcmp(sec->segname, "__DWARF") || !sec->data)
+			continue;
+		dw_section *d = &o->sections[o->nsections++];
+		elf_name(sec->sectname, d->name);
+		d->sec = sec;
+	}
+	return SYM_OK;
+}
+
+int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
+		   sym_debuginfo *di, sym_error *err)
+{
+	memset(di, 0, sizeof *di);
+	if (!s->info.has_dwarf)
+		return SYM_OK;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, disable_alloc_tracking);
+
+	dw_object obj;
+	memset(&obj, 0, sizeof obj);
+	int rc = build_object(s, &obj, err);
+	if (rc)
+		return rc;
+	Dwarf_Obj_Access_Interface iface = {.object = &obj, .methods = &obj_methods};
+	dw_ctx c;
+	memset(&c, 0, sizeof c);
+	c.strings = strings;
+	c.di = di;
+	c.err = err;
+	Dwarf_Error derr = NULL;
+	if (dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg, &derr) !=
+	    DW_DLV_OK) {
+		rc = fail(err, SYM_ERR_FORMAT, "DWARF: cannot open: %s",
+			  derr ? dwarf_errmsg(derr) : "no DWARF sections");
+		free(obj.sections);
+		return rc;
+	}
+
+	uint64_t unit_offset = 0;
+	for (;;) {
+		Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
+		Dwarf_Half ver = 0, addr_size = 0, len_size = 0, ext_size = 0, cu_type = 0;
+		Dwarf_Off abbrev = 0;
+		Dwarf_Sig8 sig;
+		int res = dwarf_next_cu_header_d(c.dbg, true, &hdr_len, &ver, &abbrev, &addr_size,
+						 &len_size, &ext_size, &sig, &typeoff, &next,
+						 &cu_type, &derr);
+		if (res == DW_DLV_NO_ENTRY)
+			break;
+		if (res == DW_DLV_ERROR) {
+			/* A broken unit header ends the walk: later units cannot
+			 * be found without it. Keep what we have. */
+			di->skipped_units++;
+			dwarf_dealloc_error(c.dbg, derr);
+			derr = NULL;
+			break;
+		}
+		Dwarf_Die cu_die = NULL;
+		res = dwarf_siblingof_b(c.dbg, NULL, true, &cu_die, &derr);
+		if (res == DW_DLV_OK) {
+			rc = load_unit(&c, cu_die, unit_offset, ver);
+			dwarf_dealloc_die(cu_die);
+			if (rc == SYM_ERR_NOMEM)
+				break;
+			if (rc) {
+				/* An unreadable unit is skipped; its functions fall
+				 * back to the symbol table. */
+				di->skipped_units++;
+				rc = SYM_OK;
+			}
+		} else if (res == DW_DLV_ERROR) {
+			di->skipped_units++;
+			dwarf_dealloc_error(c.dbg, derr);
+			derr = NULL;
+		}
+		/* Empty units (a bare 11-byte header) have no DIE: skip them. */
+		unit_offset = next;
+	}
+	if (rc == SYM_OK)
+		rc = load_aranges(&c);
+	if (rc == SYM_OK)
+		resolve_names(&c);
+
+	free(c.sub_offsets);
+	free(c.names);
+	free(c.file_cache);
+	dwarf_object_finish(c.dbg, &derr);
+	free(obj.sections);
+	if (rc)
+		sym_debuginfo_free(di);
+	return rc;
+}
+
+void sym_debuginfo_free(sym_debuginfo *di)
+{
+	free(di->cus);
+	free(di->subs);
+	free(di->ranges);
+	free(di->rows);
+	free(di->seqs);
+	free(di->aranges);
+	free(di->arange_cus);
+	memset(di, 0, sizeof *di);
+}

@@ -29,11 +29,11 @@ static void print_info(const sym_cache_info *info, const char *path)
 		sym_uuid_format(info->uuid, uuid);
 	printf("{\"path\":\"%s\",\"version\":%u,\"uuid\":\"%s\",\"arch\":\"%s\","
 	       "\"base_address\":\"0x%" PRIx64 "\",\"text_size\":%" PRIu64 ","
-	       "\"has_dwarf\":%s,\"functions\":%u,\"ranges\":%u,\"files\":%u,"
-	       "\"source_locations\":%u,\"bytes\":%" PRIu64 "}\n",
+	       "\"has_dwarf\":%s,\"functions\":%u,\"scopes\":%u,\"ranges\":%u,"
+	       "\"lines\":%u,\"files\":%u,\"bytes\":%" PRIu64 "}\n",
 	       path, info->version, uuid, sym_arch_name(info->arch), info->base_address,
 	       info->text_size, info->has_dwarf ? "true" : "false", info->functions,
-	       info->ranges, info->files, info->source_locations, info->bytes);
+	       info->scopes, info->ranges, info->lines, info->files, info->bytes);
 }
 
 static int info_command(const char *path)

@@ -117,9 +117,9 @@ int sym_object_select(const sym_object *obj, sym_arch arch, size_t *out_index,
 
 typedef struct sym_cache_stats {
 	uint32_t functions;      /* distinct function records */
-	uint32_t ranges;         /* address ranges */
+	uint32_t ranges;         /* scope ranges plus line entries */
 	uint32_t files;
-	uint32_t inline_records; /* source locations that are inlined calls */
+	uint32_t inline_records; /* frame nodes that are inlined calls */
 	uint64_t bytes;          /* size of the symcache */
 } sym_cache_stats;
 
@@ -177,7 +177,11 @@ typedef struct sym_cache_info {
 	uint64_t base_address; /* __TEXT vmaddr of the slice */
 	uint64_t text_size;
 	bool has_dwarf;
-	uint32_t functions, ranges, files, source_locations;
+	uint32_t functions; /* distinct (name, symbol) pairs */
+	uint32_t scopes;    /* frame nodes: functions and inlined calls */
+	uint32_t ranges;    /* address ranges of scopes */
+	uint32_t lines;     /* line entries */
+	uint32_t files;
 	uint64_t bytes;
 } sym_cache_info;
 

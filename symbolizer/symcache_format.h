@@ -4,15 +4,16 @@
  * prose version.
  *
  * Version history:
- *   1  first format: header, string blob, function records, source
- *      locations with an inlined_into chain, range starts + range
- *      locations.
+ *   1  header; string blob; files; functions; scopes (frame nodes, ULEB128
+ *      records with a backwards parent link); scope ranges (u32 starts and
+ *      u32 scope offsets, binary-searched); line entries (ULEB128 deltas in
+ *      blocks of SYMC_LINES_PER_BLOCK, with a block index).
  *
- * All integers are little-endian; the format is only read on little-endian
- * hosts (asserted below), which lets the reader use the mapping in place.
- * Every section starts at a multiple of 8. All addresses are u32 offsets
- * from base_address (the slice's __TEXT vmaddr), so a file does not depend
- * on where it is mapped or where the image was loaded.
+ * All integers are little-endian; the format is read in place, on
+ * little-endian hosts only (asserted below). Sections start at multiples of
+ * 8. Addresses are u32 offsets from base_address (the slice's __TEXT
+ * vmaddr): a file depends neither on where it is mapped nor on where the
+ * image was loaded.
  */
 #ifndef STALLSCOPE_SYMBOLIZER_SYMCACHE_FORMAT_H
 #define STALLSCOPE_SYMBOLIZER_SYMCACHE_FORMAT_H
@@ -24,6 +25,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 #define SYMC_MAGIC "SSYMCACH"
 #define SYMC_NONE UINT32_MAX
+#define SYMC_LINES_PER_BLOCK 16u
 
 enum {
 	SYMC_FLAG_HAS_DWARF = 1u << 0,
@@ -38,35 +40,51 @@ typedef struct symc_header {
 	uint8_t uuid[16];
 	uint64_t base_address;
 	uint64_t text_size;
-	uint64_t file_size;       /* the whole file, header included */
+	uint64_t file_size;     /* the whole file, header included */
 	uint32_t strings_off, strings_len;
-	uint32_t functions_off, nfunctions;
-	uint32_t locations_off, nlocations;
-	uint32_t ranges_off, nranges; /* u32 starts[n], then u32 locations[n] */
-	uint32_t nfiles;          /* distinct source files (informative) */
-	uint32_t reserved;
+	uint32_t files_off, nfiles;         /* u32 string offsets */
+	uint32_t functions_off, nfunctions; /* symc_function */
+	uint32_t scopes_off, scopes_len;    /* ULEB128 scope records */
+	uint32_t nscopes;
+	uint32_t ranges_off, nranges;       /* u32 starts[n], u32 scopes[n] */
+	uint32_t lines_off, lines_len;      /* ULEB128 line entries */
+	uint32_t blocks_off, nblocks;       /* symc_line_block */
+	uint32_t nlines;
 } symc_header;
 
-_Static_assert(sizeof(symc_header) == 104, "header layout");
+_Static_assert(sizeof(symc_header) == 128, "header layout");
 
-/* A function: its shown name, its linkage symbol, its entry point. */
+/* A function as shown: display name and linkage symbol (string offsets). */
 typedef struct symc_function {
-	uint32_t name;   /* string offset: demangled display name */
-	uint32_t symbol; /* string offset: raw symbol, Mach-O form */
-	uint32_t entry;  /* offset from base_address, SYMC_NONE if unknown */
+	uint32_t name;
+	uint32_t symbol;
 } symc_function;
 
 /*
- * A source location: one frame. A lookup starts at the range's location and
- * follows inlined_into outwards. Writers emit a location after the one it is
- * inlined into, so inlined_into < own index always holds: chains end.
+ * Scope record (a frame node), at a byte offset in the scopes blob — the
+ * offset is its id. Six ULEB128 fields:
+ *   function         index into functions
+ *   entry + 1        start address (offset from base) + 1, 0 = unknown
+ *   parent delta     own offset - parent's offset, 0 = outermost
+ *   call file + 1    file index + 1, 0 = none: where this frame was inlined,
+ *   call line        shown on the parent frame
+ *   call column
+ * A parent is written before its children, so delta > 0 and chains end.
+ *
+ * Scope ranges: starts[i] (strictly increasing) to starts[i+1] (or the end
+ * of the address space) belong to scope scopes[i]; SYMC_NONE = no frames.
+ *
+ * Line entries, in blocks of SYMC_LINES_PER_BLOCK; each block restarts
+ * from line 0 and "no file":
+ *   address delta    from the previous entry (absent for a block's first,
+ *                    which starts at the block's start)
+ *   zigzag(line delta) << 1 | file_changed
+ *   file + 1         only when file_changed; 0 = no line information
+ *   column
  */
-typedef struct symc_location {
-	uint32_t function;     /* index into functions */
-	uint32_t file;         /* string offset, SYMC_NONE when unknown */
-	uint32_t line;         /* 0 when unknown */
-	uint32_t column;       /* 0 when unknown */
-	uint32_t inlined_into; /* location index, SYMC_NONE for the outermost */
-} symc_location;
+typedef struct symc_line_block {
+	uint32_t start;  /* offset from base of the block's first entry */
+	uint32_t offset; /* byte offset of the block in the lines blob */
+} symc_line_block;
 
 #endif

@@ -26,9 +26,12 @@ struct sym_cache {
 	bool mapped;
 	const symc_header *h;
 	const char *strings;
+	const uint32_t *files;
 	const symc_function *functions;
-	const symc_location *locations;
-	const uint32_t *starts, *range_locs;
+	const uint8_t *scopes;
+	const uint32_t *starts, *range_scopes;
+	const uint8_t *lines;
+	const symc_line_block *blocks;
 };
 
 static int fail(sym_error *err, int code, const char *fmt, ...)
@@ -45,14 +48,127 @@ static int fail(sym_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+/* Reads a ULEB128 value of at most 32 bits from [*p, end); false when it
+ * runs past END or does not fit. */
+static bool get_uleb32(const uint8_t **p, const uint8_t *end, uint32_t *out)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 35; shift += 7) {
+		if (*p >= end)
+			return false;
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			if (v > UINT32_MAX)
+				return false;
+			*out = (uint32_t)v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The same without checks, for data validated at open. */
+static uint32_t uleb32(const uint8_t **p)
+{
+	uint32_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
 static bool section_ok(uint64_t off, uint64_t count, uint64_t elem, uint64_t size)
 {
 	return off % 4 == 0 && off <= size && count <= (size - off) / elem;
 }
 
-static bool str_ok(const symc_header *h, uint32_t s)
+typedef struct scope_rec {
+	uint32_t function, entry_plus1, parent_delta, file_plus1, line, column;
+} scope_rec;
+
+static bool decode_scope(const uint8_t **p, const uint8_t *end, scope_rec *r)
 {
-	return s < h->strings_len;
+	return get_uleb32(p, end, &r->function) && get_uleb32(p, end, &r->entry_plus1) &&
+	       get_uleb32(p, end, &r->parent_delta) && get_uleb32(p, end, &r->file_plus1) &&
+	       get_uleb32(p, end, &r->line) && get_uleb32(p, end, &r->column);
+}
+
+static int validate_scopes(struct sym_cache *c, sym_error *err)
+{
+	const symc_header *h = c->h;
+	/* One bit per byte of the blob marks where records start, so parent
+	 * links and ranges can be checked to land on one. */
+	uint8_t *starts = calloc((size_t)h->scopes_len / 8 + 1, 1);
+	if (!starts)
+		return fail(err, SYM_ERR_NOMEM, "out of memory");
+	int rc = SYM_OK;
+	const uint8_t *p = c->scopes, *end = c->scopes + h->scopes_len;
+	uint32_t count = 0;
+	while (p < end && rc == SYM_OK) {
+		uint32_t off = (uint32_t)(p - c->scopes);
+		scope_rec r;
+		if (!decode_scope(&p, end, &r) || r.function >= h->nfunctions ||
+		    r.file_plus1 > h->nfiles || r.parent_delta > off ||
+		    (r.parent_delta &&
+		     !(starts[(off - r.parent_delta) / 8] >> ((off - r.parent_delta) % 8) & 1))) {
+			rc = fail(err, SYM_ERR_FORMAT, "symcache: scope record at %u is invalid", off);
+			break;
+		}
+		starts[off / 8] |= (uint8_t)(1u << (off % 8));
+		count++;
+	}
+	if (rc == SYM_OK && count != h->nscopes)
+		rc = fail(err, SYM_ERR_FORMAT, "symcache: %u scope records, header says %u", count,
+			  h->nscopes);
+	for (uint32_t i = 0; rc == SYM_OK && i < h->nranges; i++) {
+		uint32_t v = c->range_scopes[i];
+		if (i > 0 && c->starts[i] <= c->starts[i - 1])
+			rc = fail(err, SYM_ERR_FORMAT, "symcache: ranges out of order at %u", i);
+		else if (v != SYMC_NONE && (v >= h->scopes_len || !(starts[v / 8] >> (v % 8) & 1)))
+			rc = fail(err, SYM_ERR_FORMAT, "symcache: range %u names no scope", i);
+	}
+	free(starts);
+	return rc;
+}
+
+static int validate_lines(struct sym_cache *c, sym_error *err)
+{
+	const symc_header *h = c->h;
+	uint64_t want_blocks = ((uint64_t)h->nlines + SYMC_LINES_PER_BLOCK - 1) / SYMC_LINES_PER_BLOCK;
+	if (h->nblocks != want_blocks)
+		return fail(err, SYM_ERR_FORMAT, "symcache: %u line blocks for %u lines",
+			    h->nblocks, h->nlines);
+	uint64_t prev = 0;
+	for (uint32_t k = 0; k < h->nblocks; k++) {
+		const symc_line_block *b = &c->blocks[k];
+		uint32_t stop = k + 1 < h->nblocks ? c->blocks[k + 1].offset : h->lines_len;
+		if (b->offset > stop || stop > h->lines_len || (k && b->start <= prev))
+			return fail(err, SYM_ERR_FORMAT, "symcache: line block %u is invalid", k);
+		const uint8_t *p = c->lines + b->offset, *end = c->lines + stop;
+		uint64_t at = b->start;
+		uint32_t n = h->nlines - k * SYMC_LINES_PER_BLOCK;
+		if (n > SYMC_LINES_PER_BLOCK)
+			n = SYMC_LINES_PER_BLOCK;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t delta = 0, head, file, column;
+			if ((i && (!get_uleb32(&p, end, &delta) || delta == 0)) ||
+			    !get_uleb32(&p, end, &head) ||
+			    ((head & 1) && (!get_uleb32(&p, end, &file) || file > h->nfiles)) ||
+			    !get_uleb32(&p, end, &column))
+				return fail(err, SYM_ERR_FORMAT, "symcache: line entry %u of block %u is invalid",
+					    i, k);
+			at += delta;
+			if (at > UINT32_MAX)
+				return fail(err, SYM_ERR_FORMAT, "symcache: line block %u overflows", k);
+		}
+		if (p != end)
+			return fail(err, SYM_ERR_FORMAT, "symcache: line block %u has trailing bytes", k);
+		prev = at;
+	}
+	return SYM_OK;
 }
 
 static int validate(struct sym_cache *c, sym_error *err)
@@ -65,48 +181,41 @@ static int validate(struct sym_cache *c, sym_error *err)
 	if (memcmp(h->magic, SYMC_MAGIC, 8) != 0)
 		return fail(err, SYM_ERR_FORMAT, "not a symcache (bad magic)");
 	if (h->version != SYM_CACHE_VERSION)
-		return fail(err, SYM_ERR_UNSUPPORTED,
-			    "symcache version %u, this build reads %u", h->version,
-			    SYM_CACHE_VERSION);
+		return fail(err, SYM_ERR_UNSUPPORTED, "symcache version %u, this build reads %u",
+			    h->version, SYM_CACHE_VERSION);
 	if (h->file_size != c->size)
-		return fail(err, SYM_ERR_FORMAT,
-			    "symcache: header says %llu bytes, file has %zu",
+		return fail(err, SYM_ERR_FORMAT, "symcache: header says %llu bytes, file has %zu",
 			    (unsigned long long)h->file_size, c->size);
 	if (!section_ok(h->strings_off, h->strings_len, 1, c->size) ||
+	    !section_ok(h->files_off, h->nfiles, 4, c->size) ||
 	    !section_ok(h->functions_off, h->nfunctions, sizeof(symc_function), c->size) ||
-	    !section_ok(h->locations_off, h->nlocations, sizeof(symc_location), c->size) ||
-	    !section_ok(h->ranges_off, h->nranges, 8, c->size))
+	    !section_ok(h->scopes_off, h->scopes_len, 1, c->size) ||
+	    !section_ok(h->ranges_off, h->nranges, 8, c->size) ||
+	    !section_ok(h->lines_off, h->lines_len, 1, c->size) ||
+	    !section_ok(h->blocks_off, h->nblocks, sizeof(symc_line_block), c->size))
 		return fail(err, SYM_ERR_FORMAT, "symcache: a section lies outside the file");
-	/* Every string must end inside the table: one NUL at its very end
-	 * guarantees that for every offset. */
+	/* One NUL at the very end makes every offset inside the table a
+	 * terminated string. */
 	if (h->strings_len == 0 || c->data[h->strings_off + h->strings_len - 1] != '\0')
 		return fail(err, SYM_ERR_FORMAT, "symcache: string table not terminated");
 	c->h = h;
 	c->strings = (const char *)c->data + h->strings_off;
+	c->files = (const uint32_t *)(c->data + h->files_off);
 	c->functions = (const symc_function *)(c->data + h->functions_off);
-	c->locations = (const symc_location *)(c->data + h->locations_off);
+	c->scopes = c->data + h->scopes_off;
 	c->starts = (const uint32_t *)(c->data + h->ranges_off);
-	c->range_locs = c->starts + h->nranges;
-
-	for (uint32_t i = 0; i < h->nfunctions; i++) {
-		const symc_function *f = &c->functions[i];
-		if (!str_ok(h, f->name) || !str_ok(h, f->symbol))
+	c->range_scopes = c->starts + h->nranges;
+	c->lines = c->data + h->lines_off;
+	c->blocks = (const symc_line_block *)(c->data + h->blocks_off);
+	for (uint32_t i = 0; i < h->nfiles; i++)
+		if (c->files[i] >= h->strings_len)
+			return fail(err, SYM_ERR_FORMAT, "symcache: file %u names a bad string", i);
+	for (uint32_t i = 0; i < h->nfunctions; i++)
+		if (c->functions[i].name >= h->strings_len ||
+		    c->functions[i].symbol >= h->strings_len)
 			return fail(err, SYM_ERR_FORMAT, "symcache: function %u names a bad string", i);
-	}
-	for (uint32_t i = 0; i < h->nlocations; i++) {
-		const symc_location *l = &c->locations[i];
-		if (l->function >= h->nfunctions ||
-		    (l->file != SYMC_NONE && !str_ok(h, l->file)) ||
-		    (l->inlined_into != SYMC_NONE && l->inlined_into >= i))
-			return fail(err, SYM_ERR_FORMAT, "symcache: location %u is inconsistent", i);
-	}
-	for (uint32_t i = 0; i < h->nranges; i++) {
-		if (i > 0 && c->starts[i] <= c->starts[i - 1])
-			return fail(err, SYM_ERR_FORMAT, "symcache: ranges out of order at %u", i);
-		if (c->range_locs[i] != SYMC_NONE && c->range_locs[i] >= h->nlocations)
-			return fail(err, SYM_ERR_FORMAT, "symcache: range %u names a bad location", i);
-	}
-	return SYM_OK;
+	int rc = validate_scopes(c, err);
+	return rc ? rc : validate_lines(c, err);
 }
 
 int sym_cache_from_memory(const uint8_t *data, size_t len, sym_cache **out_cache,
@@ -180,10 +289,54 @@ void sym_cache_get_info(const sym_cache *c, sym_cache_info *out)
 	out->text_size = h->text_size;
 	out->has_dwarf = (h->flags & SYMC_FLAG_HAS_DWARF) != 0;
 	out->functions = h->nfunctions;
+	out->scopes = h->nscopes;
 	out->ranges = h->nranges;
+	out->lines = h->nlines;
 	out->files = h->nfiles;
-	out->source_locations = h->nlocations;
 	out->bytes = c->size;
+}
+
+/* The line entry covering OFF: file index + 1 (0 = none), line, column. */
+static void line_at(const sym_cache *c, uint32_t off, uint32_t *file, uint32_t *line,
+		    uint32_t *column)
+{
+	const symc_header *h = c->h;
+	*file = *line = *column = 0;
+	uint32_t lo = 0, hi = h->nblocks;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->blocks[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return;
+	uint32_t k = lo - 1;
+	const uint8_t *p = c->lines + c->blocks[k].offset;
+	uint32_t n = h->nlines - k * SYMC_LINES_PER_BLOCK;
+	if (n > SYMC_LINES_PER_BLOCK)
+		n = SYMC_LINES_PER_BLOCK;
+	uint32_t at = c->blocks[k].start, cur_file = 0, cur_line = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (i) {
+			const uint8_t *save = p;
+			uint32_t delta = uleb32(&p);
+			if (at + delta > off) {
+				p = save;
+				break;
+			}
+			at += delta;
+		}
+		uint32_t head = uleb32(&p);
+		uint32_t z = head >> 1;
+		cur_line = (uint32_t)((int64_t)cur_line + ((z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1)));
+		if (head & 1)
+			cur_file = uleb32(&p);
+		*file = cur_file;
+		*line = cur_line;
+		*column = uleb32(&p);
+	}
 }
 
 size_t sym_cache_lookup(const sym_cache *c, uint64_t addr, sym_frame *out, size_t max)
@@ -200,22 +353,35 @@ size_t sym_cache_lookup(const sym_cache *c, uint64_t addr, sym_frame *out, size_
 		else
 			hi = mid;
 	}
-	if (lo == 0)
+	if (lo == 0 || c->range_scopes[lo - 1] == SYMC_NONE)
 		return 0;
-	uint32_t loc = c->range_locs[lo - 1];
+	uint32_t scope = c->range_scopes[lo - 1];
+	uint32_t file, line, column;
+	line_at(c, off, &file, &line, &column);
 	size_t n = 0;
-	while (loc != SYMC_NONE && n < max) {
-		const symc_location *l = &c->locations[loc];
-		const symc_function *f = &c->functions[l->function];
+	for (;;) {
+		const uint8_t *p = c->scopes + scope;
+		uint32_t fn = uleb32(&p), entry = uleb32(&p), parent = uleb32(&p);
+		const symc_function *f = &c->functions[fn];
 		sym_frame *fr = &out[n++];
 		fr->function = c->strings + f->name;
 		fr->symbol = c->strings + f->symbol;
-		fr->symbol_address = f->entry == SYMC_NONE ? 0 : h->base_address + f->entry;
-		fr->file = l->file == SYMC_NONE ? NULL : c->strings + l->file;
-		fr->line = l->line;
-		fr->column = l->column;
-		fr->inlined = l->inlined_into != SYMC_NONE;
-		loc = l->inlined_into;
+		fr->symbol_address = entry ? h->base_address + entry - 1 : 0;
+		fr->file = file ? c->strings + c->files[file - 1] : NULL;
+		fr->line = line;
+		fr->column = column;
+		fr->inlined = parent != 0;
+		if (!parent || n == max)
+			break;
+		/* This frame's call site is where its parent shows. */
+		file = uleb32(&p);
+		line = uleb32(&p);
+		column = uleb32(&p);
+		scope -= parent;
 	}
+	/* A lone nameless frame without a line says nothing: llvm-symbolizer's
+	 * empty answer. */
+	if (n == 1 && !out[0].function[0] && !out[0].file && !out[0].line)
+		return 0;
 	return n;
 }

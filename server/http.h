@@ -1,0 +1,104 @@
+/*
+ * http.h — the HTTP server: libmicrohttpd with its own thread pool (epoll),
+ * the request life cycle and what handlers may ask of a request.
+ *
+ * Life of a request (http.c): the first callback finds the route (404/405,
+ * 414 beyond STALLSCOPE_MAX_URL), refuses a declared Content-Length above
+ * the route's limit (413) and checks credentials (401/403/404) before any
+ * byte of the body is read; the body then accumulates in memory
+ * (SRV_BODY_MEMORY/JSON, up to STALLSCOPE_MAX_BODY) or streams into a temp
+ * file under the data dir (SRV_BODY_FILE, up to STALLSCOPE_MAX_UPLOAD); once
+ * it is complete the route's handler runs. A handler either queues a reply
+ * (reply.h) or hands slow work to the worker pool with srv_http_defer, which
+ * suspends the connection and calls the handler again when the work is
+ * done. Every request ends with one access-log line and metrics.
+ *
+ * Memory: a srv_request and everything it points to (body, temp file,
+ * handler state) belong to the server and are freed when the request
+ * completes; handlers borrow them for the duration of a call.
+ */
+#ifndef STALLSCOPE_SERVER_HTTP_H
+#define STALLSCOPE_SERVER_HTTP_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "server/config.h"
+#include "store/store.h"
+
+typedef struct srv_request srv_request;
+typedef struct srv_http srv_http;
+
+/* A route's handler: queue a reply or defer, return what reply.h returned. */
+typedef enum MHD_Result (*srv_handler)(struct MHD_Connection *conn,
+				       srv_request *req);
+
+/*
+ * Starts serving CFG's listen address with CFG->threads threads and
+ * CFG->workers workers; CFG must outlive the server. Returns NULL (logged)
+ * when the address cannot be bound.
+ */
+srv_http *srv_http_start(const srv_config *cfg);
+
+/* The port actually bound (useful with port 0). */
+uint16_t srv_http_port(const srv_http *http);
+
+/*
+ * Graceful stop: stop accepting, give in-flight requests up to
+ * CFG->shutdown_timeout seconds, finish deferred work, stop the threads,
+ * free HTTP.
+ */
+void srv_http_stop(srv_http *http);
+
+/* ---- What handlers may ask of a request ---------------------------------- */
+
+/* The I-th {param} of the route pattern, percent-decoded. */
+const char *srv_req_param(const srv_request *req, size_t i);
+
+/* The app the credentials were checked for; NULL on routes without auth. */
+const st_app *srv_req_app(const srv_request *req);
+
+/* SRV_BODY_JSON: the parsed body (never NULL in the handler). */
+const json_t *srv_req_json(const srv_request *req);
+
+/* SRV_BODY_MEMORY/JSON: the raw bytes (NUL-terminated) and their length. */
+const char *srv_req_body(const srv_request *req, size_t *out_len);
+
+/* SRV_BODY_FILE: the temp file holding the body and its size. The file is
+ * removed when the request ends; a handler may rename it away instead. */
+const char *srv_req_body_path(const srv_request *req, uint64_t *out_size);
+
+const srv_config *srv_req_config(const srv_request *req);
+
+/* The request id echoed in X-Request-Id and the access log. */
+const char *srv_req_id(const srv_request *req);
+
+/*
+ * Handler state kept across the calls of one request (see srv_http_defer):
+ * STATE is freed with FREE_FN when the request ends.
+ */
+void *srv_req_state(const srv_request *req);
+void srv_req_set_state(srv_request *req, void *state,
+		       void (*free_fn)(void *state));
+
+/*
+ * Runs WORK(CLS) on the worker pool with the connection suspended, so slow
+ * work (building symcaches) does not hold an HTTP thread; when WORK returns
+ * the handler is called again for the same request and replies, typically
+ * from what WORK left in the request's state. Returns what the handler
+ * should return; replies 503 shutting_down itself when the server stops.
+ */
+enum MHD_Result srv_http_defer(struct MHD_Connection *conn, srv_request *req,
+			       void (*work)(void *cls), void *cls);
+
+/* ---- For reply.c --------------------------------------------------------- */
+
+/* The request being answered on CONN; NULL outside a request. */
+srv_request *srv_http_request_of(struct MHD_Connection *conn);
+
+/* Records the status and body size of the reply for the access log. */
+void srv_req_note_reply(srv_request *req, unsigned status, uint64_t bytes);
+
+#endif

@@ -1,0 +1,219 @@
+/* metrics.c — Prometheus counters; see metrics.h. */
+#include "server/metrics.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/routes.h"
+#include "store/store.h"
+
+/* Status codes counted on their own; anything else lands in "other". */
+static const unsigned statuses[] = {0,   200, 201, 202, 204, 400, 401, 403,
+				    404, 405, 409, 413, 414, 415, 429, 500,
+				    503};
+#define NSTATUS (sizeof statuses / sizeof statuses[0] + 1)
+
+/* Upper bounds of the latency buckets, in seconds. */
+static const double buckets[] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+				 0.5,   1,     2.5,  5,     10,   30,  120};
+#define NBUCKETS (sizeof buckets / sizeof buckets[0] + 1) /* + +Inf */
+
+typedef struct route_stats {
+	atomic_uint_fast64_t by_status[NSTATUS];
+	atomic_uint_fast64_t bucket[NBUCKETS]; /* not cumulative */
+	atomic_uint_fast64_t micros;
+	atomic_uint_fast64_t count;
+} route_stats;
+
+static route_stats *per_route; /* [nroutes + 1]: the last is "no route" */
+static size_t nroutes;
+static atomic_uint_fast64_t uploads[2];    /* [ok] */
+static atomic_uint_fast64_t symcaches[2];  /* [ok] */
+static atomic_uint_fast64_t symcache_micros;
+
+int srv_metrics_init(void)
+{
+	srv_routes(&nroutes);
+	per_route = calloc(nroutes + 1, sizeof *per_route);
+	return per_route ? 0 : -1;
+}
+
+void srv_metrics_free(void)
+{
+	free(per_route);
+	per_route = NULL;
+}
+
+static size_t status_slot(unsigned status)
+{
+	for (size_t i = 0; i < NSTATUS - 1; i++)
+		if (statuses[i] == status)
+			return i;
+	return NSTATUS - 1;
+}
+
+void srv_metrics_request(int route, unsigned status, double seconds)
+{
+	route_stats *r = &per_route[route < 0 ? nroutes : (size_t)route];
+	atomic_fetch_add(&r->by_status[status_slot(status)], 1);
+	size_t b = 0;
+	while (b < NBUCKETS - 1 && seconds > buckets[b])
+		b++;
+	atomic_fetch_add(&r->bucket[b], 1);
+	atomic_fetch_add(&r->micros, (uint64_t)(seconds * 1e6));
+	atomic_fetch_add(&r->count, 1);
+}
+
+void srv_metrics_upload(bool ok)
+{
+	atomic_fetch_add(&uploads[ok], 1);
+}
+
+void srv_metrics_symcache_build(bool ok, double seconds)
+{
+	atomic_fetch_add(&symcaches[ok], 1);
+	atomic_fetch_add(&symcache_micros, (uint64_t)(seconds * 1e6));
+}
+
+typedef struct buf {
+	char *data;
+	size_t len, cap;
+	bool failed;
+} buf;
+
+static void put(buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(buf *b, const char *fmt, ...)
+{
+	for (int tries = 0; tries < 2 && !b->failed; tries++) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = 2 * b->cap + (size_t)n + 1;
+		char *grown = realloc(b->data, cap);
+		if (!grown) {
+			b->failed = true;
+			return;
+		}
+		b->data = grown;
+		b->cap = cap;
+	}
+}
+
+static void render_requests(buf *b, const srv_route *routes)
+{
+	put(b, "# HELP stallscope_http_requests_total HTTP requests by route "
+	       "pattern and status.\n"
+	       "# TYPE stallscope_http_requests_total counter\n");
+	for (size_t r = 0; r <= nroutes; r++) {
+		const char *method = r < nroutes ? routes[r].method : "";
+		const char *pattern = r < nroutes ? routes[r].pattern : "none";
+		for (size_t s = 0; s < NSTATUS; s++) {
+			uint64_t n = atomic_load(&per_route[r].by_status[s]);
+			if (!n)
+				continue;
+			char status[16];
+			if (s < NSTATUS - 1)
+				snprintf(status, sizeof status, "%u",
+					 statuses[s]);
+			else
+				snprintf(status, sizeof status, "other");
+			put(b, "stallscope_http_requests_total{method=\"%s\","
+			       "route=\"%s\",status=\"%s\"} %" PRIu64 "\n",
+			    method, pattern, status, n);
+		}
+	}
+	put(b, "# HELP stallscope_http_request_duration_seconds Time from "
+	       "the request line to the end of the reply.\n"
+	       "# TYPE stallscope_http_request_duration_seconds histogram\n");
+	for (size_t r = 0; r <= nroutes; r++) {
+		uint64_t count = atomic_load(&per_route[r].count);
+		if (!count)
+			continue;
+		const char *method = r < nroutes ? routes[r].method : "";
+		const char *pattern = r < nroutes ? routes[r].pattern : "none";
+		uint64_t cumulative = 0;
+		for (size_t i = 0; i < NBUCKETS; i++) {
+			cumulative += atomic_load(&per_route[r].bucket[i]);
+			char le[32];
+			if (i < NBUCKETS - 1)
+				snprintf(le, sizeof le, "%g", buckets[i]);
+			else
+				snprintf(le, sizeof le, "+Inf");
+			put(b, "stallscope_http_request_duration_seconds_bucket"
+			       "{method=\"%s\",route=\"%s\",le=\"%s\"} %" PRIu64
+			       "\n",
+			    method, pattern, le, cumulative);
+		}
+		put(b, "stallscope_http_request_duration_seconds_sum{method="
+		       "\"%s\",route=\"%s\"} %.6f\n"
+		       "stallscope_http_request_duration_seconds_count{method="
+		       "\"%s\",route=\"%s\"} %" PRIu64 "\n",
+		    method, pattern,
+		    (double)atomic_load(&per_route[r].micros) / 1e6, method,
+		    pattern, count);
+	}
+}
+
+char *srv_metrics_render(size_t *out_len)
+{
+	buf b = {malloc(8192), 0, 8192, false};
+	if (!b.data)
+		return NULL;
+	size_t n;
+	const srv_route *routes = srv_routes(&n);
+	render_requests(&b, routes);
+	put(&b, "# HELP stallscope_dsym_uploads_total dSYM uploads by "
+		"outcome.\n# TYPE stallscope_dsym_uploads_total counter\n"
+		"stallscope_dsym_uploads_total{result=\"ok\"} %" PRIu64 "\n"
+		"stallscope_dsym_uploads_total{result=\"error\"} %" PRIu64 "\n",
+	    (uint64_t)atomic_load(&uploads[1]),
+	    (uint64_t)atomic_load(&uploads[0]));
+	put(&b, "# HELP stallscope_symcache_builds_total Symcaches built from "
+		"uploaded slices.\n"
+		"# TYPE stallscope_symcache_builds_total counter\n"
+		"stallscope_symcache_builds_total{result=\"ok\"} %" PRIu64 "\n"
+		"stallscope_symcache_builds_total{result=\"error\"} %" PRIu64
+		"\n"
+		"# HELP stallscope_symcache_build_seconds_total Time spent "
+		"building symcaches.\n"
+		"# TYPE stallscope_symcache_build_seconds_total counter\n"
+		"stallscope_symcache_build_seconds_total %.6f\n",
+	    (uint64_t)atomic_load(&symcaches[1]),
+	    (uint64_t)atomic_load(&symcaches[0]),
+	    (double)atomic_load(&symcache_micros) / 1e6);
+	st_pool_stats pool;
+	st_get_pool_stats(&pool);
+	put(&b, "# HELP stallscope_db_pool_size Database connections the pool "
+		"may hold.\n# TYPE stallscope_db_pool_size gauge\n"
+		"stallscope_db_pool_size %u\n"
+		"# HELP stallscope_db_pool_in_use Database connections handed "
+		"out.\n# TYPE stallscope_db_pool_in_use gauge\n"
+		"stallscope_db_pool_in_use %u\n"
+		"# HELP stallscope_db_errors_total Failed statements and "
+		"connection attempts.\n"
+		"# TYPE stallscope_db_errors_total counter\n"
+		"stallscope_db_errors_total %" PRIu64 "\n",
+	    pool.size, pool.in_use, pool.errors);
+	if (b.failed) {
+		free(b.data);
+		return NULL;
+	}
+	*out_len = b.len;
+	return b.data;
+}

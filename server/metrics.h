@@ -1,0 +1,33 @@
+/*
+ * metrics.h — process counters exposed at GET /metrics in Prometheus text
+ * format: requests by route pattern and status, a latency histogram per
+ * route, dSYM uploads, symcache builds, the database pool and its errors.
+ *
+ * Counters are lock-free atomics updated from any thread; srv_metrics_init
+ * must run before the first update and srv_metrics_free after the last.
+ */
+#ifndef STALLSCOPE_SERVER_METRICS_H
+#define STALLSCOPE_SERVER_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Sizes the per-route tables for the server's route table. Returns 0/-1. */
+int srv_metrics_init(void);
+void srv_metrics_free(void);
+
+/* A finished request. ROUTE is the index in srv_routes(), or -1 when no
+ * route matched; STATUS 0 when no reply was sent. */
+void srv_metrics_request(int route, unsigned status, double seconds);
+
+/* A dSYM upload that committed (OK) or was refused/failed. */
+void srv_metrics_upload(bool ok);
+
+/* One symcache built (OK) or failed, taking SECONDS. */
+void srv_metrics_symcache_build(bool ok, double seconds);
+
+/* The exposition text (malloc'ed, caller frees) and its length; NULL when
+ * out of memory. */
+char *srv_metrics_render(size_t *out_len);
+
+#endif

@@ -1,0 +1,135 @@
+/* reply.c — queueing replies; see reply.h. */
+#include "server/reply.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "server/http.h"
+#include "store/store.h"
+
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+			     struct MHD_Response *resp, size_t len)
+{
+	if (!resp)
+		return MHD_NO;
+	srv_request *req = srv_http_request_of(conn);
+	if (req) {
+		MHD_add_response_header(resp, "X-Request-Id", srv_req_id(req));
+		srv_req_note_reply(req, status, len);
+	}
+	enum MHD_Result r = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+/* Queues BODY (malloc'ed, stolen) with an optional extra header. */
+static enum MHD_Result reply_buffer(struct MHD_Connection *conn,
+				    unsigned status, const char *content_type,
+				    char *body, size_t len,
+				    const char *header, const char *value)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				content_type);
+	if (header)
+		MHD_add_response_header(resp, header, value);
+	return queue(conn, status, resp, len);
+}
+
+enum MHD_Result srv_reply_text(struct MHD_Connection *conn, unsigned status,
+			       const char *content_type, char *body,
+			       size_t len)
+{
+	return reply_buffer(conn, status, content_type, body, len, NULL, NULL);
+}
+
+static enum MHD_Result reply_json_header(struct MHD_Connection *conn,
+					 unsigned status, json_t *body,
+					 const char *header, const char *value)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (!text) {
+		cm_log(CM_BUG, "reply: cannot serialize a %u reply", status);
+		static const char fallback[] =
+			"{\"error\":{\"code\":\"internal\",\"message\":"
+			"\"internal error\"}}";
+		text = strdup(fallback);
+		if (!text)
+			return MHD_NO;
+		status = 500;
+		header = NULL;
+	}
+	return reply_buffer(conn, status, "application/json", text,
+			    strlen(text), header, value);
+}
+
+enum MHD_Result srv_reply_json(struct MHD_Connection *conn, unsigned status,
+			       json_t *body)
+{
+	return reply_json_header(conn, status, body, NULL, NULL);
+}
+
+static json_t *error_body(cm_err code, const char *message)
+{
+	return json_pack("{s:{s:s,s:s}}", "error", "code", cm_err_code(code),
+			 "message", message);
+}
+
+static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
+				     cm_err code, const char *fmt, va_list ap)
+{
+	char message[512];
+	if (fmt)
+		vsnprintf(message, sizeof message, fmt, ap);
+	else
+		snprintf(message, sizeof message, "%s", cm_err_message(code));
+	unsigned status = cm_err_status(code);
+	srv_request *req = srv_http_request_of(conn);
+	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s",
+	       req ? srv_req_id(req) : "-", status, cm_err_code(code),
+	       message);
+	return srv_reply_json(conn, status, error_body(code, message));
+}
+
+enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
+				const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	enum MHD_Result r = reply_error_v(conn, code, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+enum MHD_Result srv_reply_method_not_allowed(struct MHD_Connection *conn,
+					     const char *allow)
+{
+	return reply_json_header(
+		conn, cm_err_status(ERR_METHOD_NOT_ALLOWED),
+		error_body(ERR_METHOD_NOT_ALLOWED,
+			   cm_err_message(ERR_METHOD_NOT_ALLOWED)),
+		MHD_HTTP_HEADER_ALLOW, allow);
+}
+
+enum MHD_Result srv_reply_store_error(struct MHD_Connection *conn, int st_rc)
+{
+	if (st_rc == ST_SOFT_ERROR)
+		return srv_reply_error(conn, ERR_DB_UNAVAILABLE, NULL);
+	return srv_reply_error(conn, ERR_INTERNAL, "database error");
+}
+
+enum MHD_Result srv_reply_empty(struct MHD_Connection *conn, unsigned status)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+	return queue(conn, status, resp, 0);
+}

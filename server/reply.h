@@ -1,0 +1,70 @@
+/*
+ * reply.h — queueing replies: JSON bodies, the error registry's
+ * {"error":{"code","message"}}, empty and text replies.
+ *
+ * Every function queues one response on CONN and returns what the access
+ * handler must return: MHD_YES, or MHD_NO only when libmicrohttpd could not
+ * take the response (the connection is then dropped). Client errors are
+ * replies like any other, never MHD_NO. Each reply carries X-Request-Id.
+ */
+#ifndef STALLSCOPE_SERVER_REPLY_H
+#define STALLSCOPE_SERVER_REPLY_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stddef.h>
+
+#include "common/errors.h"
+
+/* Replies STATUS with BODY serialized; steals BODY (NULL → 500). */
+enum MHD_Result srv_reply_json(struct MHD_Connection *conn, unsigned status,
+			       json_t *body);
+
+/*
+ * Replies with CODE's status and {"error":{"code","message"}}; the message
+ * is FMT formatted, or the registry's default when FMT is NULL. 4xx replies
+ * are logged as client trouble, 5xx as ours.
+ */
+enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
+				const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* 405 with an Allow header listing ALLOW ("GET, DELETE"). */
+enum MHD_Result srv_reply_method_not_allowed(struct MHD_Connection *conn,
+					     const char *allow);
+
+/* The reply to a failed store call: ST_SOFT_ERROR → 503
+ * database_unavailable, anything else → 500 internal. */
+enum MHD_Result srv_reply_store_error(struct MHD_Connection *conn, int st_rc);
+
+/* STATUS without a body (204). */
+enum MHD_Result srv_reply_empty(struct MHD_Connection *conn, unsigned status);
+
+/* STATUS with LEN bytes of BODY (malloc'ed, stolen) as CONTENT_TYPE. */
+enum MHD_Result srv_reply_text(struct MHD_Connection *conn, unsigned status,
+			       const char *content_type, char *body,
+			       size_t len);
+
+/*
+ * Helpers that may fail on the client's behalf return one of these: the
+ * caller continues on SRV_OK and otherwise returns srv_rc_mhd(rc) at once,
+ * the reply having been queued already.
+ */
+typedef enum srv_rc {
+	SRV_OK = 1,
+	SRV_REPLIED = 0, /* an error reply is queued */
+	SRV_FAILED = -1, /* not even a reply could be queued */
+} srv_rc;
+
+static inline enum MHD_Result srv_rc_mhd(srv_rc rc)
+{
+	return rc == SRV_FAILED ? MHD_NO : MHD_YES;
+}
+
+/* Maps what a reply function returned to a srv_rc for a failed helper. */
+static inline srv_rc srv_replied(enum MHD_Result r)
+{
+	return r == MHD_YES ? SRV_REPLIED : SRV_FAILED;
+}
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * debug_files.c — one row per uploaded Mach-O slice (UUID + arch) of an
+ * app, pointing at the kept slice and its symcache in the data dir.
+ * See store.h for the contracts.
+ */
+#include <string.h>
+
+#include "store/internal.h"
+
+#define DF_COLUMNS                                                            \
+	"id, app_id, upper(uuid::text), arch, name, kind, has_dwarf,"        \
+	" functions, file_size, symcache_size, symcache_version,"            \
+	" debug_path, symcache_path,"                                        \
+	" to_char(created_at AT TIME ZONE 'UTC',"                            \
+	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+static int read_file(st_debug_file *f, const st_row *row)
+{
+	memset(f, 0, sizeof *f);
+	f->id = st_row_int64(row, 0);
+	f->app_id = st_row_int64(row, 1);
+	f->has_dwarf = st_row_bool(row, 6);
+	f->functions = st_row_int64(row, 7);
+	f->file_size = st_row_int64(row, 8);
+	f->symcache_size = st_row_int64(row, 9);
+	f->symcache_version = st_row_int64(row, 10);
+	if (st_row_copy(row, 2, f->uuid, sizeof f->uuid) < 0 ||
+	    st_row_copy(row, 3, f->arch, sizeof f->arch) < 0 ||
+	    st_row_copy(row, 4, f->name, sizeof f->name) < 0 ||
+	    st_row_copy(row, 5, f->kind, sizeof f->kind) < 0 ||
+	    st_row_copy(row, 11, f->debug_path, sizeof f->debug_path) < 0 ||
+	    st_row_copy(row, 12, f->symcache_path, sizeof f->symcache_path) < 0 ||
+	    st_row_copy(row, 13, f->created_at, sizeof f->created_at) < 0)
+		return -1;
+	return 0;
+}
+
+static int read_one(void *cls, const st_row *row)
+{
+	return read_file(cls, row);
+}
+
+struct each {
+	st_debug_file_cb cb;
+	void *cls;
+};
+
+static int read_each(void *cls, const st_row *row)
+{
+	struct each *e = cls;
+	st_debug_file f;
+	if (read_file(&f, row) < 0)
+		return -1;
+	return e->cb(e->cls, &f);
+}
+
+int st_debug_file_get(st_conn *c, int64_t app_id, const char *uuid,
+		      const char *arch, bool for_update, st_debug_file *out)
+{
+	static const st_stmt q = {
+		"debug_file_get",
+		"SELECT " DF_COLUMNS " FROM debug_files"
+		" WHERE app_id = $1 AND uuid = $2::uuid AND arch = $3",
+		3};
+	static const st_stmt q_lock = {
+		"debug_file_get_for_update",
+		"SELECT " DF_COLUMNS " FROM debug_files"
+		" WHERE app_id = $1 AND uuid = $2::uuid AND arch = $3"
+		" FOR UPDATE",
+		3};
+	return ST_EXEC(c, for_update ? &q_lock : &q, read_one, out,
+		       ST_INT64(app_id), ST_TEXT(uuid), ST_TEXT(arch));
+}
+
+int st_debug_file_insert(st_conn *c, const st_debug_file *f)
+{
+	static const st_stmt q = {
+		"debug_file_insert",
+		"INSERT INTO debug_files (app_id, uuid, arch, name, kind,"
+		" has_dwarf, functions, file_size, symcache_size,"
+		" symcache_version, debug_path, symcache_path)"
+		" VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
+		" $12) ON CONFLICT (app_id, uuid, arch) DO NOTHING",
+		12};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id),
+		       ST_TEXT(f->uuid), ST_TEXT(f->arch), ST_TEXT(f->name),
+		       ST_TEXT(f->kind), ST_BOOL(f->has_dwarf),
+		       ST_INT64(f->functions), ST_INT64(f->file_size),
+		       ST_INT64(f->symcache_size),
+		       ST_INT64(f->symcache_version), ST_TEXT(f->debug_path),
+		       ST_TEXT(f->symcache_path));
+}
+
+int st_debug_file_replace(st_conn *c, const st_debug_file *f)
+{
+	static const st_stmt q = {
+		"debug_file_replace",
+		"UPDATE debug_files SET name = $4, kind = $5, has_dwarf = $6,"
+		" functions = $7, file_size = $8, symcache_size = $9,"
+		" symcache_version = $10, debug_path = $11,"
+		" symcache_path = $12, created_at = now()"
+		" WHERE app_id = $1 AND uuid = $2::uuid AND arch = $3",
+		12};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id),
+		       ST_TEXT(f->uuid), ST_TEXT(f->arch), ST_TEXT(f->name),
+		       ST_TEXT(f->kind), ST_BOOL(f->has_dwarf),
+		       ST_INT64(f->functions), ST_INT64(f->file_size),
+		       ST_INT64(f->symcache_size),
+		       ST_INT64(f->symcache_version), ST_TEXT(f->debug_path),
+		       ST_TEXT(f->symcache_path));
+}
+
+int st_debug_file_list(st_conn *c, int64_t app_id, int64_t before_id,
+		       unsigned limit, st_debug_file_cb cb, void *cls)
+{
+	static const st_stmt q = {
+		"debug_file_list",
+		"SELECT " DF_COLUMNS " FROM debug_files"
+		" WHERE app_id = $1 AND ($2::bigint = 0 OR id < $2::bigint)"
+		" ORDER BY id DESC LIMIT $3",
+		3};
+	struct each e = {cb, cls};
+	return ST_EXEC(c, &q, read_each, &e, ST_INT64(app_id),
+		       ST_INT64(before_id), ST_INT64(limit));
+}
+
+int st_debug_file_delete(st_conn *c, int64_t app_id, const char *uuid,
+			 st_debug_file_cb cb, void *cls)
+{
+	static const st_stmt q = {
+		"debug_file_delete",
+		"DELETE FROM debug_files WHERE app_id = $1 AND uuid = $2::uuid"
+		" RETURNING " DF_COLUMNS,
+		2};
+	struct each e = {cb, cls};
+	return ST_EXEC(c, &q, read_each, &e, ST_INT64(app_id),
+		       ST_TEXT(uuid));
+}

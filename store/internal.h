@@ -1,0 +1,100 @@
+/*
+ * internal.h — what the files of store/ share to run SQL; nothing outside
+ * store/ includes it.
+ *
+ * Each store file declares its statements as static st_stmt values next to
+ * the function that runs them; st_exec prepares a statement the first time
+ * a connection sees it (and again after the connection was reset) and then
+ * only executes it with bound parameters. Rows reach a callback as st_row
+ * handles whose values live until the callback returns.
+ */
+#ifndef STALLSCOPE_STORE_INTERNAL_H
+#define STALLSCOPE_STORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* A prepared statement: NAME unique in the process, SQL with $1…$NPARAMS. */
+typedef struct st_stmt {
+	const char *name;
+	const char *sql;
+	int nparams;
+} st_stmt;
+
+#define ST_MAX_PARAMS 16
+
+typedef enum st_param_kind {
+	ST_PARAM_NULL,
+	ST_PARAM_TEXT,
+	ST_PARAM_BYTES, /* bytea, sent binary */
+	ST_PARAM_INT64,
+	ST_PARAM_BOOL,
+} st_param_kind;
+
+/* One bound parameter; DATA is borrowed for the duration of st_exec. */
+typedef struct st_param {
+	st_param_kind kind;
+	const void *data;
+	size_t len;
+	int64_t i64;
+} st_param;
+
+#define ST_TEXT(s) ((st_param){ST_PARAM_TEXT, (s), 0, 0})
+#define ST_BYTES(p, n) ((st_param){ST_PARAM_BYTES, (p), (n), 0})
+#define ST_INT64(v) ((st_param){ST_PARAM_INT64, NULL, 0, (int64_t)(v)})
+#define ST_BOOL(b) ((st_param){ST_PARAM_BOOL, NULL, 0, (b) ? 1 : 0})
+
+typedef struct st_row st_row;
+
+/* Per row of a result; a negative return stops and fails the statement. */
+typedef int (*st_row_cb)(void *cls, const st_row *row);
+
+/*
+ * Runs STMT with the NPARAMS parameters of PARAMS (must equal
+ * STMT->nparams), calling CB (may be NULL) per returned row. Returns rows
+ * returned (queries) or affected (commands), or a negative st_status; errors
+ * are logged with PostgreSQL's SQLSTATE, message and detail.
+ */
+int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
+	    size_t nparams, st_row_cb cb, void *cls);
+
+#define ST_EXEC(c, stmt, cb, cls, ...)                                        \
+	st_exec((c), (stmt), (const st_param[]){__VA_ARGS__},                 \
+		sizeof((const st_param[]){__VA_ARGS__}) / sizeof(st_param),   \
+		(cb), (cls))
+
+/*
+ * Runs SQL, which may hold several statements and no parameters, with the
+ * simple-query protocol. Only for migrations: DDL cannot be prepared.
+ */
+int st_exec_script(st_conn *c, const char *sql, const char *label);
+
+/* NULL for SQL NULL; valid until the row callback returns. */
+const char *st_row_text(const st_row *row, int col);
+/* Copies column COL into OUT (CAP bytes, NUL-terminated); -1 when NULL or
+ * longer than CAP - 1. */
+int st_row_copy(const st_row *row, int col, char *out, size_t cap);
+/* 0 / false for NULL. */
+int64_t st_row_int64(const st_row *row, int col);
+bool st_row_bool(const st_row *row, int col);
+/* Decodes a bytea column into OUT; returns its length, or -1 when NULL or
+ * not exactly LEN bytes. */
+int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len);
+
+/*
+ * Opens a lone connection outside the pool (migrations): *out_conn is freed
+ * with st_conn_close. Returns 0, or -1 with the reason in ERR.
+ */
+int st_conn_open(const char *conninfo, st_conn **out_conn, char *err,
+		 size_t errlen);
+void st_conn_close(st_conn *c);
+
+/* BEGIN, COMMIT and ROLLBACK on a lone connection; st_status results. */
+int st_conn_begin(st_conn *c);
+int st_conn_commit(st_conn *c);
+void st_conn_rollback(st_conn *c);
+
+#endif

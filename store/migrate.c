@@ -1,0 +1,266 @@
+/*
+ * migrate.c — applies schema/NNN_name.sql files (see st_migrate in
+ * store.h).
+ *
+ * The files hold plain DDL without BEGIN/COMMIT: each runs inside a
+ * transaction of ours together with its schema_migrations row, so a file is
+ * either fully applied and recorded or not at all. The SHA-256 of a file's
+ * bytes is recorded to catch a shipped migration edited afterwards, which
+ * would leave databases migrated before and after the edit different.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "store/internal.h"
+
+/* Serializes concurrent migrators (an arbitrary constant: "STALLSCO"). */
+#define MIGRATE_LOCK_KEY INT64_C(0x5354414c4c53434f)
+#define MAX_MIGRATION_BYTES (16u << 20)
+#define MAX_MIGRATIONS 1000
+
+typedef struct migration {
+	long version;
+	char name[256];
+} migration;
+
+static const char bootstrap_sql[] =
+	"CREATE TABLE IF NOT EXISTS schema_migrations ("
+	" version integer PRIMARY KEY,"
+	" name text NOT NULL,"
+	" checksum text NOT NULL,"
+	" applied_at timestamptz NOT NULL DEFAULT now());"
+	"COMMENT ON TABLE schema_migrations IS "
+	"'Migrations applied by stallscope migrate: one row per schema/ file,"
+	" with the SHA-256 of its content to detect edits after the fact.';"
+	"COMMENT ON INDEX schema_migrations_pkey IS "
+	"'A version is applied at most once.';";
+
+/* "NNN_name.sql" → version NNN; -1 for names that are not migrations. */
+static long parse_name(const char *name)
+{
+	const char *p = name;
+	long v = 0;
+	while (*p >= '0' && *p <= '9') {
+		if (v > 1000000)
+			return -1;
+		v = v * 10 + (*p++ - '0');
+	}
+	if (p == name || *p != '_')
+		return -1;
+	size_t n = strlen(p);
+	if (n < 5 || strcmp(p + n - 4, ".sql") != 0)
+		return -1;
+	for (const char *q = p + 1; q < p + n - 4; q++)
+		if (!(*q == '_' || *q == '-' || (*q >= 'a' && *q <= 'z') ||
+		      (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+			return -1;
+	return v;
+}
+
+static int by_version(const void *a, const void *b)
+{
+	const migration *x = a, *y = b;
+	return (x->version > y->version) - (x->version < y->version);
+}
+
+static int list_migrations(const char *dir, migration **out, size_t *out_n,
+			   char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(err, errlen, "cannot open schema directory %s: %s",
+			 dir, strerror(errno));
+		return -1;
+	}
+	migration *list = NULL;
+	size_t n = 0;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		long v = parse_name(e->d_name);
+		if (v < 0)
+			continue;
+		if (n == MAX_MIGRATIONS || strlen(e->d_name) >= 256) {
+			snprintf(err, errlen, "too many or too long migration "
+				 "names in %s", dir);
+			rc = -1;
+			break;
+		}
+		migration *grown = realloc(list, (n + 1) * sizeof *list);
+		if (!grown) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+		list = grown;
+		list[n].version = v;
+		snprintf(list[n].name, sizeof list[n].name, "%s", e->d_name);
+		n++;
+	}
+	closedir(d);
+	if (rc == 0 && n > 0) {
+		qsort(list, n, sizeof *list, by_version);
+		for (size_t i = 1; i < n; i++) {
+			if (list[i].version == list[i - 1].version) {
+				snprintf(err, errlen, "%s and %s share version "
+					 "%ld", list[i - 1].name, list[i].name,
+					 list[i].version);
+				rc = -1;
+			}
+		}
+	}
+	if (rc == 0 && n == 0) {
+		snprintf(err, errlen, "no NNN_name.sql migrations in %s", dir);
+		rc = -1;
+	}
+	if (rc < 0) {
+		free(list);
+		return rc;
+	}
+	*out = list;
+	*out_n = n;
+	return 0;
+}
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	char *buf = malloc(MAX_MIGRATION_BYTES + 1);
+	size_t n = buf ? fread(buf, 1, MAX_MIGRATION_BYTES + 1, f) : 0;
+	bool bad = !buf || ferror(f) || n > MAX_MIGRATION_BYTES;
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "cannot read %s (or larger than %u "
+			 "bytes)", path, MAX_MIGRATION_BYTES);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (strlen(buf) != n) {
+		snprintf(err, errlen, "%s holds a NUL byte", path);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void sha256_hex(const char *data, char out[2 * 32 + 1])
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	crypto_hash_sha256(h, (const unsigned char *)data, strlen(data));
+	sodium_bin2hex(out, 2 * 32 + 1, h, sizeof h);
+}
+
+static int lock(st_conn *c)
+{
+	static const st_stmt q = {"migrate_lock",
+				  "SELECT pg_advisory_xact_lock($1)", 1};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(MIGRATE_LOCK_KEY));
+}
+
+static int read_checksum(void *cls, const st_row *row)
+{
+	return st_row_copy(row, 0, cls, 2 * 32 + 1) < 0 ? -1 : 0;
+}
+
+/* Applies one file unless recorded: 1 applied, 0 skipped, -1 error. */
+static int apply_one(st_conn *c, const char *dir, const migration *m,
+		     char *err, size_t errlen)
+{
+	static const st_stmt q_get = {
+		"migrate_get",
+		"SELECT checksum FROM schema_migrations WHERE version = $1", 1};
+	static const st_stmt q_put = {
+		"migrate_put",
+		"INSERT INTO schema_migrations (version, name, checksum)"
+		" VALUES ($1, $2, $3)",
+		3};
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, m->name);
+	char *sql = read_file(path, err, errlen);
+	if (!sql)
+		return -1;
+	char sum[2 * 32 + 1], recorded[2 * 32 + 1] = "";
+	sha256_hex(sql, sum);
+
+	int rc = st_conn_begin(c);
+	if (rc >= 0)
+		rc = lock(c);
+	if (rc >= 0)
+		rc = ST_EXEC(c, &q_get, read_checksum, recorded,
+			     ST_INT64(m->version));
+	int result;
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read schema_migrations (see the "
+			 "log above)");
+		result = -1;
+	} else if (rc == 1 && strcmp(recorded, sum) != 0) {
+		snprintf(err, errlen, "%s changed after it was applied "
+			 "(recorded sha256 %s, file %s): add a new migration "
+			 "instead of editing a shipped one", m->name, recorded,
+			 sum);
+		result = -1;
+	} else if (rc == 1) {
+		result = 0;
+	} else if (st_exec_script(c, sql, m->name) < 0 ||
+		   ST_EXEC(c, &q_put, NULL, NULL, ST_INT64(m->version),
+			   ST_TEXT(m->name), ST_TEXT(sum)) < 0 ||
+		   st_conn_commit(c) < 0) {
+		snprintf(err, errlen, "%s failed (see the log above); nothing "
+			 "of it was applied", m->name);
+		result = -1;
+	} else {
+		result = 1;
+	}
+	if (result != 1)
+		st_conn_rollback(c);
+	free(sql);
+	return result;
+}
+
+int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
+	       void *cls, char *err, size_t errlen)
+{
+	migration *list;
+	size_t n;
+	if (list_migrations(schema_dir, &list, &n, err, errlen) < 0)
+		return -1;
+	st_conn *c;
+	if (st_conn_open(conninfo, &c, err, errlen) < 0) {
+		free(list);
+		return -1;
+	}
+	int rc = st_conn_begin(c);
+	if (rc >= 0)
+		rc = lock(c);
+	if (rc >= 0)
+		rc = st_exec_script(c, bootstrap_sql, "schema_migrations");
+	if (rc >= 0)
+		rc = st_conn_commit(c);
+	if (rc < 0) {
+		st_conn_rollback(c);
+		snprintf(err, errlen, "cannot create schema_migrations (see "
+			 "the log above)");
+	}
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		int applied = apply_one(c, schema_dir, &list[i], err, errlen);
+		if (applied < 0)
+			rc = -1;
+		else if (cb)
+			cb(cls, list[i].name, applied == 1);
+	}
+	st_conn_close(c);
+	free(list);
+	return rc < 0 ? -1 : 0;
+}

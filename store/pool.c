@@ -1,0 +1,556 @@
+/*
+ * pool.c — libpq connections, the pool, transactions with retry, and the
+ * statement runner every other store file uses (see store.h, internal.h).
+ *
+ * PGconn and PGresult never leave this file. A connection found broken
+ * (the server restarted, the network dropped) is reset the next time it is
+ * handed out, which is how the server recovers from a database outage
+ * without restarting: requests fail fast with ST_SOFT_ERROR while it is
+ * down and succeed again once a reconnect works.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+/* Debian keeps libpq under postgresql/; its own includes are relative. */
+#include <postgresql/libpq-fe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "store/internal.h"
+
+/* Attempts of one transaction before a soft failure is reported. */
+#define TX_ATTEMPTS 4
+/* How long a request waits for a free connection. */
+#define ACQUIRE_TIMEOUT_MS 10000
+/*
+ * After a failed connection attempt, others fail at once for this long:
+ * with the database host unreachable every attempt would otherwise block a
+ * server thread for connect_timeout.
+ */
+#define FAIL_FAST_MS 500
+/* Connection failures are logged at most this often. */
+#define LOG_EVERY_MS 5000
+
+struct st_conn {
+	PGconn *pg;
+	/* Statements prepared on this session; forgotten on reset. */
+	const st_stmt **prepared;
+	size_t n_prepared, cap_prepared;
+	/* The server said the session ends (e.g. shutdown): reset first. */
+	bool broken;
+};
+
+struct st_row {
+	const PGresult *res;
+	int row;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	char *conninfo;
+	st_conn *conns;
+	bool *busy;
+	unsigned size, in_use;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static atomic_uint_fast64_t error_count;
+static _Atomic int64_t last_connect_failure_ms = INT64_MIN / 2;
+static _Atomic int64_t last_failure_log_ms = INT64_MIN / 2;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* libpq messages end in a newline; log lines must not. */
+static const char *chomp(char *buf, size_t cap, const char *msg)
+{
+	snprintf(buf, cap, "%s", msg ? msg : "");
+	size_t n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	return buf;
+}
+
+static void on_notice(void *arg, const char *message)
+{
+	(void)arg;
+	char buf[512];
+	cm_log(CM_DEBUG, "db notice: %s", chomp(buf, sizeof buf, message));
+}
+
+static PGconn *connect_db(const char *conninfo)
+{
+	/*
+	 * Our defaults come first: with expand_dbname the URL's own settings
+	 * (a later dbname entry) override them.
+	 */
+	const char *const keys[] = {"connect_timeout", "application_name",
+				    "dbname", NULL};
+	const char *const values[] = {"5", "stallscope", conninfo, NULL};
+	PGconn *pg = PQconnectdbParams(keys, values, 1);
+	if (pg)
+		PQsetNoticeProcessor(pg, on_notice, NULL);
+	return pg;
+}
+
+static void forget_prepared(st_conn *c)
+{
+	c->n_prepared = 0;
+	c->broken = false;
+}
+
+static void note_connect_failure(st_conn *c)
+{
+	atomic_fetch_add(&error_count, 1);
+	int64_t now = now_ms();
+	atomic_store(&last_connect_failure_ms, now);
+	if (now - atomic_load(&last_failure_log_ms) >= LOG_EVERY_MS) {
+		atomic_store(&last_failure_log_ms, now);
+		char buf[512];
+		cm_log(CM_WARN, "db: cannot connect: %s",
+		       chomp(buf, sizeof buf,
+			     c->pg ? PQerrorMessage(c->pg) : "out of memory"));
+	}
+}
+
+/* Makes C usable: connects or resets it when needed. */
+static int ensure_connected(st_conn *c)
+{
+	if (c->pg && PQstatus(c->pg) == CONNECTION_OK && !c->broken)
+		return 0;
+	if (now_ms() - atomic_load(&last_connect_failure_ms) < FAIL_FAST_MS)
+		return ST_SOFT_ERROR;
+	if (c->pg)
+		PQreset(c->pg);
+	else
+		c->pg = connect_db(pool.conninfo);
+	forget_prepared(c);
+	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
+		note_connect_failure(c);
+		return ST_SOFT_ERROR;
+	}
+	cm_log(CM_INFO, "db: connected (server %d)", PQserverVersion(c->pg));
+	return 0;
+}
+
+int st_init(const char *conninfo, unsigned pool_size)
+{
+	assert(pool_size > 0);
+	if (pool.conns)
+		return -1;
+	pool.conninfo = strdup(conninfo);
+	pool.conns = calloc(pool_size, sizeof *pool.conns);
+	pool.busy = calloc(pool_size, sizeof *pool.busy);
+	if (!pool.conninfo || !pool.conns || !pool.busy) {
+		free(pool.conninfo);
+		free(pool.conns);
+		free(pool.busy);
+		pool.conns = NULL;
+		return -1;
+	}
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool.freed, &attr);
+	pthread_condattr_destroy(&attr);
+	pool.size = pool_size;
+	pool.in_use = 0;
+	return 0;
+}
+
+static void conn_free_members(st_conn *c)
+{
+	if (c->pg)
+		PQfinish(c->pg);
+	free(c->prepared);
+	memset(c, 0, sizeof *c);
+}
+
+void st_shutdown(void)
+{
+	if (!pool.conns)
+		return;
+	for (unsigned i = 0; i < pool.size; i++)
+		conn_free_members(&pool.conns[i]);
+	free(pool.conns);
+	free(pool.busy);
+	free(pool.conninfo);
+	pthread_cond_destroy(&pool.freed);
+	pool.conns = NULL;
+	pool.busy = NULL;
+	pool.conninfo = NULL;
+	pool.size = pool.in_use = 0;
+}
+
+static void release(st_conn *c)
+{
+	pthread_mutex_lock(&pool.lock);
+	size_t i = (size_t)(c - pool.conns);
+	assert(i < pool.size && pool.busy[i]);
+	pool.busy[i] = false;
+	pool.in_use--;
+	pthread_cond_signal(&pool.freed);
+	pthread_mutex_unlock(&pool.lock);
+}
+
+static int acquire(st_conn **out)
+{
+	struct timespec deadline;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += ACQUIRE_TIMEOUT_MS / 1000;
+
+	pthread_mutex_lock(&pool.lock);
+	assert(pool.conns);
+	while (pool.in_use == pool.size) {
+		int e = pthread_cond_timedwait(&pool.freed, &pool.lock,
+					       &deadline);
+		if (e == ETIMEDOUT && pool.in_use == pool.size) {
+			pthread_mutex_unlock(&pool.lock);
+			cm_log(CM_WARN, "db: no free connection after %d ms",
+			       ACQUIRE_TIMEOUT_MS);
+			return ST_SOFT_ERROR;
+		}
+	}
+	st_conn *c = NULL;
+	for (unsigned i = 0; i < pool.size; i++) {
+		if (!pool.busy[i]) {
+			pool.busy[i] = true;
+			c = &pool.conns[i];
+			break;
+		}
+	}
+	pool.in_use++;
+	pthread_mutex_unlock(&pool.lock);
+
+	/* Connecting happens outside the lock so one slow connect does not
+	 * hold up the other threads. */
+	int rc = ensure_connected(c);
+	if (rc < 0) {
+		release(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void st_get_pool_stats(st_pool_stats *out)
+{
+	pthread_mutex_lock(&pool.lock);
+	out->size = pool.size;
+	out->in_use = pool.in_use;
+	pthread_mutex_unlock(&pool.lock);
+	out->errors = atomic_load(&error_count);
+}
+
+static bool sqlstate_is(const char *state, const char *prefix)
+{
+	return state && !strncmp(state, prefix, strlen(prefix));
+}
+
+/* Classifies and logs a failed statement; RES may be NULL. */
+static int fail(st_conn *c, const PGresult *res, const char *label)
+{
+	atomic_fetch_add(&error_count, 1);
+	char msg[512], detail[512];
+	const char *state =
+		res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (PQstatus(c->pg) != CONNECTION_OK) {
+		cm_log(CM_WARN, "db: %s: connection lost: %s", label,
+		       chomp(msg, sizeof msg, PQerrorMessage(c->pg)));
+		return ST_SOFT_ERROR;
+	}
+	chomp(msg, sizeof msg,
+	      res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)
+		  : PQerrorMessage(c->pg));
+	chomp(detail, sizeof detail,
+	      res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL);
+	/* serialization_failure, deadlock_detected: the transaction lost a
+	 * race and is worth running again. */
+	if (sqlstate_is(state, "40001") || sqlstate_is(state, "40P01")) {
+		cm_log(CM_INFO, "db: %s: SQLSTATE %s %s; retrying", label,
+		       state, msg);
+		return ST_SOFT_ERROR;
+	}
+	/* Connection exceptions and operator intervention (admin shutdown,
+	 * crash recovery): the session is ending even if libpq has not seen
+	 * the socket close yet. */
+	if (sqlstate_is(state, "08") || sqlstate_is(state, "57P")) {
+		c->broken = true;
+		cm_log(CM_WARN, "db: %s: SQLSTATE %s %s", label, state, msg);
+		return ST_SOFT_ERROR;
+	}
+	cm_log(CM_ERROR, "db: %s failed: SQLSTATE %s: %s%s%s", label,
+	       state ? state : "?", msg, detail[0] ? " DETAIL: " : "",
+	       detail);
+	return ST_HARD_ERROR;
+}
+
+static int prepare(st_conn *c, const st_stmt *stmt)
+{
+	for (size_t i = 0; i < c->n_prepared; i++)
+		if (c->prepared[i] == stmt)
+			return 0;
+	if (c->n_prepared == c->cap_prepared) {
+		size_t cap = c->cap_prepared ? 2 * c->cap_prepared : 32;
+		const st_stmt **p = realloc(c->prepared, cap * sizeof *p);
+		if (!p) {
+			cm_log(CM_ERROR, "db: out of memory preparing %s",
+			       stmt->name);
+			return ST_HARD_ERROR;
+		}
+		c->prepared = p;
+		c->cap_prepared = cap;
+	}
+	PGresult *res = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams,
+				  NULL);
+	int rc = 0;
+	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
+		rc = fail(c, res, stmt->name);
+	else
+		c->prepared[c->n_prepared++] = stmt;
+	PQclear(res);
+	return rc;
+}
+
+static int collect(st_conn *c, PGresult *res, const char *label, st_row_cb cb,
+		   void *cls)
+{
+	if (!res)
+		return fail(c, NULL, label);
+	switch (PQresultStatus(res)) {
+	case PGRES_TUPLES_OK: {
+		int n = PQntuples(res);
+		for (int i = 0; i < n && cb; i++) {
+			st_row row = {res, i};
+			if (cb(cls, &row) < 0) {
+				cm_log(CM_BUG, "db: %s: row %d rejected", label,
+				       i);
+				return ST_HARD_ERROR;
+			}
+		}
+		return n;
+	}
+	case PGRES_COMMAND_OK: {
+		const char *tuples = PQcmdTuples(res);
+		return tuples[0] ? atoi(tuples) : 0;
+	}
+	default:
+		return fail(c, res, label);
+	}
+}
+
+int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
+	    size_t nparams, st_row_cb cb, void *cls)
+{
+	assert(nparams == (size_t)stmt->nparams && nparams <= ST_MAX_PARAMS);
+	int rc = prepare(c, stmt);
+	if (rc < 0)
+		return rc;
+	const char *values[ST_MAX_PARAMS];
+	int lengths[ST_MAX_PARAMS], formats[ST_MAX_PARAMS];
+	char nums[ST_MAX_PARAMS][24];
+	for (size_t i = 0; i < nparams; i++) {
+		const st_param *p = &params[i];
+		values[i] = NULL;
+		lengths[i] = 0;
+		formats[i] = 0;
+		switch (p->kind) {
+		case ST_PARAM_NULL:
+			break;
+		case ST_PARAM_TEXT:
+			values[i] = p->data;
+			break;
+		case ST_PARAM_BYTES:
+			assert(p->len <= INT32_MAX);
+			values[i] = p->data;
+			lengths[i] = (int)p->len;
+			formats[i] = 1;
+			break;
+		case ST_PARAM_INT64:
+			snprintf(nums[i], sizeof nums[i], "%" PRId64, p->i64);
+			values[i] = nums[i];
+			break;
+		case ST_PARAM_BOOL:
+			values[i] = p->i64 ? "t" : "f";
+			break;
+		}
+	}
+	PGresult *res = PQexecPrepared(c->pg, stmt->name, (int)nparams,
+				       values, lengths, formats, 0);
+	rc = collect(c, res, stmt->name, cb, cls);
+	PQclear(res);
+	return rc;
+}
+
+int st_exec_script(st_conn *c, const char *sql, const char *label)
+{
+	PGresult *res = PQexec(c->pg, sql);
+	int rc = collect(c, res, label, NULL, NULL);
+	PQclear(res);
+	return rc < 0 ? rc : 0;
+}
+
+int st_conn_begin(st_conn *c)
+{
+	return st_exec_script(c, "BEGIN", "BEGIN");
+}
+
+int st_conn_commit(st_conn *c)
+{
+	PGresult *res = PQexec(c->pg, "COMMIT");
+	int rc = collect(c, res, "COMMIT", NULL, NULL);
+	/* COMMIT of a transaction that had failed answers ROLLBACK. */
+	if (rc >= 0 && strcmp(PQcmdStatus(res), "COMMIT") != 0) {
+		cm_log(CM_BUG, "db: COMMIT answered %s", PQcmdStatus(res));
+		rc = ST_HARD_ERROR;
+	}
+	PQclear(res);
+	return rc < 0 ? rc : 0;
+}
+
+void st_conn_rollback(st_conn *c)
+{
+	if (PQstatus(c->pg) != CONNECTION_OK)
+		return;
+	PQclear(PQexec(c->pg, "ROLLBACK"));
+}
+
+int st_run_tx(const char *name, st_tx_cb cb, void *cls)
+{
+	for (int attempt = 1;; attempt++) {
+		st_conn *c;
+		int rc = acquire(&c);
+		if (rc < 0)
+			return rc;
+		rc = st_conn_begin(c);
+		if (rc >= 0) {
+			rc = cb(c, cls);
+			if (rc >= 0) {
+				int crc = st_conn_commit(c);
+				if (crc < 0)
+					rc = crc;
+			} else {
+				st_conn_rollback(c);
+			}
+		}
+		release(c);
+		if (rc != ST_SOFT_ERROR)
+			return rc;
+		if (attempt == TX_ATTEMPTS) {
+			cm_log(CM_WARN, "db: transaction %s gave up after %d "
+			       "attempts", name, attempt);
+			return rc;
+		}
+	}
+}
+
+static int ping_tx(st_conn *c, void *cls)
+{
+	(void)cls;
+	static const st_stmt q = {"pool_ping", "SELECT 1", 0};
+	return st_exec(c, &q, NULL, 0, NULL, NULL);
+}
+
+int st_ping(void)
+{
+	return st_run_tx("ping", ping_tx, NULL);
+}
+
+int st_conn_open(const char *conninfo, st_conn **out_conn, char *err,
+		 size_t errlen)
+{
+	st_conn *c = calloc(1, sizeof *c);
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	c->pg = connect_db(conninfo);
+	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
+		char buf[512];
+		snprintf(err, errlen, "cannot connect to the database: %s",
+			 chomp(buf, sizeof buf,
+			       c->pg ? PQerrorMessage(c->pg)
+				     : "out of memory"));
+		st_conn_close(c);
+		return -1;
+	}
+	*out_conn = c;
+	return 0;
+}
+
+void st_conn_close(st_conn *c)
+{
+	if (!c)
+		return;
+	conn_free_members(c);
+	free(c);
+}
+
+const char *st_row_text(const st_row *row, int col)
+{
+	if (PQgetisnull(row->res, row->row, col))
+		return NULL;
+	return PQgetvalue(row->res, row->row, col);
+}
+
+int st_row_copy(const st_row *row, int col, char *out, size_t cap)
+{
+	const char *v = st_row_text(row, col);
+	if (!v || strlen(v) >= cap) {
+		if (cap)
+			out[0] = '\0';
+		return -1;
+	}
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+int64_t st_row_int64(const st_row *row, int col)
+{
+	const char *v = st_row_text(row, col);
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+bool st_row_bool(const st_row *row, int col)
+{
+	const char *v = st_row_text(row, col);
+	return v && v[0] == 't';
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len)
+{
+	/* Text-format bytea is "\x" and two hex digits per byte. */
+	const char *v = st_row_text(row, col);
+	if (!v || v[0] != '\\' || v[1] != 'x' || strlen(v + 2) != 2 * len)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		int hi = hexval(v[2 + 2 * i]), lo = hexval(v[3 + 2 * i]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (int)len;
+}

@@ -1,0 +1,185 @@
+/*
+ * store.h — the storage layer: the only interface to PostgreSQL.
+ *
+ * Nothing outside store/ includes libpq; this header speaks of connections,
+ * transactions and rows in our own terms.
+ *
+ * A process opens one pool (st_init) sized to the threads that may query at
+ * the same time. Work runs as transactions: st_run_tx takes a connection
+ * from the pool, BEGINs, calls back, COMMITs, and retries the whole
+ * callback on serialization failure, deadlock or a lost connection (after
+ * resetting it), so callbacks must be safe to run more than once and must
+ * keep nothing from a failed attempt. Statements are prepared once per
+ * connection and always run with bound parameters.
+ *
+ * Result codes everywhere: negative = failure (ST_HARD_ERROR: retrying will
+ * not help, a bug or a violated constraint; ST_SOFT_ERROR: the database is
+ * unreachable or the transaction lost a race, retry later), 0 = no rows,
+ * positive = rows returned or affected.
+ *
+ * Thread-safety: every function may be called from any thread once st_init
+ * returned; a st_conn belongs to the callback it was handed to.
+ */
+#ifndef STALLSCOPE_STORE_H
+#define STALLSCOPE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum st_status {
+	ST_SOFT_ERROR = -2,
+	ST_HARD_ERROR = -1,
+	ST_NO_RESULTS = 0,
+	ST_ONE_RESULT = 1,
+};
+
+/* ---- Pool and transactions ---------------------------------------------- */
+
+typedef struct st_conn st_conn;
+
+/*
+ * Sets up a pool of POOL_SIZE connections to CONNINFO (a libpq URL or
+ * key=value string; copied). Connections open lazily, so this succeeds with
+ * the database down. Returns 0, or -1 when called twice or out of memory.
+ */
+int st_init(const char *conninfo, unsigned pool_size);
+
+/* Closes every connection. No st_ call may be running or follow. */
+void st_shutdown(void);
+
+/*
+ * The body of a transaction: runs queries on C and returns a st_status
+ * (negative aborts the transaction; ST_SOFT_ERROR makes st_run_tx retry).
+ */
+typedef int (*st_tx_cb)(st_conn *c, void *cls);
+
+/*
+ * Runs CB(c, CLS) inside BEGIN … COMMIT on a pooled connection; NAME labels
+ * log lines. Retries soft failures a few times. Returns CB's result when the
+ * commit succeeded, otherwise a negative st_status.
+ */
+int st_run_tx(const char *name, st_tx_cb cb, void *cls);
+
+/* Round-trips to the database: 1 when it answers, a negative st_status not. */
+int st_ping(void);
+
+typedef struct st_pool_stats {
+	unsigned size;   /* connections the pool may hold */
+	unsigned in_use; /* handed out right now */
+	uint64_t errors; /* failed statements and connection attempts so far */
+} st_pool_stats;
+
+void st_get_pool_stats(st_pool_stats *out);
+
+/* ---- Migrations --------------------------------------------------------- */
+
+/* Called once per migration file; APPLIED false when it was already there. */
+typedef void (*st_migrate_cb)(void *cls, const char *file, bool applied);
+
+/*
+ * Applies SCHEMA_DIR/NNN_name.sql files in version order on a connection of
+ * its own, one transaction per file, recording (version, name, checksum) in
+ * schema_migrations. Files already recorded with the same checksum are
+ * skipped; a recorded file whose content changed is an error. Concurrent
+ * runs serialize on an advisory lock. Returns 0, or -1 with a one-line
+ * reason in ERR (ERRLEN bytes).
+ */
+int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
+	       void *cls, char *err, size_t errlen);
+
+/* ---- Apps ---------------------------------------------------------------- */
+
+#define ST_HASH_LEN 32
+#define ST_BUNDLE_ID_MAX 255
+
+/* The credential kinds an app has; each is stored only as a hash. */
+typedef enum st_cred {
+	ST_CRED_INGEST,
+	ST_CRED_UPLOAD,
+	ST_CRED_ADMIN,
+} st_cred;
+
+typedef struct st_app {
+	int64_t id;
+	char bundle_id[ST_BUNDLE_ID_MAX + 1];
+	uint8_t hash[3][ST_HASH_LEN]; /* indexed by st_cred */
+} st_app;
+
+/*
+ * Inserts an app. HASHES holds the three credential hashes indexed by
+ * st_cred. Returns 1 with *out_id set, 0 when BUNDLE_ID already exists.
+ */
+int st_app_insert(st_conn *c, const char *bundle_id, const char *name,
+		  const uint8_t hashes[3][ST_HASH_LEN], int64_t *out_id);
+
+/* Finds the app BUNDLE_ID: 1 with *out filled, 0 when there is none. */
+int st_app_by_bundle(st_conn *c, const char *bundle_id, st_app *out);
+
+/* Finds the app owning the credential of KIND hashing to HASH: 1 or 0. */
+int st_app_by_credential(st_conn *c, st_cred kind,
+			 const uint8_t hash[ST_HASH_LEN], st_app *out);
+
+/* ---- Debug files (uploaded dSYMs and binaries, one row per slice) ------- */
+
+#define ST_UUID_LEN 36
+#define ST_ARCH_MAX 15
+#define ST_NAME_MAX 255
+#define ST_PATH_MAX 511
+
+typedef struct st_debug_file {
+	int64_t id;
+	int64_t app_id;
+	char uuid[ST_UUID_LEN + 1]; /* uppercase 8-4-4-4-12 */
+	char arch[ST_ARCH_MAX + 1];
+	char name[ST_NAME_MAX + 1];
+	char kind[16]; /* Mach-O file type: dsym, execute, dylib, bundle, … */
+	bool has_dwarf;
+	int64_t functions;
+	int64_t file_size;     /* bytes of the kept slice */
+	int64_t symcache_size; /* bytes of its symcache */
+	int64_t symcache_version;
+	/* Relative to the data dir. */
+	char debug_path[ST_PATH_MAX + 1];
+	char symcache_path[ST_PATH_MAX + 1];
+	char created_at[40]; /* RFC 3339, UTC */
+} st_debug_file;
+
+/*
+ * The row of (APP_ID, UUID, ARCH). With FOR_UPDATE the row stays locked
+ * until the transaction ends. Returns 1 with *out filled, or 0.
+ */
+int st_debug_file_get(st_conn *c, int64_t app_id, const char *uuid,
+		      const char *arch, bool for_update, st_debug_file *out);
+
+/*
+ * Inserts F (its id and created_at are ignored) unless a row for its app,
+ * UUID and arch exists. Returns 1 inserted, 0 present.
+ */
+int st_debug_file_insert(st_conn *c, const st_debug_file *f);
+
+/*
+ * Overwrites the row of F's app, UUID and arch with F's content. Returns 1,
+ * or 0 when the row is gone.
+ */
+int st_debug_file_replace(st_conn *c, const st_debug_file *f);
+
+/* Called per row; a negative return stops and becomes ST_HARD_ERROR. */
+typedef int (*st_debug_file_cb)(void *cls, const st_debug_file *f);
+
+/*
+ * Lists APP_ID's debug files newest first, at most LIMIT, only those with an
+ * id below BEFORE_ID when BEFORE_ID > 0 (keyset pagination). Returns the
+ * number of rows.
+ */
+int st_debug_file_list(st_conn *c, int64_t app_id, int64_t before_id,
+		       unsigned limit, st_debug_file_cb cb, void *cls);
+
+/*
+ * Deletes every slice of UUID of APP_ID, handing each deleted row to CB.
+ * Returns the number of rows deleted.
+ */
+int st_debug_file_delete(st_conn *c, int64_t app_id, const char *uuid,
+			 st_debug_file_cb cb, void *cls);
+
+#endif

@@ -148,7 +148,8 @@ typedef struct dw_ctx {
 	name_attrs *names; /* open addressing on off */
 	size_t nnames, cap_names;
 	/* current unit */
-	unsigned version;
+	unsigned version;      /* of the unit: decides range list forms */
+	unsigned line_version; /* of its line table: decides file naming */
 	const char *comp_dir; /* NULL or comp_dir_buf */
 	char comp_dir_buf[MAX_PATH_LEN];
 	uint64_t base_address;
@@ -528,13 +529,14 @@ static const char *include_dir(dw_ctx *c, Dwarf_Unsigned dir)
 			dwarf_dealloc_error(c->dbg, derr);
 		return NULL;
 	}
-	/* libdwarf numbers its directory list from 1 in every version; DWARF 5
-	 * puts the compilation directory at index 0 of the list itself. */
+	/* libdwarf 20210528 indexes DWARF 5 directories from 0 (entry 0 being
+	 * the compilation directory, as in the line table) and older versions'
+	 * from 1 (0 meaning the compilation directory, not in the list). */
 	Dwarf_Signed index;
-	if (c->version >= 5) {
+	if (c->line_version >= 5) {
 		if (dir >= (Dwarf_Unsigned)count)
 			return NULL;
-		index = (Dwarf_Signed)dir + 1;
+		index = (Dwarf_Signed)dir;
 	} else {
 		if (dir == 0 || dir > (Dwarf_Unsigned)count)
 			return NULL;
@@ -581,7 +583,7 @@ static uint32_t file_path(dw_ctx *c, uint64_t index)
 		buf[0] = '\0';
 		bool dir_absolute = idir && idir[0] == '/';
 		/* DWARF 5's directory 0 already is the compilation directory. */
-		if ((c->version < 5 || dir != 0) && c->comp_dir && c->comp_dir[0] &&
+		if ((c->line_version < 5 || dir != 0) && c->comp_dir && c->comp_dir[0] &&
 		    !dir_absolute)
 			path_append(buf, &len, c->comp_dir);
 		path_append(buf, &len, idir ? idir : "");
@@ -609,6 +611,7 @@ static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
 		c->line_ctx = NULL;
 		return SYM_OK;
 	}
+	c->line_version = (unsigned)version;
 	Dwarf_Signed base = 0, count = 0, end = 0;
 	if (dwarf_srclines_files_indexes(c->line_ctx, &base, &count, &end, &derr) ==
 	    DW_DLV_OK && end >= base) {

@@ -1,0 +1,58 @@
+/*
+ * fuzz_common.h — shared by the ingest fuzz targets: after a successful
+ * parse, run every accepted report through the representative-stack and
+ * grouping code the server runs next, so the fuzzer checks those too.
+ */
+#ifndef STALLSCOPE_FUZZ_COMMON_H
+#define STALLSCOPE_FUZZ_COMMON_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/grouping.h"
+#include "ingest/parse.h"
+#include "ingest/representative.h"
+
+static inline void fuzz_exercise(ing_batch *b)
+{
+	for (size_t e = 0; e < b->nentries; e++) {
+		const ing_report *r = b->entries[e].report;
+		if (!r) {
+			/* A rejection always names its failure. */
+			if (b->entries[e].error.code == ERR_NONE ||
+			    !b->entries[e].error.message[0])
+				abort();
+			continue;
+		}
+		if (!r->report_id)
+			abort();
+		const ing_stack *st = ing_representative(r, NULL);
+		if (!st)
+			continue;
+		size_t n = st->nframes < 8 ? st->nframes : 8;
+		ing_gframe g[8];
+		for (size_t i = 0; i < n; i++) {
+			const ing_frame *f = &st->frames[i];
+			g[i] = (ing_gframe){.hint = f->symbol_hint,
+					    .address = f->address};
+			for (size_t k = 0; k < r->nimages; k++) {
+				const ing_image *im = &r->images[k];
+				if (f->address >= im->load_address &&
+				    (im->size == 0 ||
+				     f->address - im->load_address < im->size)) {
+					g[i].image = im->name;
+					g[i].offset = f->address - im->load_address;
+					break;
+				}
+			}
+		}
+		ing_grouping gr;
+		if (ing_group(g, n, NULL, b->arena, &gr) == 0 &&
+		    (strlen(gr.key1) != 16 || strlen(gr.key2) != 16 ||
+		     gr.nidentities > n * SYM_MAX_FRAMES))
+			abort();
+	}
+}
+
+#endif

@@ -158,7 +158,8 @@ static int build_cu_map(const sym_debuginfo *di, vec *out, sym_error *err)
 		return rc;
 	}
 	endpoint *ep = eps.p;
-	qsort(ep, eps.n, sizeof *ep, cmp_endpoint);
+	if (eps.n)
+		qsort(ep, eps.n, sizeof *ep, cmp_endpoint);
 	/* The valid multiset: a count per unit id, and a Fenwick tree over
 	 * "count > 0" to find the lowest valid id in O(log n). */
 	size_t nids = di->ncus + 1;

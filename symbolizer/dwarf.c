@@ -947,7 +947,8 @@ static int load_aranges(dw_ctx *c)
 		free(cus);
 		return rc;
 	}
-	qsort(cus, ncus, sizeof *cus, cmp_u64);
+	if (ncus)
+		qsort(cus, ncus, sizeof *cus, cmp_u64);
 	size_t u = 0;
 	for (size_t i = 0; i < ncus; i++)
 		if (u == 0 || cus[u - 1] != cus[i])

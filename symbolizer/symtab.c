@@ -92,7 +92,8 @@ int sym_symtab_collect(const sym_macho_slice *s, sym_strtab *st, vec *out,
 	if (rc)
 		return rc;
 	sym_tsym *v = out->p;
-	qsort(v, out->n, sizeof *v, cmp_sym_tsym);
+	if (out->n)
+		qsort(v, out->n, sizeof *v, cmp_sym_tsym);
 	size_t u = 0;
 	for (size_t i = 0; i < out->n; i++) {
 		if (i + 1 < out->n && v[i + 1].addr == v[i].addr)

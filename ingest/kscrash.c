@@ -432,6 +432,8 @@ int ing_parse_kscrash_json(const json_t *root, const ing_limits *limits,
 		if (b->is_batch)
 			ing_path_index(where, sizeof where, "body", i);
 		ing_entry *e = &b->entries[b->nentries++];
+		/* Failures outside the entry's own parse are the body's. */
+		c.err = err;
 		ing_report *r = ing_arena_alloc(c.arena, sizeof *r);
 		if (!r) {
 			ing_nomem(&c);

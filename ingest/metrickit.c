@@ -638,6 +638,7 @@ int ing_parse_metrickit_json(const json_t *root, const ing_limits *limits,
 		if (list)
 			ing_path_index(pw, sizeof pw, *prefix ? prefix : "body",
 				       p);
+		c.err = err;
 		const char *ts = NULL;
 		const json_t *jts = ing_get(pl, "timeStampEnd");
 		if (!jts)
@@ -660,6 +661,9 @@ int ing_parse_metrickit_json(const json_t *root, const ing_limits *limits,
 				char where[ING_PATH_MAX], key[33];
 				ing_path_index(where, sizeof where, aw, i);
 				ing_entry *e = &b->entries[b->nentries++];
+				/* Failures outside the entry's own parse are
+				 * the body's. */
+				c.err = err;
 				ing_report *r = ing_arena_alloc(c.arena,
 								sizeof *r);
 				if (!r) {

@@ -340,6 +340,8 @@ int ing_parse_native_json(const json_t *root, const ing_limits *limits,
 		if (list)
 			ing_path_index(where, sizeof where, "reports", i);
 		ing_entry *e = &b->entries[b->nentries++];
+		/* Failures outside the entry's own parse are the body's. */
+		c.err = err;
 		ing_report *r = ing_arena_alloc(c.arena, sizeof *r);
 		if (!r) {
 			ing_nomem(&c);

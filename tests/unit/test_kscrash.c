@@ -304,6 +304,35 @@ static void test_thread_and_frame_limits(void **state)
 	ing_batch_free(b);
 }
 
+static void test_memory_limit_sweep(void **state)
+{
+	(void)state;
+	size_t len;
+	char *one = tu_read_format("kscrash/MainThreadDeadlock.json", &len);
+	char *arr = tu_printf("[%s,%s,%s]", one, one, one);
+	size_t ok = 0, failed = 0;
+	for (size_t mem = 4096; mem < 400 * 1024; mem += 4096 + 48) {
+		ing_limits l = ing_limits_default();
+		l.max_memory = mem;
+		ing_batch *b = NULL;
+		ing_error err = {.code = ERR_NONE};
+		if (ing_parse_kscrash(arr, strlen(arr), &l, NULL, &b, &err) == 0) {
+			assert_int_equal(b->nentries, 3);
+			for (size_t i = 0; i < 3; i++)
+				assert_non_null(b->entries[i].report);
+			ing_batch_free(b);
+			ok++;
+		} else {
+			assert_null(b);
+			assert_int_equal(err.code, ERR_BODY_TOO_LARGE);
+			failed++;
+		}
+	}
+	assert_true(ok > 0 && failed > 0);
+	free(arr);
+	free(one);
+}
+
 static void test_matrix_code_scan(void **state)
 {
 	(void)state;
@@ -324,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_mini_fields),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_thread_and_frame_limits),
+		cmocka_unit_test(test_memory_limit_sweep),
 		cmocka_unit_test(test_matrix_code_scan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -473,6 +473,42 @@ static void test_deep_tree_within_json_depth(void **state)
 	free(b.s);
 }
 
+static void test_memory_limit_sweep(void **state)
+{
+	(void)state;
+	char *tree = tu_read_format("metrickit/not-per-thread.json", NULL);
+	tu_buf body = {0};
+	tu_add(&body, "[");
+	for (int i = 0; i < 20; i++) {
+		char *p = tu_printf("%s{\"timeStampEnd\":\"2023-12-01 10:00:%02d\","
+				    "\"hangDiagnostics\":[{\"callStackTree\":%s}]}",
+				    i ? "," : "", i, tree);
+		tu_add(&body, p);
+		free(p);
+	}
+	tu_add(&body, "]");
+	size_t ok = 0, failed = 0;
+	for (size_t mem = 512; mem < 100 * 1024; mem += 512 + 16) {
+		ing_limits l = ing_limits_default();
+		l.max_memory = mem;
+		ing_batch *b = NULL;
+		ing_error err = {.code = ERR_NONE};
+		if (ing_parse_metrickit(body.s, body.len, &l, NULL, &b, &err) ==
+		    0) {
+			assert_int_equal(b->nentries, 20);
+			ing_batch_free(b);
+			ok++;
+		} else {
+			assert_null(b);
+			assert_int_equal(err.code, ERR_BODY_TOO_LARGE);
+			failed++;
+		}
+	}
+	assert_true(ok > 0 && failed > 0);
+	free(body.s);
+	free(tree);
+}
+
 static void test_entry_key(void **state)
 {
 	(void)state;
@@ -535,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_and_payload_forms),
 		cmocka_unit_test(test_body_errors_and_limits),
 		cmocka_unit_test(test_deep_tree_within_json_depth),
+		cmocka_unit_test(test_memory_limit_sweep),
 		cmocka_unit_test(test_entry_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

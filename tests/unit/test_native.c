@@ -472,6 +472,42 @@ static void test_memory_limit(void **state)
 	free(s);
 }
 
+/* Whatever allocation runs out, the failure is the body's and says so. */
+static void test_memory_limit_sweep(void **state)
+{
+	(void)state;
+	tu_buf body = {0};
+	tu_add(&body, "{\"reports\":[");
+	for (int i = 0; i < 40; i++)
+		tu_addf(&body,
+			"%s{\"report_id\":\"r%d\",\"app_version\":\"1.0\","
+			"\"images\":[{\"name\":\"A\",\"load_address\":1}],"
+			"\"threads\":[{\"frames\":[1,2,3,4,5,6,7,8]}]}",
+			i ? "," : "", i);
+	tu_add(&body, "]}");
+	size_t ok = 0, failed = 0;
+	for (size_t mem = 1024; mem < 200 * 1024; mem += 1024 + 16) {
+		ing_limits l = ing_limits_default();
+		l.max_memory = mem;
+		ing_batch *b = NULL;
+		ing_error err = {.code = ERR_NONE};
+		if (ing_parse_native(body.s, body.len, &l, NULL, &b, &err) == 0) {
+			assert_int_equal(b->nentries, 40);
+			for (size_t i = 0; i < 40; i++)
+				assert_non_null(b->entries[i].report);
+			ing_batch_free(b);
+			ok++;
+		} else {
+			assert_null(b);
+			assert_int_equal(err.code, ERR_BODY_TOO_LARGE);
+			assert_non_null(strstr(err.message, "bytes"));
+			failed++;
+		}
+	}
+	assert_true(ok > 0 && failed > 0);
+	free(body.s);
+}
+
 static void test_json_variant_does_not_keep_the_value(void **state)
 {
 	(void)state;
@@ -508,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_batch_limits_and_body_errors),
 		cmocka_unit_test(test_depth_limit),
 		cmocka_unit_test(test_memory_limit),
+		cmocka_unit_test(test_memory_limit_sweep),
 		cmocka_unit_test(test_json_variant_does_not_keep_the_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "server/auth.h"
 #include "server/commands.h"
 #include "server/config.h"
@@ -67,6 +68,8 @@ static int create(const char *bundle_id, const char *name)
 		fprintf(stderr, "stallscope app: %s\n", err);
 		return 1;
 	}
+	/* stdout is the product here; only trouble goes to stderr. */
+	cm_log_set_level(CM_WARN);
 	if (sodium_init() < 0 || st_init(url, 1) < 0) {
 		fprintf(stderr, "stallscope app: cannot initialize\n");
 		return 1;

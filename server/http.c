@@ -561,8 +561,11 @@ srv_http *srv_http_start(const srv_config *cfg)
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	http->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, http, MHD_OPTION_SOCK_ADDR,
-		ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
+		flags, 0, NULL, NULL, on_request, http,
+		/* First, so that libmicrohttpd logs nothing on its own. */
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, http,
+		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
 		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
@@ -570,7 +573,7 @@ srv_http *srv_http_start(const srv_config *cfg)
 		MHD_OPTION_URI_LOG_CALLBACK, on_uri, http,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, http,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, http,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, http, MHD_OPTION_END);
+		MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (!http->daemon) {
 		cm_log(CM_ERROR, "http: cannot listen on %s:%u",

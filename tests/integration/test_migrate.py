@@ -1,0 +1,126 @@
+"""`stallscope migrate` and `stallscope app create` against fresh databases."""
+import hashlib
+import shutil
+import subprocess
+
+from conftest import BIN, REPO, create_app, migrate, run, stallscope
+
+
+def psql(cluster, url, sql):
+    return run(["/usr/lib/postgresql/15/bin/psql", url, "-Atc", sql]).stdout
+
+
+def test_migrate_fresh_then_noop(cluster):
+    url = cluster.create_db("it_migrate_fresh")
+    first = migrate(url).stdout
+    assert "applied 001_init.sql" in first
+    rows = psql(cluster, url,
+                "SELECT version, name FROM schema_migrations ORDER BY 1")
+    assert rows.splitlines()[0] == "1|001_init.sql"
+    tables = psql(cluster, url,
+                  "SELECT tablename FROM pg_tables WHERE schemaname='public'"
+                  " ORDER BY 1").split()
+    assert {"apps", "debug_files", "schema_migrations"} <= set(tables)
+
+    before = psql(cluster, url, "SELECT version, checksum, applied_at "
+                                "FROM schema_migrations ORDER BY 1")
+    second = migrate(url).stdout
+    assert not [l for l in second.splitlines() if l.startswith("applied ")]
+    assert "0 applied now" in second
+    assert psql(cluster, url, "SELECT version, checksum, applied_at "
+                              "FROM schema_migrations ORDER BY 1") == before
+
+
+def test_every_table_and_index_is_commented(db, cluster):
+    missing = psql(cluster, db, """
+        SELECT c.relname FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i', 'p')
+          AND obj_description(c.oid, 'pg_class') IS NULL""")
+    assert missing.strip() == ""
+
+
+def test_changed_migration_is_refused(cluster, tmp_path):
+    url = cluster.create_db("it_migrate_changed")
+    schema = tmp_path / "schema"
+    shutil.copytree(REPO / "schema", schema)
+    migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(schema)})
+    with open(schema / "001_init.sql", "a") as f:
+        f.write("\n-- edited after shipping\n")
+    p = migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(schema)},
+                check=False)
+    assert p.returncode == 1
+    assert "001_init.sql changed after it was applied" in p.stderr
+
+
+def test_failing_migration_applies_nothing(cluster, tmp_path):
+    url = cluster.create_db("it_migrate_failing")
+    schema = tmp_path / "schema"
+    shutil.copytree(REPO / "schema", schema)
+    (schema / "999_broken.sql").write_text(
+        "CREATE TABLE half_done (id int);\nSELECT no_such_function();\n")
+    p = migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(schema)},
+                check=False)
+    assert p.returncode == 1 and "999_broken.sql failed" in p.stderr
+    assert psql(cluster, url, "SELECT to_regclass('half_done') IS NULL") \
+        .strip() == "t"
+    assert psql(cluster, url, "SELECT count(*) FROM schema_migrations "
+                              "WHERE version = 999").strip() == "0"
+
+
+def test_migrate_without_database_url_fails_clearly():
+    p = subprocess.run([str(BIN), "migrate"], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin"})
+    assert p.returncode == 1
+    assert "STALLSCOPE_DATABASE_URL is not set" in p.stderr
+
+
+def test_app_create_prints_credentials_once_and_stores_hashes(db, cluster):
+    app = create_app(db)
+    assert set(app) == {"app", "ingest_key", "upload_token", "admin_token"}
+    assert app["ingest_key"].startswith("ssi_")
+    assert app["upload_token"].startswith("ssu_")
+    assert app["admin_token"].startswith("ssa_")
+    stored = psql(cluster, db,
+                  "SELECT encode(ingest_key_hash, 'hex'), encode("
+                  "upload_token_hash, 'hex'), encode(admin_token_hash, 'hex')"
+                  f" FROM apps WHERE bundle_id = '{app['app']}'")
+    row = psql(cluster, db, "SELECT a::text FROM apps a WHERE bundle_id = "
+                            f"'{app['app']}'")
+    secrets = (app["ingest_key"], app["upload_token"], app["admin_token"])
+    for secret in secrets:
+        assert secret not in row and secret[4:] not in row
+    # Only the BLAKE2b-256 of each credential is kept.
+    assert stored.strip().split("|") == [
+        hashlib.blake2b(s.encode(), digest_size=32).hexdigest()
+        for s in secrets]
+
+    again = stallscope("app", "create", app["app"], db_url=db, check=False)
+    assert again.returncode == 1 and "already exists" in again.stderr
+    bad = stallscope("app", "create", "../etc", db_url=db, check=False)
+    assert bad.returncode == 2
+
+
+def test_help_lists_every_setting():
+    out = run([BIN, "serve", "--help"]).stdout
+    for var in ("STALLSCOPE_DATABASE_URL", "STALLSCOPE_LISTEN",
+                "STALLSCOPE_DATA_DIR", "STALLSCOPE_THREADS",
+                "STALLSCOPE_MAX_BODY", "STALLSCOPE_MAX_UPLOAD",
+                "STALLSCOPE_MAX_UNZIPPED"):
+        assert var in out
+    assert "STALLSCOPE_SCHEMA_DIR" in run([BIN, "migrate", "--help"]).stdout
+    assert "BUNDLE_ID" in run([BIN, "app", "--help"]).stdout
+    readme = (REPO / "README.md").read_text()
+    for line in out.splitlines():
+        word = line.split()[0] if line.split() else ""
+        if word.startswith("STALLSCOPE_"):
+            assert word in readme, f"{word} is not documented in README.md"
+
+
+def test_serve_refuses_bad_settings(db):
+    for var, value in (("STALLSCOPE_MAX_BODY", "lots"),
+                       ("STALLSCOPE_LISTEN", "localhost"),
+                       ("STALLSCOPE_THREADS", "0")):
+        p = stallscope("serve", db_url=db, extra_env={var: value},
+                       check=False)
+        assert p.returncode == 1 and var in p.stderr, p.stderr

@@ -372,6 +372,8 @@ static int build_die_map(const sym_debuginfo *di, const sym_di_cu *cu, vec *out,
 	free(t.nodes.p);
 	if (rc)
 		return nomem(err);
+	if (out->n == start)
+		return SYM_OK;
 	/* Clip each entry at the next key: that is where lookups switch. */
 	ival *v = (ival *)out->p + start;
 	size_t n = out->n - start;

@@ -1010,6 +1010,9 @@ int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
 	    DW_DLV_OK) {
 		rc = fail(err, SYM_ERR_FORMAT, "DWARF: cannot open: %s",
 			  derr ? dwarf_errmsg(derr) : "no DWARF sections");
+		/* Without a Dwarf_Debug the error belongs to no session. */
+		if (derr)
+			dwarf_dealloc_error(NULL, derr);
 		free(obj.sections);
 		return rc;
 	}

@@ -68,7 +68,49 @@ static bool get_uleb32(const uint8_t **p, const uint8_t *end, uint32_t *out)
 	return false;
 }
 
-/* The same without checks, for data validated at open. */
+/* A ULEB128 value of at most 64 bits (a line entry's head: a 33-bit
+ * zigzag delta shifted once). */
+static bool get_uleb64(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return false;
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Applies a line entry's head to the current line; false when the result
+ * leaves the u32 range. */
+static bool apply_line_delta(uint64_t head, uint32_t *line)
+{
+	uint64_t z = head >> 1;
+	int64_t delta = (z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
+	int64_t next = (int64_t)*line + delta;
+	if (next < 0 || next > (int64_t)UINT32_MAX)
+		return false;
+	*line = (uint32_t)next;
+	return true;
+}
+
+/* Unchecked decoders, for data validated at open. */
+static uint64_t uleb64(const uint8_t **p)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
 static uint32_t uleb32(const uint8_t **p)
 {
 	uint32_t v = 0;
@@ -152,10 +194,12 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 		uint32_t n = h->nlines - k * SYMC_LINES_PER_BLOCK;
 		if (n > SYMC_LINES_PER_BLOCK)
 			n = SYMC_LINES_PER_BLOCK;
+		uint32_t line = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t delta = 0, head, file, column;
+			uint32_t delta = 0, file, column;
+			uint64_t head;
 			if ((i && (!get_uleb32(&p, end, &delta) || delta == 0)) ||
-			    !get_uleb32(&p, end, &head) ||
+			    !get_uleb64(&p, end, &head) || !apply_line_delta(head, &line) ||
 			    ((head & 1) && (!get_uleb32(&p, end, &file) || file > h->nfiles)) ||
 			    !get_uleb32(&p, end, &column))
 				return fail(err, SYM_ERR_FORMAT, "symcache: line entry %u of block %u is invalid",
@@ -328,9 +372,8 @@ static void line_at(const sym_cache *c, uint32_t off, uint32_t *file, uint32_t *
 			}
 			at += delta;
 		}
-		uint32_t head = uleb32(&p);
-		uint32_t z = head >> 1;
-		cur_line = (uint32_t)((int64_t)cur_line + ((z & 1) ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1)));
+		uint64_t head = uleb64(&p);
+		apply_line_delta(head, &cur_line);
 		if (head & 1)
 			cur_file = uleb32(&p);
 		*file = cur_file;

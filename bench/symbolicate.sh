@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Symbolizer benchmark against LLVM's tools on one machine, in one run.
+#
+# Builds a 40,000-function dSYM once (cached under build/bench, keyed by the
+# generator's hash; the compile takes minutes), then alternates the peers,
+# RUNS times each (default 3), and prints medians and ratios:
+#   (a) warm: `stallscope symbolicate` on a prebuilt symcache
+#       vs `llvm-symbolizer --output-style=JSON --inlining` on the DWARF,
+#       ADDRS random addresses (default 200,000);
+#   (b) cold: `stallscope symbolicate` straight on the DWARF vs the same;
+#   (c) `stallscope symcache` vs `llvm-gsymutil --convert`;
+#   (d) symcache size vs GSYM size;
+#   (e) peak RSS of each.
+# Not part of `make test`: timings belong here, never in tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+ADDRS=${ADDRS:-200000}
+FUNCS=${FUNCS:-40000}
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-14/bin}
+BIN=${STALLSCOPE_BIN:-build/stallscope}
+export PATH="$LLVM_BIN:$PATH"
+
+[ -x "$BIN" ] || make -s all
+command -v /usr/bin/time >/dev/null || { echo "bench needs /usr/bin/time (apt-get install time)"; exit 1; }
+
+gen_hash=$( (sed -n '/^# ---- generator/,$p' "$0"; echo "$FUNCS") | sha256sum | cut -c1-16)
+dir=build/bench/big-$gen_hash
+dwarf=$dir/libBig.dylib.dSYM/Contents/Resources/DWARF/libBig.dylib
+
+# ---- generator: C functions, each with a static inline helper inlined twice.
+generate() {
+	python3 - "$FUNCS" >"$1" <<'EOF'
+import sys
+n = int(sys.argv[1])
+out = ["extern volatile int sink;\n"]
+for i in range(n):
+    out.append(f"static inline int helper_{i}(int x) {{ int y = x * {i % 97 + 3}; "
+               f"if (y & 1) y += {i % 13}; return y ^ (x >> 2); }}\n")
+    out.append(f"int func_{i}(int a, int b) {{ int s = 0; for (int k = 0; k < a; k++) "
+               f"s += helper_{i}(k + b); if (s > {i}) sink = s; return s + helper_{i}(a); }}\n")
+sys.stdout.write("".join(out))
+EOF
+}
+
+if [ ! -f "$dwarf" ]; then
+	echo "building the $FUNCS-function dSYM once (cached in $dir; takes minutes)…"
+	mkdir -p build/bench
+	tmp=$(mktemp -d build/bench/tmp.XXXXXX)
+	generate "$tmp/big.c"
+	clang -target arm64-apple-ios14.0 -g -O2 -ffreestanding -c "$tmp/big.c" -o "$tmp/big.o"
+	ld64.lld -arch arm64 -platform_version ios 14.0 14.0 -dylib -undefined dynamic_lookup \
+		-install_name @rpath/libBig.dylib -o "$tmp/libBig.dylib" "$tmp/big.o"
+	dsymutil "$tmp/libBig.dylib" -o "$tmp/libBig.dylib.dSYM"
+	rm -f "$tmp/big.o" "$tmp/big.c"
+	rm -rf "$dir"
+	mv "$tmp" "$dir"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 - "$dwarf" "$ADDRS" >"$work/addrs.txt" <<'EOF'
+import random, subprocess, sys
+out = subprocess.run(["llvm-objdump", "--section-headers", sys.argv[1]], capture_output=True,
+                     text=True, check=True).stdout
+for line in out.splitlines():
+    parts = line.split()
+    if len(parts) >= 4 and parts[1] == "__text":
+        size, start = int(parts[2], 16), int(parts[3], 16)
+random.seed(20261122)
+print("\n".join(hex(random.randrange(start, start + size)) for _ in range(int(sys.argv[2]))))
+EOF
+
+# run NAME CMD… : appends "seconds peak_kb" to $work/NAME.
+run() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$work/t" "$@"
+	cat "$work/t" >>"$work/$name"
+}
+
+"$BIN" symcache "$dwarf" -o "$work/big.symcache" >/dev/null
+for ((i = 1; i <= RUNS; i++)); do
+	echo "round $i/$RUNS"
+	run warm_ours "$BIN" symbolicate --debug-file "$work/big.symcache" <"$work/addrs.txt" >"$work/out_ours"
+	run llvm_symbolizer llvm-symbolizer --output-style=JSON --inlining --obj="$dwarf" <"$work/addrs.txt" >"$work/out_llvm"
+	run cold_ours "$BIN" symbolicate --debug-file "$dwarf" <"$work/addrs.txt" >"$work/out_cold"
+	run convert_ours "$BIN" symcache "$dwarf" -o "$work/conv.symcache" >/dev/null
+	run convert_gsym llvm-gsymutil --convert "$dwarf" -o "$work/big.gsym" >/dev/null
+done
+
+python3 - "$work" "$ADDRS" "$FUNCS" <<'EOF'
+import json, os, statistics, sys
+work, naddr, nfunc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def load(name):
+    rows = [l.split() for l in open(os.path.join(work, name)) if l.strip()]
+    return statistics.median(float(r[0]) for r in rows), max(int(r[1]) for r in rows)
+w, l, c = load("warm_ours"), load("llvm_symbolizer"), load("cold_ours")
+co, cg = load("convert_ours"), load("convert_gsym")
+size_ours = os.path.getsize(os.path.join(work, "conv.symcache"))
+size_gsym = os.path.getsize(os.path.join(work, "big.gsym"))
+# The answers must agree, or the speed means nothing.
+ours = [json.loads(x) for x in open(os.path.join(work, "out_ours"))]
+llvm = [json.loads(x) for x in open(os.path.join(work, "out_llvm"))]
+def norm_llvm(o):
+    s = o["Symbol"]
+    if len(s) == 1 and not s[0]["FunctionName"] and not s[0]["FileName"] and s[0]["Line"] == 0:
+        return []
+    return [(f["FunctionName"], f["FileName"], f["Line"]) for f in s]
+same = sum(norm_llvm(b) == [(f["function"], f.get("file", ""), f.get("line", 0)) for f in a["frames"]]
+           for a, b in zip(ours, llvm))
+print()
+print(f"{nfunc} functions, {naddr} random addresses, median of runs; RSS = peak")
+print(f"answers identical to llvm-symbolizer: {same}/{len(llvm)}")
+def row(label, ours_t, peer_t, peer):
+    print(f"{label:<34} ours {ours_t[0]:7.2f} s {ours_t[1]/1024:7.1f} MB | {peer:<15} "
+          f"{peer_t[0]:7.2f} s {peer_t[1]/1024:7.1f} MB | speed ratio {peer_t[0]/ours_t[0]:6.2f}x")
+row("(a) warm: symcache lookups", w, l, "llvm-symbolizer")
+row("(b) cold: straight from DWARF", c, l, "llvm-symbolizer")
+row("(c) conversion", co, cg, "llvm-gsymutil")
+print(f"(d) size: symcache {size_ours/1e6:.2f} MB vs GSYM {size_gsym/1e6:.2f} MB: "
+      f"ratio {size_ours/size_gsym:.2f}")
+print("targets: (a) >= 10x, (b) >= 0.67x, (c) >= 0.67x, (d) <= 2.0")
+EOF

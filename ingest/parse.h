@@ -7,8 +7,10 @@
  * naming the failing field ("reports[3].threads[0].frames[7]: not a hex
  * address string"). An entry is rejected on its own; the others stand.
  *
- * A body that is not JSON, has the wrong top-level shape, holds no entry,
- * holds more than limits->max_reports entries or needs more than
+ * A body that is not JSON, has the wrong top-level shape, holds no entry
+ * (native and KSCrash; a MetricKit payload with no stored kind of
+ * diagnostic is an empty batch), holds more than limits->max_reports
+ * entries or needs more than
  * limits->max_memory bytes of report model fails as a whole: the call
  * returns -1 with *err set (ERR_BAD_JSON, ERR_BAD_FIELD, ERR_TOO_MANY,
  * ERR_BODY_TOO_LARGE; ERR_INTERNAL when malloc fails) and no batch.

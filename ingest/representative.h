@@ -19,7 +19,8 @@ typedef enum ing_rep_source {
  * the most repeated wins; on a tie the most recent — greatest t_ms, then
  * latest in the array — and the returned stack is that most recent sample
  * of the winning group), else the first thread marked main, else the first
- * thread. Samples with no frames are ignored.
+ * thread. Samples with no frames are ignored. Allocates O(samples)
+ * scratch (freed before returning); if that fails, samples are skipped.
  * Returns a pointer into R (valid as long as R's arena), or NULL when R has
  * no thread and no usable sample. OUT_SOURCE (may be NULL) says which rule
  * chose it.

@@ -86,6 +86,61 @@ static void test_same_top_different_rest_is_same_stack(void **state)
 	assert_ptr_equal(ing_representative(&fx.r, NULL), &fx.samples[4].stack);
 }
 
+/* The rule written out naively, to cross-check random sample sets. */
+static size_t reference(const ing_sample *s, size_t n)
+{
+	size_t best = SIZE_MAX, best_count = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t count = 0;
+		bool latest = true;
+		for (size_t j = 0; j < n; j++) {
+			if (s[j].stack.frames[0].address !=
+			    s[i].stack.frames[0].address)
+				continue;
+			count++;
+			if (j != i && (s[j].t_ms > s[i].t_ms ||
+				       (s[j].t_ms == s[i].t_ms && j > i)))
+				latest = false;
+		}
+		if (!latest)
+			continue;
+		bool newer = best != SIZE_MAX &&
+			     (s[i].t_ms > s[best].t_ms ||
+			      (s[i].t_ms == s[best].t_ms && i > best));
+		if (best == SIZE_MAX || count > best_count ||
+		    (count == best_count && newer)) {
+			best = i;
+			best_count = count;
+		}
+	}
+	return best;
+}
+
+static void test_random_against_reference(void **state)
+{
+	(void)state;
+	enum { N = 1024 };
+	static ing_frame frames[N];
+	static ing_sample samples[N];
+	uint32_t seed = 12345;
+	for (int round = 0; round < 200; round++) {
+		size_t n = 1 + (size_t)(round * 5) % N;
+		uint32_t spread = 1 + (uint32_t)round % 9;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			frames[i].address = 0x1000 + (seed >> 16) % spread;
+			seed = seed * 1103515245u + 12345u;
+			samples[i].t_ms = (seed >> 16) % (n / 2 + 1);
+			samples[i].stack.frames = &frames[i];
+			samples[i].stack.nframes = 1;
+		}
+		ing_report r = {.samples = samples, .nsamples = n};
+		size_t want = reference(samples, n);
+		assert_ptr_equal(ing_representative(&r, NULL),
+				 &samples[want].stack);
+	}
+}
+
 static void test_fallbacks(void **state)
 {
 	(void)state;
@@ -117,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_most_repeated_wins),
 		cmocka_unit_test(test_tie_goes_to_most_recent),
 		cmocka_unit_test(test_same_top_different_rest_is_same_stack),
+		cmocka_unit_test(test_random_against_reference),
 		cmocka_unit_test(test_fallbacks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,7 +141,9 @@ cmd_url() {
 [ $# -ge 2 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 verb=$1
 dir=$2
-case "$dir" in /*) ;; *) dir="$PWD/$dir" ;; esac
+# The real path: the postgres user may be unable to follow a link that
+# lives in a directory only we can read.
+dir=$(readlink -m "$dir")
 shift 2
 case "$verb" in
 init) cmd_init "$dir" ;;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# scripts/run.sh — what `make run` does on a fresh Debian 12 machine:
+#   1. install missing packages (scripts/install-deps.sh);
+#   2. unless STALLSCOPE_DATABASE_URL is set, start a private PostgreSQL
+#      cluster under var/pg (scripts/pg.sh) and create the database;
+#   3. apply migrations;
+#   4. the first time, create the demo app com.example.demo and keep its
+#      credentials in var/demo-app.json (mode 600) so later runs show them
+#      again;
+#   5. print the credentials and example requests, then serve on
+#      STALLSCOPE_LISTEN (default 127.0.0.1:8080) until Ctrl-C.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+bin=${STALLSCOPE_BIN:-build/stallscope}
+[ -x "$bin" ] || make
+mkdir -p var
+
+if [ -z "${STALLSCOPE_DATABASE_URL:-}" ]; then
+	pgdir=var/pg
+	# PostgreSQL runs as `postgres` when we are root; if that user cannot
+	# reach this checkout (say, under /root), keep the cluster where it
+	# can and leave var/pg as a link to it.
+	if [ "$(id -u)" -eq 0 ] && [ ! -e var/pg ] &&
+		! runuser -u postgres -- test -x "$PWD/var"; then
+		mkdir -p /var/lib/stallscope
+		ln -s /var/lib/stallscope/pg var/pg
+	fi
+	scripts/pg.sh start "$pgdir"
+	scripts/pg.sh createdb "$pgdir" stallscope
+	STALLSCOPE_DATABASE_URL=$(scripts/pg.sh url "$pgdir" stallscope)
+	export STALLSCOPE_DATABASE_URL
+	echo "PostgreSQL: $STALLSCOPE_DATABASE_URL (stop it with: scripts/pg.sh stop var/pg)"
+fi
+
+"$bin" migrate
+
+keys=var/demo-app.json
+if [ ! -s "$keys" ]; then
+	if (umask 077 && "$bin" app create com.example.demo --name Demo >"$keys.tmp"); then
+		mv "$keys.tmp" "$keys"
+	else
+		rm -f "$keys.tmp"
+		echo "note: com.example.demo exists but $keys is gone; create another app with" >&2
+		echo "      $bin app create BUNDLE_ID" >&2
+	fi
+fi
+
+export STALLSCOPE_LISTEN=${STALLSCOPE_LISTEN:-127.0.0.1:8080}
+base="http://$STALLSCOPE_LISTEN"
+if [ -s "$keys" ]; then
+	chmod 600 "$keys"
+	field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$keys"; }
+	cat <<EOF
+
+Demo app com.example.demo (credentials kept in $keys):
+  ingest key    $(field ingest_key)
+  upload token  $(field upload_token)
+  admin token   $(field admin_token)
+
+Try:
+  curl $base/healthz
+  curl -H "Authorization: Bearer $(field upload_token)" \\
+       -T path/to/App.dSYM.zip -X POST $base/api/v1/apps/com.example.demo/dsyms
+  curl -H "Authorization: Bearer $(field admin_token)" \\
+       $base/api/v1/apps/com.example.demo/dsyms
+  STALLSCOPE_URL=$base STALLSCOPE_APP=com.example.demo \\
+  STALLSCOPE_UPLOAD_TOKEN=$(field upload_token) scripts/upload-dsyms.sh path/to/archive
+
+EOF
+fi
+exec "$bin" serve

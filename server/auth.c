@@ -50,6 +50,21 @@ bool srv_token_kind(const char *token, st_cred *out_kind)
 	return false;
 }
 
+bool srv_bundle_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n > ST_BUNDLE_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = id[i];
+		bool alnum = (ch >= 'A' && ch <= 'Z') ||
+			     (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+		if (!alnum && (i == 0 || (ch != '.' && ch != '-' && ch != '_')))
+			return false;
+	}
+	return true;
+}
+
 void srv_token_hash(const char *token, uint8_t out[ST_HASH_LEN])
 {
 	crypto_generichash(out, ST_HASH_LEN, (const unsigned char *)token,
@@ -122,7 +137,11 @@ static int app_check_tx(st_conn *c, void *cls)
 {
 	struct app_check *a = cls;
 	a->app_found = a->matched = a->owner_found = false;
-	int rc = st_app_by_bundle(c, a->bundle_id, &a->app);
+	/* A name no app can have (bytes the database would refuse as text,
+	 * say) is simply an unknown app. */
+	int rc = srv_bundle_id_valid(a->bundle_id)
+			 ? st_app_by_bundle(c, a->bundle_id, &a->app)
+			 : 0;
 	if (rc < 0)
 		return rc;
 	a->app_found = rc == 1;

@@ -42,6 +42,13 @@ void srv_token_generate(st_cred kind, char out[SRV_TOKEN_SIZE]);
 /* The kind of TOKEN from its prefix and shape; false when malformed. */
 bool srv_token_kind(const char *token, st_cred *out_kind);
 
+/*
+ * True for a bundle id as apps may have: 1 to ST_BUNDLE_ID_MAX letters,
+ * digits, '.', '-', '_', starting with a letter or digit (the apps table
+ * has the same CHECK).
+ */
+bool srv_bundle_id_valid(const char *id);
+
 /* BLAKE2b-256 of the whole token string. */
 void srv_token_hash(const char *token, uint8_t out[ST_HASH_LEN]);
 

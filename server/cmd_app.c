@@ -32,22 +32,6 @@ static const char *env(const char *name)
 	return getenv(name);
 }
 
-/* Reverse-DNS shape, as the apps table's CHECK constraint has it. */
-static bool valid_bundle_id(const char *id)
-{
-	size_t n = strlen(id);
-	if (n == 0 || n > ST_BUNDLE_ID_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char ch = id[i];
-		bool alnum = (ch >= 'A' && ch <= 'Z') ||
-			     (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-		if (!alnum && (i == 0 || (ch != '.' && ch != '-' && ch != '_')))
-			return false;
-	}
-	return true;
-}
-
 typedef struct creation {
 	const char *bundle_id, *name;
 	uint8_t hashes[3][ST_HASH_LEN];
@@ -140,7 +124,7 @@ int srv_cmd_app(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!valid_bundle_id(bundle_id)) {
+	if (!srv_bundle_id_valid(bundle_id)) {
 		fprintf(stderr, "stallscope app: '%s' is not a bundle id "
 			"(letters, digits, '.', '-', '_'; up to %d bytes)\n",
 			bundle_id, ST_BUNDLE_ID_MAX);

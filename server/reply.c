@@ -84,19 +84,57 @@ static json_t *error_body(cm_err code, const char *message)
 			 "message", message);
 }
 
+/* Length of the valid UTF-8 sequence at S, or 0 (overlong forms,
+ * surrogates and code points past U+10FFFF are invalid). */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+		   : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+						  : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
 static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 				     cm_err code, const char *fmt, va_list ap)
 {
-	char message[512];
+	char raw[512];
 	if (fmt)
-		vsnprintf(message, sizeof message, fmt, ap);
+		vsnprintf(raw, sizeof raw, fmt, ap);
 	else
-		snprintf(message, sizeof message, "%s", cm_err_message(code));
+		snprintf(raw, sizeof raw, "%s", cm_err_message(code));
+	/*
+	 * Messages quote client input (paths, names): JSON needs valid UTF-8
+	 * and the log one line per record, so both get a cleaned copy.
+	 */
+	char message[sizeof raw], logged[sizeof raw];
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)raw; *p;) {
+		size_t len = utf8_len(p);
+		if (len == 0) {
+			message[n] = logged[n] = '?';
+			n++;
+			p++;
+			continue;
+		}
+		for (size_t i = 0; i < len; i++, n++, p++) {
+			message[n] = (char)*p;
+			logged[n] = *p < ' ' ? '?' : (char)*p;
+		}
+	}
+	message[n] = logged[n] = '\0';
 	unsigned status = cm_err_status(code);
 	srv_request *req = srv_http_request_of(conn);
 	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s",
-	       req ? srv_req_id(req) : "-", status, cm_err_code(code),
-	       message);
+	       req ? srv_req_id(req) : "-", status, cm_err_code(code), logged);
 	return srv_reply_json(conn, status, error_body(code, message));
 }
 

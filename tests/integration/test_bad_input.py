@@ -232,6 +232,15 @@ def test_unknown_app(intact, manifest):
     r = server.request("POST", "/api/v1/apps/com.no.such.app/dsyms",
                        body=dwarf_bytes(manifest), token=app["upload_token"])
     expect_error(r, 404, "unknown_app")
+    # Names no app can have (not even valid UTF-8) are unknown apps too.
+    for name in ("%FF%FE", "caf%C3%A9", "x" * 300, "-leading-dash"):
+        r = server.request("GET", f"/api/v1/apps/{name}/dsyms",
+                           token=app["admin_token"])
+        expect_error(r, 404, "unknown_app")
+    # A NUL ends the path where libmicrohttpd decodes it.
+    r = server.request("GET", "/api/v1/apps/a%00b/dsyms",
+                       token=app["admin_token"])
+    assert r.status == 404, r
     # Without valid credentials nothing tells whether the app exists.
     r = server.request("GET", "/api/v1/apps/com.no.such.app/dsyms")
     expect_error(r, 401, "unauthorized")

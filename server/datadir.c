@@ -312,18 +312,17 @@ void srv_datadir_remove(const char *dir, const char *rel)
 	if (unlink(path) < 0 && errno != ENOENT)
 		cm_log(CM_WARN, "datadir: cannot remove %s: %s", path,
 		       strerror(errno));
-	/* Parents below the top-level folder go once empty. */
-	size_t floor = strlen(dir) + 1;
-	const char *top = strchr(rel, '/');
-	if (!top)
-		return;
-	floor += (size_t)(top - rel);
-	for (;;) {
+	/*
+	 * A slice's own folder (debug/APP/UUID-ARCH-NONCE/) goes once empty;
+	 * the shared ones above it stay, or a concurrent upload could see the
+	 * folder it just created vanish.
+	 */
+	size_t depth = 0;
+	for (const char *p = rel; *p; p++)
+		depth += *p == '/';
+	if (depth >= 3) {
 		char *slash = strrchr(path, '/');
-		if (!slash || (size_t)(slash - path) <= floor)
-			return;
 		*slash = '\0';
-		if (rmdir(path) < 0)
-			return;
+		rmdir(path);
 	}
 }

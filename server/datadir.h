@@ -53,8 +53,8 @@ int srv_datadir_copy(int src_fd, uint64_t offset, uint64_t len,
 int srv_datadir_mkparents(const char *path);
 
 /*
- * Removes DIR/REL and then its parent directories up to, not including,
- * DIR's top-level folder (debug/, symcaches/) while they are empty.
+ * Removes DIR/REL, and its folder when that is a slice's own
+ * (debug/APP/UUID-ARCH-NONCE/NAME) and now empty.
  */
 void srv_datadir_remove(const char *dir, const char *rel);
 

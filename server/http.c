@@ -89,7 +89,7 @@ struct srv_request {
 	void *work_cls;
 };
 
-/* ---- Accessors ------------------------------------------------------------ */
+/* ---- Accessors ----------------------------------------------------------- */
 
 const char *srv_req_param(const srv_request *req, size_t i)
 {
@@ -154,7 +154,7 @@ srv_request *srv_http_request_of(struct MHD_Connection *conn)
 	return cc ? cc->current : NULL;
 }
 
-/* ---- Deferred work ---------------------------------------------------------- */
+/* ---- Deferred work ------------------------------------------------------- */
 
 static void run_deferred(void *cls)
 {
@@ -182,7 +182,7 @@ enum MHD_Result srv_http_defer(struct MHD_Connection *conn, srv_request *req,
 	return r;
 }
 
-/* ---- The request life cycle ---------------------------------------------------- */
+/* ---- The request life cycle ---------------------------------------------- */
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
@@ -532,7 +532,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	cm_log(CM_WARN, "http: %s", line);
 }
 
-/* ---- Start and stop --------------------------------------------------------------- */
+/* ---- Start and stop ------------------------------------------------------ */
 
 srv_http *srv_http_start(const srv_config *cfg)
 {

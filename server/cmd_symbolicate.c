@@ -64,12 +64,33 @@ static void out_str(outbuf *o, const char *s)
 	o->n += k;
 }
 
-static void out_fmt(outbuf *o, const char *fmt, uint64_t v)
+/* Numbers by hand: printf's machinery is most of the cost of a line. */
+static void out_hex(outbuf *o, uint64_t v)
 {
-	size_t room = strlen(fmt) + 24; /* a u64 prints in at most 20 digits */
-	out_reserve(o, room);
-	int k = snprintf(o->p + o->n, room, fmt, v);
-	o->n += (size_t)k;
+	char tmp[16];
+	size_t n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	out_reserve(o, n + 2);
+	o->p[o->n++] = '0';
+	o->p[o->n++] = 'x';
+	while (n)
+		o->p[o->n++] = tmp[--n];
+}
+
+static void out_dec(outbuf *o, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	out_reserve(o, n);
+	while (n)
+		o->p[o->n++] = tmp[--n];
 }
 
 /* A JSON string literal: quotes, escapes, control characters as \u00XX. */
@@ -84,7 +105,10 @@ static void out_json_string(outbuf *o, const char *s)
 			*d++ = '\\';
 			*d++ = (char)*p;
 		} else if (*p < 0x20) {
-			d += sprintf(d, "\\u%04x", *p);
+			memcpy(d, "\\u00", 4);
+			d[4] = "0123456789abcdef"[*p >> 4];
+			d[5] = "0123456789abcdef"[*p & 15];
+			d += 6;
 		} else {
 			*d++ = (char)*p;
 		}
@@ -95,22 +119,30 @@ static void out_json_string(outbuf *o, const char *s)
 
 static void emit(outbuf *o, uint64_t shown, const sym_frame *frames, size_t n)
 {
-	out_fmt(o, "{\"address\":\"0x%" PRIx64 "\",\"frames\":[", shown);
+	out_str(o, "{\"address\":\"");
+	out_hex(o, shown);
+	out_str(o, "\",\"frames\":[");
 	for (size_t i = 0; i < n; i++) {
 		const sym_frame *f = &frames[i];
 		out_str(o, i ? ",{\"function\":" : "{\"function\":");
 		out_json_string(o, f->function);
 		out_str(o, ",\"symbol\":");
 		out_json_string(o, f->symbol);
-		out_fmt(o, ",\"symbol_address\":\"0x%" PRIx64 "\"", f->symbol_address);
+		out_str(o, ",\"symbol_address\":\"");
+		out_hex(o, f->symbol_address);
+		out_str(o, "\"");
 		if (f->file) {
 			out_str(o, ",\"file\":");
 			out_json_string(o, f->file);
 		}
-		if (f->line)
-			out_fmt(o, ",\"line\":%" PRIu64, f->line);
-		if (f->column)
-			out_fmt(o, ",\"column\":%" PRIu64, f->column);
+		if (f->line) {
+			out_str(o, ",\"line\":");
+			out_dec(o, f->line);
+		}
+		if (f->column) {
+			out_str(o, ",\"column\":");
+			out_dec(o, f->column);
+		}
 		out_str(o, f->inlined ? ",\"inlined\":true}" : ",\"inlined\":false}");
 	}
 	out_str(o, "]}\n");

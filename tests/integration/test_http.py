@@ -121,3 +121,24 @@ def test_graceful_shutdown_finishes_in_flight_upload(make_server, db,
     assert server.proc.wait(30) == 0, server.log()[-3000:]
     assert "stopped" in server.log()
     assert server.temp_files() == []
+
+
+def test_header_size_and_idle_limits(make_server):
+    import socket
+    server = make_server(env={"STALLSCOPE_IDLE_TIMEOUT": "1"})
+    # Headers beyond the per-connection buffer are refused, not buffered.
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n" +
+              b"".join(b"X-Filler-%d: %s\r\n" % (i, b"y" * 1000)
+                       for i in range(100)) + b"\r\n")
+    head = s.recv(200)
+    s.close()
+    assert head.startswith(b"HTTP/1.1 4"), head
+    # A connection that goes silent mid-request is closed.
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n")
+    t0 = time.monotonic()
+    assert s.recv(100) == b""
+    assert time.monotonic() - t0 < 8
+    s.close()
+    assert server.request("GET", "/healthz").status == 200

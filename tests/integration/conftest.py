@@ -9,6 +9,7 @@ Environment (the Makefile sets them): STALLSCOPE_BIN, STALLSCOPE_FIXTURES
 """
 import hashlib
 import http.client
+import itertools
 import json
 import os
 import shutil
@@ -257,16 +258,16 @@ def db(cluster):
     return url
 
 
-_servers = []
+_server_numbers = itertools.count()
 
 
 def _new_server(db_url, tmp_root, env=None, name=None):
-    name = name or f"server-{len(_servers)}"
-    s = Server(db_url, tmp_root / name / "data", tmp_root / f"{name}.log",
-               env)
+    """A Server (not started) with its own data dir and log under
+    TMP_ROOT."""
+    name = name or f"server-{next(_server_numbers)}"
     (tmp_root / name).mkdir(parents=True, exist_ok=True)
-    _servers.append(s)
-    return s
+    return Server(db_url, tmp_root / name / "data", tmp_root / f"{name}.log",
+                  env)
 
 
 @pytest.fixture(scope="session")

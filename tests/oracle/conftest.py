@@ -39,7 +39,7 @@ def _env_path(name, default):
         return p
     # `make` runs from the repo root; fall back to the repo when pytest was
     # started elsewhere.
-    return p if (Path.cwd() / p).exists() else REPO / p
+    return (Path.cwd() / p) if (Path.cwd() / p).exists() else REPO / p
 
 
 STALLSCOPE_BIN = _env_path("STALLSCOPE_BIN", REPO / "build/stallscope")
@@ -186,7 +186,12 @@ def text_vmaddr(path, arch=None):
 
 
 def text_addresses(sl):
-    start, size = text_section(sl.path, sl.arch)
+    """Every byte address of the slice's __text."""
+    return text_range(sl.path, sl.arch)
+
+
+def text_range(path, arch=None):
+    start, size = text_section(path, arch)
     return list(range(start, start + size))
 
 

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from conftest import (Comparison, HarnessError, demangle, llvm_frames, llvm_symbolize,
-                      load_manifest, nm_symbols, parametrize_slices, run_cli, symbolicatable_slices,
-                      symbolicate, symbolicate_args, text_addresses, text_section, text_vmaddr,
-                      unwrap, uuid_of, llvm_tool, _run)
+from conftest import (FIXTURES, Comparison, HarnessError, _run, demangle, llvm_frames,
+                      llvm_symbolize, llvm_tool, load_manifest, nm_symbols, parametrize_slices,
+                      run_cli, symbolicatable_slices, symbolicate, symbolicate_args,
+                      text_addresses, text_range, text_section, text_vmaddr, unwrap, uuid_of)
 
 KNOWN_ARCHS = ["x86_64", "arm64", "armv7", "i386", "arm64e"]
 
@@ -133,7 +133,6 @@ def call_return_addresses(sl):
     """Addresses right after each call instruction of the slice's __text, per
     llvm-objdump's disassembly of the binary the dSYM was made from: real
     return addresses."""
-    from conftest import FIXTURES
     argv = [llvm_tool("llvm-objdump"), "-d", "--no-show-raw-insn",
             str(FIXTURES / sl.entry["binary"])]
     r = _run(argv)
@@ -192,7 +191,6 @@ def fat_files():
 
 
 def test_fat_file_without_arch_is_ambiguous():
-    from conftest import FIXTURES
     files = fat_files()
     assert len(files) >= 2
     for e in files:
@@ -204,7 +202,6 @@ def test_fat_file_without_arch_is_ambiguous():
 
 
 def test_arch_not_in_file():
-    from conftest import FIXTURES
     cases = []
     for e in load_manifest()["files"]:
         if e["kind"] in ("dwarf", "symtab", "fat-dwarf", "fat-symtab") and e.get("role") == "lib":
@@ -220,11 +217,10 @@ def test_arch_not_in_file():
 
 def test_each_fat_slice_matches_its_thin_file():
     """--arch X on the fat file answers like the thin file it was made of."""
-    from conftest import FIXTURES
     for e in fat_files():
         for s in e["slices"]:
             thin = FIXTURES / s["thin"]
-            addrs = sample(text_addresses(type("S", (), {"path": thin, "arch": None})()), step=19)
+            addrs = sample(text_range(thin), step=19)
             fat = run_cli(symbolicate_args(FIXTURES / e["path"], s["arch"]),
                           stdin="".join("0x%x\n" % a for a in addrs))
             ref = run_cli(symbolicate_args(thin), stdin="".join("0x%x\n" % a for a in addrs))

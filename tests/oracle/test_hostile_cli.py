@@ -23,6 +23,7 @@ import random
 import shutil
 import struct
 import subprocess
+import threading
 
 import pytest
 
@@ -102,10 +103,9 @@ def field_mutants(data, fields, big_endian=False):
     for name, off, width in fields:
         old = int.from_bytes(data[off: off + width], "big" if big_endian and not
                              name.startswith("slice") else "little")
-        # 0 (a zero cmdsize is the classic endless loop), all ones and the
-        # top bit (overflowing sums), the file size (just past the end) and
-        # off by one.
-        values = {(1 << (8 * width)) - 1, (1 << (8 * width - 1)), 0, size, old + 1}
+        # 0 (a zero cmdsize is the classic endless loop), all ones
+        # (overflowing sums), the file size (just past the end) and off by one.
+        values = {(1 << (8 * width)) - 1, 0, size, old + 1}
         values.discard(old)
         for v in sorted(values):
             v %= 1 << (8 * width)
@@ -161,8 +161,8 @@ def named_offsets(data):
 
 def truncations(path):
     """Cut lengths. Every length through the header and load commands and
-    within 8 bytes of every offset they name below 4096, every 32nd length
-    of the rest up to 4096, and 150 lengths spread over the remainder.
+    within 4 bytes of every offset they name below 4096, every 128th length
+    of the rest up to 4096, and 100 lengths spread over the remainder.
     STALLSCOPE_HOSTILE_FULL=1: every length up to 4096 and 300 beyond (about
     3x slower: each run of the binary costs ~30 ms of start-up)."""
     data = path.read_bytes()
@@ -172,10 +172,10 @@ def truncations(path):
         lengths, spread = set(range(head + 1)), 300
     else:
         cmds_end = 32 + struct.unpack_from("<I", data, 20)[0]
-        lengths = set(range(min(cmds_end + 64, head) + 1)) | set(range(0, head + 1, 32))
+        lengths = set(range(min(cmds_end + 64, head) + 1)) | set(range(0, head + 1, 128))
         for o in named_offsets(data):
-            lengths |= {k for k in range(o - 8, o + 9) if 0 <= k <= head}
-        spread = 150
+            lengths |= {k for k in range(o - 4, o + 5) if 0 <= k <= head}
+        spread = 100
     if n > 4097:
         lengths |= {4097 + (n - 4098) * i // (spread - 1) for i in range(spread)}
     lengths.discard(n)
@@ -278,9 +278,7 @@ def run_all(mutants, tmp_path):
     binary = require_bin()
     workers = max(2, (os.cpu_count() or 2) * 2)
     failures = []
-    slots = [str(tmp_path / ("w%d" % i)) for i in range(workers)]
-    free = list(slots)
-    import threading
+    free = [str(tmp_path / ("w%d" % i)) for i in range(workers)]
     lock = threading.Lock()
 
     def task(desc, data):

@@ -9,10 +9,13 @@ and each slice of the fat DWARF file and the fat binary with --arch (ours) /
 stdin.
 """
 
+import os
+import zipfile
+
 import pytest
 
-from conftest import (Comparison, llvm_symbolize, load_manifest, parametrize_slices,
-                      symbolicatable_slices, symbolicate, text_addresses, unwrap)
+from conftest import (FIXTURES, Comparison, llvm_symbolize, load_manifest, parametrize_slices,
+                      symbolicatable_slices, symbolicate, text_addresses, unwrap, uuid_of)
 
 
 def pytest_generate_tests(metafunc):
@@ -29,6 +32,24 @@ def test_manifest_is_complete():
     versions = {s.get("dwarf_version") for f in m["files"] if f["kind"] == "dwarf"
                 for s in f["slices"]}
     assert {2, 4, 5} <= versions, versions
+
+
+def test_manifest_matches_the_files():
+    """The builder's manifest against the files: UUIDs per llvm-dwarfdump,
+    no .dSYM beside a symbol-table-only binary (llvm-symbolizer would read
+    it and answer from DWARF), zip members identical to the thin files."""
+    m = load_manifest()
+    for e in m["files"]:
+        path = FIXTURES / e["path"]
+        if e["kind"] == "zip":
+            with zipfile.ZipFile(path) as z:
+                for s in e["slices"]:
+                    assert z.read(s["member"]) == (FIXTURES / s["thin"]).read_bytes()
+            continue
+        assert uuid_of(path) == {s["arch"]: s["uuid"] for s in e["slices"]}, e["path"]
+        if e["kind"] in ("symtab", "fat-symtab"):
+            beside = [n for n in os.listdir(path.parent) if n.endswith(".dSYM")]
+            assert not beside, "%s has %s beside it" % (e["path"], beside)
 
 
 def test_every_text_address_matches_llvm(fixture_slice):

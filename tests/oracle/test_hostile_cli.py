@@ -248,7 +248,8 @@ def try_mutant(binary, workdir, desc, data):
     os.makedirs(workdir, exist_ok=True)
     mutant = os.path.join(workdir, "mutant")
     outdir = os.path.join(workdir, "out")
-    os.makedirs(outdir, exist_ok=True)
+    shutil.rmtree(outdir, ignore_errors=True)
+    os.makedirs(outdir)
     with open(mutant, "wb") as f:
         f.write(data)
     problems = []

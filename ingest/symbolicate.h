@@ -1,0 +1,78 @@
+/*
+ * symbolicate.h — a report's stacks turned into symbolized frames, the
+ * per-image and per-frame statuses, and its two group keys (SPEC §3.3,
+ * §4.4, §6). Pure: the caller says, per image, which symcache serves it (or
+ * that none does); nothing here touches the database or the disk.
+ *
+ * Used at ingest and again when reprocessing a report whose symbols
+ * arrived later, so both give the same answer for the same inputs.
+ *
+ * Memory: the json_t values in ing_symbolized are new references owned by
+ * the caller (ing_symbolized_clear drops them); strings of the grouping live
+ * in the arena passed in. Symcaches are borrowed for the call only.
+ */
+#ifndef STALLSCOPE_INGEST_SYMBOLICATE_H
+#define STALLSCOPE_INGEST_SYMBOLICATE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "ingest/grouping.h"
+#include "ingest/report.h"
+#include "ingest/representative.h"
+#include "symbolizer/symbolizer.h"
+
+typedef enum ing_image_status {
+	ING_IMAGE_FOUND = 0, /* a debug file serves it */
+	ING_IMAGE_MISSING,   /* none uploaded (yet) */
+	ING_IMAGE_MALFORMED, /* one exists but could not be read */
+} ing_image_status;
+
+/* "found", "missing", "malformed". */
+const char *ing_image_status_name(ing_image_status s);
+
+/* What the caller found for one image of the report. */
+typedef struct ing_image_symbols {
+	ing_image_status status;
+	const sym_cache *cache; /* FOUND only; borrowed */
+	bool from_symbol_table; /* the cache has no DWARF */
+} ing_image_symbols;
+
+typedef struct ing_symbolized {
+	/* [{"name","uuid","arch","load_address","size","status"}] */
+	json_t *images;
+	/* [{"name","main","frames":[frame…]}] where a frame is
+	 * {"address","status","image","offset","symbol_hint","frames":[…]} and
+	 * its "frames" are the inline chain, innermost first:
+	 * {"function","symbol","symbol_address","file","line","column",
+	 *  "inlined"} with symbol_address a runtime address. */
+	json_t *threads;
+	/* The representative stack: {"source","thread"?,"frames":[frame…]} */
+	json_t *stack;
+	ing_rep_source source;
+	ing_grouping grouping;
+	/* Images frames of this report fall in that have no debug file:
+	 * flags by image index (arena-owned, nimages entries). */
+	bool *image_needed;
+	/* Frames answered from a symbol table only (no DWARF), anywhere. */
+	size_t symtab_frames;
+	/* Frames in images with status missing or malformed, anywhere. */
+	size_t unsymbolized_frames;
+} ing_symbolized;
+
+/*
+ * Symbolizes every thread of R and its representative stack. A frame lies
+ * in the image covering its address ([load_address, load_address + size),
+ * or up to the next image's load address when the size is unknown); on
+ * arm64e reports addresses lose their pointer signatures first; frames
+ * after the first of a stack are looked up at address - 1. IMAGES has
+ * one entry per R->images[i]. RULES (NULL = none) are the app's grouping
+ * skip rules. Returns 0, or -1 when out of memory (nothing to clear then).
+ */
+int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
+		    const ing_group_rules *rules, ing_arena *arena,
+		    ing_symbolized *out);
+
+void ing_symbolized_clear(ing_symbolized *s);
+
+#endif

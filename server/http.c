@@ -39,6 +39,14 @@
 /* Per-connection buffer: request line and headers must fit. */
 #define CONNECTION_MEMORY (64u * 1024)
 #define REQUEST_ID_MAX 64
+/*
+ * A refusal (no route, bad credentials) normally goes out before the body
+ * is read. A client that sends a small body without Expect: 100-continue
+ * writes all of it before reading, and would see the connection reset
+ * under its feet instead of the answer: such bodies, up to this size, are
+ * read and dropped first.
+ */
+#define REFUSE_AFTER_BODY_MAX (1u << 20)
 
 struct srv_http {
 	const srv_config *cfg;
@@ -67,6 +75,9 @@ struct srv_request {
 	st_app app;
 	bool has_app;
 	bool started, body_done, deferred;
+	/* Refusals wait for the body (see REFUSE_AFTER_BODY_MAX). */
+	bool refuse_late;
+	cm_err late_err; /* a route error to send once the body is in */
 
 	/* Body. */
 	uint64_t limit, received, discarded;
@@ -242,6 +253,28 @@ static int64_t content_length(struct MHD_Connection *conn)
 	return n;
 }
 
+static enum MHD_Result refuse_route(srv_request *req, cm_err err)
+{
+	if (err == ERR_METHOD_NOT_ALLOWED)
+		return srv_reply_method_not_allowed(req->conn, req->match.allow);
+	return srv_reply_error(req->conn, err, "no endpoint %s", req->path);
+}
+
+/* Checks the route's credentials, filling req->app. */
+static srv_rc authenticate(srv_request *req)
+{
+	const srv_route *route = req->match.route;
+	srv_rc rc;
+	if (req->match.app_param >= 0)
+		rc = srv_auth_app(req->conn,
+				  req->match.params[req->match.app_param],
+				  route->auth, &req->app);
+	else
+		rc = srv_auth_any(req->conn, route->auth, &req->app);
+	req->has_app = rc == SRV_OK;
+	return rc;
+}
+
 /* First call: route, limits, credentials, body set-up. */
 static enum MHD_Result begin(srv_request *req, const char *url,
 			     const char *method)
@@ -264,37 +297,38 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	req->scratch = strdup(url);
 	if (!req->path || !req->scratch)
 		return MHD_NO;
+	int64_t declared = content_length(conn);
+	req->refuse_late = declared > 0 && declared <= REFUSE_AFTER_BODY_MAX &&
+			   !MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							MHD_HTTP_HEADER_EXPECT);
+	req->limit = cfg->max_body;
+
 	size_t nroutes;
 	const srv_route *routes = srv_routes(&nroutes);
 	cm_err err = srv_route_find(routes, nroutes, method, req->scratch,
 				    &req->match);
-	if (err == ERR_METHOD_NOT_ALLOWED)
-		return srv_reply_method_not_allowed(conn, req->match.allow);
-	if (err != ERR_NONE)
-		return srv_reply_error(conn, err, "no endpoint %s", url);
+	if (err != ERR_NONE) {
+		req->match.route = NULL;
+		if (req->refuse_late) {
+			req->late_err = err;
+			return MHD_YES;
+		}
+		return refuse_route(req, err);
+	}
 	const srv_route *route = req->match.route;
 	req->route_index = (int)(route - routes);
 
-	req->limit = route->body == SRV_BODY_FILE ? cfg->max_upload
-						  : cfg->max_body;
-	int64_t declared = content_length(conn);
+	if (route->body == SRV_BODY_FILE)
+		req->limit = cfg->max_upload;
 	if (declared >= 0 && (uint64_t)declared > req->limit)
 		return srv_reply_error(conn, ERR_BODY_TOO_LARGE,
 				       "body of %" PRId64 " bytes exceeds the "
 				       "limit of %" PRIu64 " bytes",
 				       declared, req->limit);
-
-	if (route->auth) {
-		srv_rc rc;
-		if (req->match.app_param >= 0)
-			rc = srv_auth_app(
-				conn, req->match.params[req->match.app_param],
-				route->auth, &req->app);
-		else
-			rc = srv_auth_any(conn, route->auth, &req->app);
+	if (route->auth && !req->refuse_late) {
+		srv_rc rc = authenticate(req);
 		if (rc != SRV_OK)
 			return srv_rc_mhd(rc);
-		req->has_app = true;
 	}
 	if (route->body == SRV_BODY_FILE) {
 		req->fd = srv_datadir_upload_temp(cfg->data_dir, req->file_path,
@@ -341,6 +375,8 @@ static enum MHD_Result body_chunk(srv_request *req, const char *data,
 		return MHD_YES;
 	}
 	req->received += n;
+	if (!req->match.route)
+		return MHD_YES; /* to be refused: read and dropped */
 	switch (req->match.route->body) {
 	case SRV_BODY_NONE:
 		break;
@@ -395,6 +431,17 @@ static enum MHD_Result finish_body(srv_request *req)
 
 static enum MHD_Result dispatch(srv_request *req)
 {
+	if (!req->body_done && req->late_err != ERR_NONE) {
+		req->body_done = true;
+		return refuse_route(req, req->late_err);
+	}
+	if (!req->body_done && req->match.route->auth && !req->has_app) {
+		srv_rc rc = authenticate(req);
+		if (rc != SRV_OK) {
+			req->body_done = true;
+			return srv_rc_mhd(rc);
+		}
+	}
 	if (!req->body_done) {
 		enum MHD_Result r = finish_body(req);
 		if (r != MHD_YES || req->status)

@@ -167,6 +167,38 @@ def test_body_over_the_limit_is_refused_before_it_is_sent(intact):
     expect_error(r, 413, "body_too_large")
 
 
+def test_refused_before_the_body_with_expect(intact):
+    """Bad credentials on a large upload are answered at once when the
+    client waits for 100 Continue."""
+    server, app = intact
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=20)
+    s.sendall((f"POST /api/v1/apps/{app['app']}/dsyms HTTP/1.1\r\n"
+               f"Host: test\r\nAuthorization: Bearer ssu_{'B' * 43}\r\n"
+               f"Content-Length: {MAX_UPLOAD}\r\n"
+               "Expect: 100-continue\r\n\r\n").encode())
+    resp = http.client.HTTPResponse(s)
+    resp.begin()
+    r = Reply(resp.status, dict(resp.getheaders()), resp.read())
+    s.close()
+    expect_error(r, 401, "unauthorized")
+
+
+def test_small_bodies_are_read_before_a_refusal(intact, manifest):
+    """A client that writes its whole body before reading still gets the
+    answer (not a reset connection)."""
+    server, app = intact
+    body = dwarf_bytes(manifest) * 4
+    for _ in range(5):
+        expect_error(server.request("POST", "/api/v1/apps/x/nothing",
+                                    body=body), 404, "no_route")
+        expect_error(server.request("PUT", f"/api/v1/apps/{app['app']}/dsyms",
+                                    body=body), 405, "method_not_allowed")
+        expect_error(server.request("POST",
+                                    f"/api/v1/apps/{app['app']}/dsyms",
+                                    body=body, token="ssu_" + "C" * 43),
+                     401, "unauthorized")
+
+
 def test_chunked_body_over_the_limit(intact):
     server, app = intact
     conn = server.connection()

@@ -1,0 +1,150 @@
+/*
+ * reports.h — storage of reports, their groups and the upload policy
+ * (schema/002_ingest.sql; the design is docs/STORAGE.md). Same conventions
+ * as store.h: functions run inside a st_run_tx callback on its connection;
+ * negative = failure (ST_SOFT_ERROR / ST_HARD_ERROR), 0 = no row, positive
+ * = rows. Days are "YYYY-MM-DD" (UTC), timestamps RFC 3339 strings.
+ *
+ * Memory: output structs are filled by copy; strings marked (malloc) in an
+ * output struct belong to the caller, who frees them.
+ */
+#ifndef STALLSCOPE_STORE_REPORTS_H
+#define STALLSCOPE_STORE_REPORTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* ---- Policy --------------------------------------------------------------- */
+
+typedef struct st_app_config {
+	double sample_rate;
+	int64_t daily_quota;
+	int64_t retention_days;
+	char *grouping_rules; /* (malloc) JSON {"skip_images":[…],"skip_prefixes":[…]} */
+} st_app_config;
+
+/* The policy of APP_ID: its row, or the defaults when it has none. 1. */
+int st_config_get(st_conn *c, int64_t app_id, st_app_config *out);
+
+/* Changes the fields whose HAS_* flag is set, creating the row if needed. */
+typedef struct st_config_update {
+	bool has_sample_rate, has_daily_quota, has_retention_days, has_grouping_rules;
+	double sample_rate;
+	int64_t daily_quota, retention_days;
+	const char *grouping_rules; /* JSON text */
+} st_config_update;
+int st_config_update_apply(st_conn *c, int64_t app_id, const st_config_update *u);
+
+void st_app_config_clear(st_app_config *cfg);
+
+/* 1 when USER_ID is whitelisted for APP_ID and its entry has not expired. */
+int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id);
+
+typedef struct st_whitelist_entry {
+	char user_id[4097];
+	char note[4097]; /* "" with has_note false for NULL */
+	bool has_note;
+	char expires_at[40]; /* "" when it never expires */
+	char created_at[40];
+} st_whitelist_entry;
+
+/* Adds or replaces an entry (NOTE, EXPIRES_AT may be NULL). 1. */
+int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id,
+		     const char *note, const char *expires_at);
+/* 1 deleted, 0 none. */
+int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id);
+typedef int (*st_whitelist_cb)(void *cls, const st_whitelist_entry *e);
+/* Entries in user_id order after AFTER ("" for the first page), at most
+ * LIMIT; returns how many. */
+int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,
+		      st_whitelist_cb cb, void *cls);
+
+/*
+ * Takes one report of USER_ID's quota for DAY: 1 when the user had used
+ * fewer than QUOTA (the count is now one more), 0 when the quota is used
+ * up (nothing changed). Atomic under concurrency.
+ */
+int st_quota_take(st_conn *c, int64_t app_id, const char *day, const char *user_id,
+		  int64_t quota);
+/* Gives one back (a report that turned out to be a resend). */
+int st_quota_give_back(st_conn *c, int64_t app_id, const char *day, const char *user_id);
+/* Reports USER_ID stored on DAY into *OUT (0 when none). 1. */
+int st_quota_used(st_conn *c, int64_t app_id, const char *day, const char *user_id,
+		  int64_t *out);
+
+/* ---- Reports ---------------------------------------------------------------- */
+
+/* The stored report of client id REPORT_ID: 1 with *OUT_ID, or 0. */
+int st_report_key_get(st_conn *c, int64_t app_id, const char *report_id,
+		      int64_t *out_id);
+
+/*
+ * Claims REPORT_ID for a new report received on DAY: 1 with a fresh
+ * *OUT_ID, or 0 when the id is taken (a resend; *OUT_ID is then the first
+ * report's id).
+ */
+int st_report_key_claim(st_conn *c, int64_t app_id, const char *report_id,
+			const char *day, int64_t *out_id);
+
+/* Creates the partition of APP_ID and DAY if missing (own transaction). */
+int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day);
+
+typedef struct st_report_row {
+	int64_t id, app_id;
+	const char *received_day, *received_at;
+	const char *report_id, *user_id, *kind, *source;
+	const char *app_version, *build, *os, *os_version, *os_build, *device;
+	const char *client_timestamp; /* NULL when unknown */
+	int64_t duration_ms;          /* -1 when unknown */
+	const char *key1, *key2;
+	bool pending;
+	const char *raw;        /* JSON text: the report in native v1 form */
+	const char *symbolized; /* JSON text: images, threads, stack */
+} st_report_row;
+
+int st_report_insert(st_conn *c, const st_report_row *r);
+
+/* Replaces the symbolization of report ID (reprocessing). */
+int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,
+			     const char *key1, const char *key2, bool pending,
+			     const char *symbolized);
+
+/*
+ * What counting a report into its groups needs: the keys and identities of
+ * both levels plus the dimensions of group_daily.
+ */
+typedef struct st_group_ref {
+	const char *key1, *key2;
+	const char *frames1, *frames2; /* JSON arrays of identities */
+	const char *user_id, *day, *at;
+	const char *app_version, *os_version, *device, *kind; /* NULL → "" */
+} st_group_ref;
+
+/*
+ * Adds (DELTA +1) or removes (DELTA -1) one report to/from both groups of
+ * REF: groups.reports, group_users (groups.users follows its rows),
+ * group_daily; first/last seen grow on +1. Both levels in a fixed order so
+ * concurrent transactions do not deadlock.
+ */
+int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta);
+
+/* ---- Waiting for symbols ---------------------------------------------------------- */
+
+/* Records that report ID (received DAY) waits for image UUID. REASON is
+ * "missing", "malformed" or "symbol_table". */
+int st_report_wait_add(st_conn *c, int64_t app_id, const char *uuid, int64_t report,
+		       const char *day, const char *image_name, const char *arch,
+		       const char *reason);
+/* Forgets every wait of report ID. */
+int st_report_waits_clear(st_conn *c, int64_t report);
+
+/* ---- Retention ----------------------------------------------------------------------- */
+
+/* Drops APP_ID's report partitions of days before BEFORE_DAY and the index
+ * rows (report_keys, report_waits, user_quota) of those days; returns the
+ * number of partitions dropped. Group counters stay. */
+int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day);
+
+#endif

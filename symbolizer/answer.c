@@ -408,6 +408,52 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Sorts V[0..n) ascending: LSD radix sort, 16 bits a pass, skipping passes
+ * where every key has the same digit (addresses share their high bits).
+ * Millions of boundaries sort several times faster than with qsort.
+ * Without memory for the scratch buffer it falls back to qsort.
+ */
+static void sort_u64(uint64_t *v, size_t n)
+{
+	if (n < 4096) {
+		if (n)
+			qsort(v, n, sizeof *v, cmp_u64);
+		return;
+	}
+	uint64_t *tmp = malloc(n * sizeof *tmp);
+	size_t *count = malloc(65536 * sizeof *count);
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		qsort(v, n, sizeof *v, cmp_u64);
+		return;
+	}
+	uint64_t *src = v, *dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 16) {
+		memset(count, 0, 65536 * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xffff]++;
+		if (count[(src[0] >> shift) & 0xffff] == n)
+			continue;
+		size_t sum = 0;
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
+		uint64_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
+	free(tmp);
+	free(count);
+}
+
 /* std::upper_bound(rows + first + 1, rows + last - 1, A) - 1. */
 static uint32_t row_lookup(const sym_di_row *rows, uint32_t first, uint32_t last,
 			   uint64_t a)
@@ -661,7 +707,7 @@ static int evaluate_all(builder *b)
 		return nomem(b->err);
 	}
 	uint64_t *v = bounds.p;
-	qsort(v, bounds.n, sizeof *v, cmp_u64);
+	sort_u64(v, bounds.n);
 	for (size_t i = 0; i < bounds.n && rc == 0; i++) {
 		if (v[i] < b->base || v[i] >= end || (i && v[i] == v[i - 1]))
 			continue;

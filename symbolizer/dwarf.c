@@ -15,7 +15,6 @@
  * them.
  */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include <libdwarf/libdwarf.h>
 
 #include "symbolizer/debuginfo.h"
+#include "symbolizer/util.h"
 
 /* DIE nesting deeper than this is hostile, not code. */
 #define MAX_DIE_DEPTH 256
@@ -160,24 +160,10 @@ typedef struct dw_ctx {
 	size_t file_cache_len;
 } dw_ctx;
 
-static int fail(sym_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(sym_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 static int dw_fail(dw_ctx *c, Dwarf_Error derr, const char *what)
 {
 	const char *msg = derr ? dwarf_errmsg(derr) : "unknown error";
-	fail(c->err, SYM_ERR_FORMAT, "DWARF: %s: %s", what, msg);
+	sym_fail(c->err, SYM_ERR_FORMAT, "DWARF: %s: %s", what, msg);
 	if (derr)
 		dwarf_dealloc_error(c->dbg, derr);
 	return SYM_ERR_FORMAT;
@@ -201,7 +187,7 @@ static int reserve(void **arr, size_t *cap, size_t n, size_t elem)
 
 #define PUSH(c, arr, n, cap, value)                                         \
 	(reserve((void **)&(arr), &(cap), (n), sizeof *(arr)) != 0           \
-		 ? fail((c)->err, SYM_ERR_NOMEM, "out of memory")            \
+		 ? sym_fail((c)->err, SYM_ERR_NOMEM, "out of memory")            \
 		 : ((arr)[(n)++] = (value), SYM_OK))
 
 static uint32_t intern(dw_ctx *c, const char *s)
@@ -237,7 +223,7 @@ static int name_put(dw_ctx *c, const name_attrs *a)
 		c->names = calloc(ncap, sizeof *c->names);
 		if (!c->names) {
 			c->names = old;
-			return fail(c->err, SYM_ERR_NOMEM, "out of memory");
+			return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
 		}
 		c->cap_names = ncap;
 		for (size_t i = 0; i < oldcap; i++)
@@ -625,7 +611,7 @@ static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
 		if (n > c->file_cache_len) {
 			uint32_t *fc = realloc(c->file_cache, n * sizeof *fc);
 			if (!fc)
-				return fail(c->err, SYM_ERR_NOMEM, "out of memory");
+				return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
 			c->file_cache = fc;
 		}
 		c->file_cache_len = n;
@@ -736,7 +722,7 @@ static int visit(dw_ctx *c, Dwarf_Die die, uint32_t parent_sub, unsigned depth)
 			return rc;
 		child_parent = (uint32_t)c->di->nsubs;
 		if (c->di->nsubs >= SYM_NONE - 1)
-			return fail(c->err, SYM_ERR_NOMEM, "too many functions");
+			return sym_fail(c->err, SYM_ERR_NOMEM, "too many functions");
 		if ((rc = PUSH(c, c->di->subs, c->di->nsubs, c->cap_subs, sub)) != SYM_OK)
 			return rc;
 		if ((rc = PUSH(c, c->sub_offsets, c->nsub_offsets, c->cap_sub_offsets,
@@ -757,7 +743,7 @@ static int walk(dw_ctx *c, Dwarf_Die first, uint32_t parent_sub, unsigned depth)
 {
 	if (depth > MAX_DIE_DEPTH) {
 		dwarf_dealloc_die(first);
-		return fail(c->err, SYM_ERR_FORMAT, "DWARF: DIEs nested deeper than %d",
+		return sym_fail(c->err, SYM_ERR_FORMAT, "DWARF: DIEs nested deeper than %d",
 			    MAX_DIE_DEPTH);
 	}
 	Dwarf_Die die = first;
@@ -982,7 +968,7 @@ static int build_object(const sym_macho_slice *s, dw_object *o, sym_error *err)
 	o->slice = s;
 	o->sections = calloc(s->nsections + 1, sizeof *o->sections);
 	if (!o->sections)
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	o->nsections = 1;
 	for (size_t i = 0; i < s->nsections; i++) {
 		const sym_section *sec = &s->sections[i];
@@ -1018,7 +1004,7 @@ int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
 	Dwarf_Error derr = NULL;
 	if (dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg, &derr) !=
 	    DW_DLV_OK) {
-		rc = fail(err, SYM_ERR_FORMAT, "DWARF: cannot open: %s",
+		rc = sym_fail(err, SYM_ERR_FORMAT, "DWARF: cannot open: %s",
 			  derr ? dwarf_errmsg(derr) : "no DWARF sections");
 		/* Without a Dwarf_Debug the error belongs to no session. */
 		if (derr)

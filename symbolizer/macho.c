@@ -4,15 +4,10 @@
  * and count is checked against the bytes we have before it is used, in 64-bit
  * arithmetic so no sum can wrap.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "symbolizer/macho.h"
 #include "symbolizer/util.h"
@@ -34,20 +29,6 @@
 /* n_sect is one byte, but we keep every section in case of odd files. */
 #define MAX_SECTIONS 65536u
 
-static int fail(sym_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(sym_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* True when [off, off+len) lies inside a buffer of SIZE bytes. */
 static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
 {
@@ -66,10 +47,10 @@ static int add_section(sym_macho_slice *s, size_t *cap, const sym_section *sec,
 	if (s->nsections == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 16;
 		if (ncap > MAX_SECTIONS)
-			return fail(err, SYM_ERR_FORMAT, "too many sections");
+			return sym_fail(err, SYM_ERR_FORMAT, "too many sections");
 		sym_section *n = realloc(s->sections, ncap * sizeof *n);
 		if (!n)
-			return fail(err, SYM_ERR_NOMEM, "out of memory");
+			return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 		s->sections = n;
 		*cap = ncap;
 	}
@@ -88,14 +69,14 @@ static int parse_segment(sym_macho_slice *s, const uint8_t *cmd,
 	size_t hdr = is64 ? 72 : 56;
 	size_t sect_size = is64 ? 80 : 68;
 	if (cmdsize < hdr)
-		return fail(err, SYM_ERR_FORMAT, "segment command too small");
+		return sym_fail(err, SYM_ERR_FORMAT, "segment command too small");
 	char segname[17];
 	copy_name16(segname, cmd + 8);
 	uint64_t vmaddr = is64 ? sym_rd64(cmd + 24) : sym_rd32(cmd + 24);
 	uint64_t vmsize = is64 ? sym_rd64(cmd + 32) : sym_rd32(cmd + 28);
 	uint32_t nsects = sym_rd32(cmd + (is64 ? 64 : 48));
 	if ((uint64_t)nsects * sect_size > cmdsize - hdr)
-		return fail(err, SYM_ERR_FORMAT,
+		return sym_fail(err, SYM_ERR_FORMAT,
 			    "segment %s claims %u sections beyond its command",
 			    segname, nsects);
 	if (!strcmp(segname, "__TEXT") && s->info.text_vmsize == 0) {
@@ -131,7 +112,7 @@ static int parse_segment(sym_macho_slice *s, const uint8_t *cmd,
 		} else if (dwarf_segment && sec.size != 0) {
 			/* Debug sections are the point of a dSYM: missing bytes
 			 * mean a truncated file, not an absent section. */
-			return fail(err, SYM_ERR_FORMAT,
+			return sym_fail(err, SYM_ERR_FORMAT,
 				    "section %s,%s lies outside the file "
 				    "(offset %u, size %llu, file %zu)",
 				    sec.segname, sec.sectname, offset,
@@ -148,18 +129,18 @@ static int parse_symtab(sym_macho_slice *s, const uint8_t *cmd,
 			uint32_t cmdsize, sym_error *err)
 {
 	if (cmdsize < 24)
-		return fail(err, SYM_ERR_FORMAT, "LC_SYMTAB too small");
+		return sym_fail(err, SYM_ERR_FORMAT, "LC_SYMTAB too small");
 	if (s->symtab || s->strtab)
-		return fail(err, SYM_ERR_FORMAT, "more than one LC_SYMTAB");
+		return sym_fail(err, SYM_ERR_FORMAT, "more than one LC_SYMTAB");
 	uint32_t symoff = sym_rd32(cmd + 8), nsyms = sym_rd32(cmd + 12);
 	uint32_t stroff = sym_rd32(cmd + 16), strsize = sym_rd32(cmd + 20);
 	uint64_t entsize = s->is_64 ? 16 : 12;
 	if (!in_bounds(symoff, (uint64_t)nsyms * entsize, s->size))
-		return fail(err, SYM_ERR_FORMAT,
+		return sym_fail(err, SYM_ERR_FORMAT,
 			    "symbol table (%u entries at %u) lies outside the file",
 			    nsyms, symoff);
 	if (!in_bounds(stroff, strsize, s->size))
-		return fail(err, SYM_ERR_FORMAT,
+		return sym_fail(err, SYM_ERR_FORMAT,
 			    "string table (%u bytes at %u) lies outside the file",
 			    strsize, stroff);
 	s->symtab = nsyms ? s->data + symoff : NULL;
@@ -174,18 +155,18 @@ static int parse_symtab(sym_macho_slice *s, const uint8_t *cmd,
 static int parse_slice(sym_macho_slice *s, sym_error *err)
 {
 	if (s->size < 4)
-		return fail(err, SYM_ERR_FORMAT, "file too small for a Mach-O header");
+		return sym_fail(err, SYM_ERR_FORMAT, "file too small for a Mach-O header");
 	uint32_t magic = sym_rd32(s->data);
 	if (magic == MH_CIGAM || magic == MH_CIGAM_64)
-		return fail(err, SYM_ERR_UNSUPPORTED,
+		return sym_fail(err, SYM_ERR_UNSUPPORTED,
 			    "big-endian Mach-O is not supported");
 	if (magic != MH_MAGIC && magic != MH_MAGIC_64)
-		return fail(err, SYM_ERR_FORMAT, "not a Mach-O file (magic 0x%08x)",
+		return sym_fail(err, SYM_ERR_FORMAT, "not a Mach-O file (magic 0x%08x)",
 			    magic);
 	s->is_64 = magic == MH_MAGIC_64;
 	size_t hdr = s->is_64 ? 32 : 28;
 	if (s->size < hdr)
-		return fail(err, SYM_ERR_FORMAT, "truncated Mach-O header");
+		return sym_fail(err, SYM_ERR_FORMAT, "truncated Mach-O header");
 	s->info.cputype = sym_rd32(s->data + 4);
 	s->info.cpusubtype = sym_rd32(s->data + 8);
 	s->info.filetype = sym_rd32(s->data + 12);
@@ -194,7 +175,7 @@ static int parse_slice(sym_macho_slice *s, sym_error *err)
 	uint32_t ncmds = sym_rd32(s->data + 16);
 	uint32_t sizeofcmds = sym_rd32(s->data + 20);
 	if (!in_bounds(hdr, sizeofcmds, s->size))
-		return fail(err, SYM_ERR_FORMAT,
+		return sym_fail(err, SYM_ERR_FORMAT,
 			    "load commands (%u bytes) run past the end of the file",
 			    sizeofcmds);
 
@@ -202,20 +183,20 @@ static int parse_slice(sym_macho_slice *s, sym_error *err)
 	uint64_t off = hdr, end = hdr + (uint64_t)sizeofcmds;
 	for (uint32_t i = 0; i < ncmds; i++) {
 		if (end - off < 8)
-			return fail(err, SYM_ERR_FORMAT,
+			return sym_fail(err, SYM_ERR_FORMAT,
 				    "load command %u of %u lies outside sizeofcmds",
 				    i, ncmds);
 		const uint8_t *cmd = s->data + off;
 		uint32_t type = sym_rd32(cmd), cmdsize = sym_rd32(cmd + 4);
 		if (cmdsize < 8 || cmdsize > end - off)
-			return fail(err, SYM_ERR_FORMAT,
+			return sym_fail(err, SYM_ERR_FORMAT,
 				    "load command %u has a bad size %u", i, cmdsize);
 		int rc = SYM_OK;
 		switch (type) {
 		case LC_SEGMENT:
 		case LC_SEGMENT_64:
 			if ((type == LC_SEGMENT_64) != s->is_64)
-				return fail(err, SYM_ERR_FORMAT,
+				return sym_fail(err, SYM_ERR_FORMAT,
 					    "segment command of the wrong width");
 			rc = parse_segment(s, cmd, cmdsize, &cap, err);
 			break;
@@ -224,9 +205,9 @@ static int parse_slice(sym_macho_slice *s, sym_error *err)
 			break;
 		case LC_UUID:
 			if (cmdsize < 24)
-				return fail(err, SYM_ERR_FORMAT, "LC_UUID too small");
+				return sym_fail(err, SYM_ERR_FORMAT, "LC_UUID too small");
 			if (s->info.has_uuid)
-				return fail(err, SYM_ERR_FORMAT, "more than one LC_UUID");
+				return sym_fail(err, SYM_ERR_FORMAT, "more than one LC_UUID");
 			memcpy(s->info.uuid, cmd + 8, 16);
 			s->info.has_uuid = true;
 			break;
@@ -255,22 +236,22 @@ static int parse_fat(sym_object *obj, sym_error *err)
 {
 	bool is64 = sym_rd32be(obj->data) == FAT_MAGIC_64;
 	if (obj->size < 8)
-		return fail(err, SYM_ERR_FORMAT, "truncated fat header");
+		return sym_fail(err, SYM_ERR_FORMAT, "truncated fat header");
 	uint32_t n = sym_rd32be(obj->data + 4);
 	size_t entsize = is64 ? 32 : 20;
 	if (n == 0 || n > MAX_SLICES)
-		return fail(err, SYM_ERR_FORMAT, "fat header claims %u slices", n);
+		return sym_fail(err, SYM_ERR_FORMAT, "fat header claims %u slices", n);
 	if (!in_bounds(8, (uint64_t)n * entsize, obj->size))
-		return fail(err, SYM_ERR_FORMAT, "truncated fat header");
+		return sym_fail(err, SYM_ERR_FORMAT, "truncated fat header");
 	obj->slices = calloc(n, sizeof *obj->slices);
 	if (!obj->slices)
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *e = obj->data + 8 + (size_t)i * entsize;
 		uint64_t off = is64 ? sym_rd64be(e + 8) : sym_rd32be(e + 8);
 		uint64_t size = is64 ? sym_rd64be(e + 16) : sym_rd32be(e + 12);
 		if (!in_bounds(off, size, obj->size))
-			return fail(err, SYM_ERR_FORMAT,
+			return sym_fail(err, SYM_ERR_FORMAT,
 				    "fat slice %u (offset %llu, size %llu) lies "
 				    "outside the file", i, (unsigned long long)off,
 				    (unsigned long long)size);
@@ -281,14 +262,14 @@ static int parse_fat(sym_object *obj, sym_error *err)
 		if (rc) {
 			char inner[sizeof err->msg];
 			snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
-			return fail(err, rc, "fat slice %u: %s", i, inner);
+			return sym_fail(err, rc, "fat slice %u: %s", i, inner);
 		}
 		s->info.offset = off;
 		s->info.size = size;
 		uint32_t fat_cpu = sym_rd32be(e), fat_sub = sym_rd32be(e + 4);
 		if (fat_cpu != s->info.cputype ||
 		    ((fat_sub ^ s->info.cpusubtype) & 0x00ffffffu))
-			return fail(err, SYM_ERR_FORMAT,
+			return sym_fail(err, SYM_ERR_FORMAT,
 				    "fat slice %u: header says cpu %u/%u, slice "
 				    "says %u/%u", i, fat_cpu, fat_sub,
 				    s->info.cputype, s->info.cpusubtype);
@@ -301,10 +282,10 @@ int sym_object_from_memory(const uint8_t *data, size_t len,
 {
 	*out_obj = NULL;
 	if (len < 4)
-		return fail(err, SYM_ERR_FORMAT, "file too small for a Mach-O header");
+		return sym_fail(err, SYM_ERR_FORMAT, "file too small for a Mach-O header");
 	sym_object *obj = calloc(1, sizeof *obj);
 	if (!obj)
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	obj->data = data;
 	obj->size = len;
 	int rc;
@@ -314,7 +295,7 @@ int sym_object_from_memory(const uint8_t *data, size_t len,
 	} else {
 		obj->slices = calloc(1, sizeof *obj->slices);
 		if (!obj->slices) {
-			rc = fail(err, SYM_ERR_NOMEM, "out of memory");
+			rc = sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 		} else {
 			obj->nslices = 1;
 			obj->slices[0].data = data;
@@ -335,33 +316,14 @@ int sym_object_from_memory(const uint8_t *data, size_t len,
 int sym_object_open(const char *path, sym_object **out_obj, sym_error *err)
 {
 	*out_obj = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(err, SYM_ERR_IO, "%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return fail(err, SYM_ERR_IO, "%s: %s", path, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(err, SYM_ERR_IO, "%s: not a regular file", path);
-	}
-	if (st.st_size < 4) {
-		close(fd);
-		return fail(err, SYM_ERR_FORMAT, "%s: file too small for a Mach-O header",
-			    path);
-	}
-	size_t len = (size_t)st.st_size;
-	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-	int e = errno;
-	close(fd);
-	if (map == MAP_FAILED)
-		return fail(err, SYM_ERR_IO, "%s: mmap: %s", path, strerror(e));
-	int rc = sym_object_from_memory(map, len, out_obj, err);
+	const uint8_t *map = NULL;
+	size_t len = 0;
+	int rc = sym_map_file(path, 4, "Mach-O file", &map, &len, err);
+	if (rc)
+		return rc;
+	rc = sym_object_from_memory(map, len, out_obj, err);
 	if (rc) {
-		munmap(map, len);
+		munmap((void *)map, len);
 		return rc;
 	}
 	(*out_obj)->mapped = true;
@@ -410,7 +372,7 @@ int sym_object_select(const sym_object *obj, sym_arch arch, size_t *out_index,
 			if (k > 0)
 				n += (size_t)k;
 		}
-		return fail(err, SYM_ERR_AMBIGUOUS,
+		return sym_fail(err, SYM_ERR_AMBIGUOUS,
 			    "file has %zu slices (%s): choose one with --arch",
 			    obj->nslices, archs);
 	}
@@ -420,7 +382,7 @@ int sym_object_select(const sym_object *obj, sym_arch arch, size_t *out_index,
 			return SYM_OK;
 		}
 	}
-	return fail(err, SYM_ERR_NOT_FOUND, "no %s slice in this file",
+	return sym_fail(err, SYM_ERR_NOT_FOUND, "no %s slice in this file",
 		    sym_arch_name(arch));
 }
 

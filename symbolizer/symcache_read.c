@@ -7,18 +7,14 @@
  * afterwards a lookup is a binary search and a walk up inlined_into that
  * needs no checks and allocates nothing.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "symbolizer/symcache_format.h"
 #include "symbolizer/symbolizer.h"
+#include "symbolizer/util.h"
 
 struct sym_cache {
 	const uint8_t *data;
@@ -33,20 +29,6 @@ struct sym_cache {
 	const uint8_t *lines;
 	const symc_line_block *blocks;
 };
-
-static int fail(sym_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(sym_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* Reads a ULEB128 value of at most 32 bits from [*p, end); false when it
  * runs past END or does not fit. */
@@ -145,7 +127,7 @@ static int validate_scopes(struct sym_cache *c, sym_error *err)
 	 * links and ranges can be checked to land on one. */
 	uint8_t *starts = calloc((size_t)h->scopes_len / 8 + 1, 1);
 	if (!starts)
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	int rc = SYM_OK;
 	const uint8_t *p = c->scopes, *end = c->scopes + h->scopes_len;
 	uint32_t count = 0;
@@ -156,21 +138,21 @@ static int validate_scopes(struct sym_cache *c, sym_error *err)
 		    r.file_plus1 > h->nfiles || r.parent_delta > off ||
 		    (r.parent_delta &&
 		     !(starts[(off - r.parent_delta) / 8] >> ((off - r.parent_delta) % 8) & 1))) {
-			rc = fail(err, SYM_ERR_FORMAT, "symcache: scope record at %u is invalid", off);
+			rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: scope record at %u is invalid", off);
 			break;
 		}
 		starts[off / 8] |= (uint8_t)(1u << (off % 8));
 		count++;
 	}
 	if (rc == SYM_OK && count != h->nscopes)
-		rc = fail(err, SYM_ERR_FORMAT, "symcache: %u scope records, header says %u", count,
+		rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: %u scope records, header says %u", count,
 			  h->nscopes);
 	for (uint32_t i = 0; rc == SYM_OK && i < h->nranges; i++) {
 		uint32_t v = c->range_scopes[i];
 		if (i > 0 && c->starts[i] <= c->starts[i - 1])
-			rc = fail(err, SYM_ERR_FORMAT, "symcache: ranges out of order at %u", i);
+			rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: ranges out of order at %u", i);
 		else if (v != SYMC_NONE && (v >= h->scopes_len || !(starts[v / 8] >> (v % 8) & 1)))
-			rc = fail(err, SYM_ERR_FORMAT, "symcache: range %u names no scope", i);
+			rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: range %u names no scope", i);
 	}
 	free(starts);
 	return rc;
@@ -181,14 +163,14 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 	const symc_header *h = c->h;
 	uint64_t want_blocks = ((uint64_t)h->nlines + SYMC_LINES_PER_BLOCK - 1) / SYMC_LINES_PER_BLOCK;
 	if (h->nblocks != want_blocks)
-		return fail(err, SYM_ERR_FORMAT, "symcache: %u line blocks for %u lines",
+		return sym_fail(err, SYM_ERR_FORMAT, "symcache: %u line blocks for %u lines",
 			    h->nblocks, h->nlines);
 	uint64_t prev = 0;
 	for (uint32_t k = 0; k < h->nblocks; k++) {
 		const symc_line_block *b = &c->blocks[k];
 		uint32_t stop = k + 1 < h->nblocks ? c->blocks[k + 1].offset : h->lines_len;
 		if (b->offset > stop || stop > h->lines_len || (k && b->start <= prev))
-			return fail(err, SYM_ERR_FORMAT, "symcache: line block %u is invalid", k);
+			return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u is invalid", k);
 		const uint8_t *p = c->lines + b->offset, *end = c->lines + stop;
 		uint64_t at = b->start;
 		uint32_t n = h->nlines - k * SYMC_LINES_PER_BLOCK;
@@ -202,14 +184,14 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 			    !get_uleb64(&p, end, &head) || !apply_line_delta(head, &line) ||
 			    ((head & 1) && (!get_uleb32(&p, end, &file) || file > h->nfiles)) ||
 			    !get_uleb32(&p, end, &column))
-				return fail(err, SYM_ERR_FORMAT, "symcache: line entry %u of block %u is invalid",
+				return sym_fail(err, SYM_ERR_FORMAT, "symcache: line entry %u of block %u is invalid",
 					    i, k);
 			at += delta;
 			if (at > UINT32_MAX)
-				return fail(err, SYM_ERR_FORMAT, "symcache: line block %u overflows", k);
+				return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u overflows", k);
 		}
 		if (p != end)
-			return fail(err, SYM_ERR_FORMAT, "symcache: line block %u has trailing bytes", k);
+			return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u has trailing bytes", k);
 		prev = at;
 	}
 	return SYM_OK;
@@ -218,17 +200,17 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 static int validate(struct sym_cache *c, sym_error *err)
 {
 	if (c->size < sizeof(symc_header))
-		return fail(err, SYM_ERR_FORMAT, "symcache: truncated header");
+		return sym_fail(err, SYM_ERR_FORMAT, "symcache: truncated header");
 	if ((uintptr_t)c->data % 8 != 0)
-		return fail(err, SYM_ERR_FORMAT, "symcache: buffer not 8-byte aligned");
+		return sym_fail(err, SYM_ERR_FORMAT, "symcache: buffer not 8-byte aligned");
 	const symc_header *h = (const symc_header *)c->data;
 	if (memcmp(h->magic, SYMC_MAGIC, 8) != 0)
-		return fail(err, SYM_ERR_FORMAT, "not a symcache (bad magic)");
+		return sym_fail(err, SYM_ERR_FORMAT, "not a symcache (bad magic)");
 	if (h->version != SYM_CACHE_VERSION)
-		return fail(err, SYM_ERR_UNSUPPORTED, "symcache version %u, this build reads %u",
+		return sym_fail(err, SYM_ERR_UNSUPPORTED, "symcache version %u, this build reads %u",
 			    h->version, SYM_CACHE_VERSION);
 	if (h->file_size != c->size)
-		return fail(err, SYM_ERR_FORMAT, "symcache: header says %llu bytes, file has %zu",
+		return sym_fail(err, SYM_ERR_FORMAT, "symcache: header says %llu bytes, file has %zu",
 			    (unsigned long long)h->file_size, c->size);
 	if (!section_ok(h->strings_off, h->strings_len, 1, c->size) ||
 	    !section_ok(h->files_off, h->nfiles, 4, c->size) ||
@@ -237,11 +219,11 @@ static int validate(struct sym_cache *c, sym_error *err)
 	    !section_ok(h->ranges_off, h->nranges, 8, c->size) ||
 	    !section_ok(h->lines_off, h->lines_len, 1, c->size) ||
 	    !section_ok(h->blocks_off, h->nblocks, sizeof(symc_line_block), c->size))
-		return fail(err, SYM_ERR_FORMAT, "symcache: a section lies outside the file");
+		return sym_fail(err, SYM_ERR_FORMAT, "symcache: a section lies outside the file");
 	/* One NUL at the very end makes every offset inside the table a
 	 * terminated string. */
 	if (h->strings_len == 0 || c->data[h->strings_off + h->strings_len - 1] != '\0')
-		return fail(err, SYM_ERR_FORMAT, "symcache: string table not terminated");
+		return sym_fail(err, SYM_ERR_FORMAT, "symcache: string table not terminated");
 	c->h = h;
 	c->strings = (const char *)c->data + h->strings_off;
 	c->files = (const uint32_t *)(c->data + h->files_off);
@@ -253,11 +235,11 @@ static int validate(struct sym_cache *c, sym_error *err)
 	c->blocks = (const symc_line_block *)(c->data + h->blocks_off);
 	for (uint32_t i = 0; i < h->nfiles; i++)
 		if (c->files[i] >= h->strings_len)
-			return fail(err, SYM_ERR_FORMAT, "symcache: file %u names a bad string", i);
+			return sym_fail(err, SYM_ERR_FORMAT, "symcache: file %u names a bad string", i);
 	for (uint32_t i = 0; i < h->nfunctions; i++)
 		if (c->functions[i].name >= h->strings_len ||
 		    c->functions[i].symbol >= h->strings_len)
-			return fail(err, SYM_ERR_FORMAT, "symcache: function %u names a bad string", i);
+			return sym_fail(err, SYM_ERR_FORMAT, "symcache: function %u names a bad string", i);
 	int rc = validate_scopes(c, err);
 	return rc ? rc : validate_lines(c, err);
 }
@@ -268,7 +250,7 @@ int sym_cache_from_memory(const uint8_t *data, size_t len, sym_cache **out_cache
 	*out_cache = NULL;
 	struct sym_cache *c = calloc(1, sizeof *c);
 	if (!c)
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	c->data = data;
 	c->size = len;
 	int rc = validate(c, err);
@@ -283,27 +265,14 @@ int sym_cache_from_memory(const uint8_t *data, size_t len, sym_cache **out_cache
 int sym_cache_open(const char *path, sym_cache **out_cache, sym_error *err)
 {
 	*out_cache = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(err, SYM_ERR_IO, "%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(err, SYM_ERR_IO, "%s: not a readable regular file", path);
-	}
-	if ((uint64_t)st.st_size < sizeof(symc_header)) {
-		close(fd);
-		return fail(err, SYM_ERR_FORMAT, "%s: truncated symcache", path);
-	}
-	size_t len = (size_t)st.st_size;
-	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-	int e = errno;
-	close(fd);
-	if (map == MAP_FAILED)
-		return fail(err, SYM_ERR_IO, "%s: mmap: %s", path, strerror(e));
-	int rc = sym_cache_from_memory(map, len, out_cache, err);
+	const uint8_t *map = NULL;
+	size_t len = 0;
+	int rc = sym_map_file(path, sizeof(symc_header), "symcache", &map, &len, err);
+	if (rc)
+		return rc;
+	rc = sym_cache_from_memory(map, len, out_cache, err);
 	if (rc) {
-		munmap(map, len);
+		munmap((void *)map, len);
 		return rc;
 	}
 	(*out_cache)->mapped = true;

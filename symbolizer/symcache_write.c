@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +17,7 @@
 #include "symbolizer/demangle.h"
 #include "symbolizer/symcache_format.h"
 #include "symbolizer/symtab.h"
-
-static int fail(sym_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(sym_error *err, int code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
+#include "symbolizer/util.h"
 
 /* ---- byte buffer with ULEB128 ------------------------------------------- */
 
@@ -177,7 +163,7 @@ static int encode_scopes(encoder *e, const sym_answer *a, bytes *out, uint32_t *
 		uint32_t fn = function_of(e, s->name, s->from_symtab != 0);
 		uint32_t file = file_plus1(e, s->call_file);
 		if (fn == SYMC_NONE || file == SYMC_NONE || out->n > UINT32_MAX - 64)
-			return fail(e->err, SYM_ERR_NOMEM, "out of memory");
+			return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 		offsets[i] = (uint32_t)out->n;
 		put_uleb(out, fn);
 		put_uleb(out, s->entry == SYM_NONE ? 0 : (uint64_t)s->entry + 1);
@@ -186,7 +172,7 @@ static int encode_scopes(encoder *e, const sym_answer *a, bytes *out, uint32_t *
 		put_uleb(out, s->call_line);
 		put_uleb(out, s->call_column);
 	}
-	return out->failed ? fail(e->err, SYM_ERR_NOMEM, "out of memory") : SYM_OK;
+	return out->failed ? sym_fail(e->err, SYM_ERR_NOMEM, "out of memory") : SYM_OK;
 }
 
 static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks)
@@ -196,12 +182,12 @@ static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks
 		const sym_line_range *l = &AT(a->lines, sym_line_range, i);
 		uint32_t file = file_plus1(e, l->file);
 		if (file == SYMC_NONE)
-			return fail(e->err, SYM_ERR_NOMEM, "out of memory");
+			return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 		uint32_t line = file ? l->line : 0, column = file ? l->column : 0;
 		if (i % SYMC_LINES_PER_BLOCK == 0) {
 			symc_line_block *blk = vec_push(blocks);
 			if (!blk || out->n > UINT32_MAX)
-				return fail(e->err, SYM_ERR_NOMEM, "out of memory");
+				return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 			*blk = (symc_line_block){l->start, (uint32_t)out->n};
 			prev_line = 0;
 			prev_file = 0;
@@ -217,7 +203,7 @@ static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks
 		prev_line = line;
 		prev_file = file;
 	}
-	return out->failed ? fail(e->err, SYM_ERR_NOMEM, "out of memory") : SYM_OK;
+	return out->failed ? sym_fail(e->err, SYM_ERR_NOMEM, "out of memory") : SYM_OK;
 }
 
 static size_t align8(size_t x)
@@ -232,7 +218,7 @@ static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si,
 	bytes scopes = {0}, lines = {0};
 	vec blocks = VEC(symc_line_block);
 	uint32_t *offsets = malloc((a->scopes.n ? a->scopes.n : 1) * sizeof *offsets);
-	int rc = offsets ? SYM_OK : fail(e->err, SYM_ERR_NOMEM, "out of memory");
+	int rc = offsets ? SYM_OK : sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 	if (rc == SYM_OK)
 		rc = encode_scopes(e, a, &scopes, offsets);
 	if (rc == SYM_OK)
@@ -255,10 +241,10 @@ static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si,
 	size_t blocks_off = off;
 	off = align8(off + blocks.n * sizeof(symc_line_block));
 	if (rc == SYM_OK && off > UINT32_MAX)
-		rc = fail(e->err, SYM_ERR_NOMEM, "symcache would exceed 4 GiB");
+		rc = sym_fail(e->err, SYM_ERR_NOMEM, "symcache would exceed 4 GiB");
 	uint8_t *buf = rc == SYM_OK ? calloc(1, off) : NULL;
 	if (rc == SYM_OK && !buf)
-		rc = fail(e->err, SYM_ERR_NOMEM, "out of memory");
+		rc = sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 	if (rc == SYM_OK) {
 		symc_header h;
 		memset(&h, 0, sizeof h);
@@ -340,14 +326,14 @@ int sym_cache_build_split(const sym_object *obj, size_t i, const sym_object *dwa
 	*out_len = 0;
 	if (i >= sym_object_slice_count(obj) ||
 	    (dwarf_obj && j >= sym_object_slice_count(dwarf_obj)))
-		return fail(err, SYM_ERR_NOT_FOUND, "no such slice");
+		return sym_fail(err, SYM_ERR_NOT_FOUND, "no such slice");
 	const sym_macho_slice *slice = sym_macho_slice_at(obj, i);
 	const sym_macho_slice *dwarf_slice = dwarf_obj ? sym_macho_slice_at(dwarf_obj, j) : slice;
 	uint64_t base = slice->info.text_vmaddr;
 
 	sym_strtab work;
 	if (sym_strtab_init(&work) != 0)
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	sym_debuginfo di;
 	vec syms = VEC(sym_tsym);
 	sym_answer answer;
@@ -369,7 +355,7 @@ int sym_cache_build_split(const sym_object *obj, size_t i, const sym_object *dwa
 		e.function_set.records = &e.functions;
 		e.files = VEC(uint32_t);
 		if (sym_strtab_init(&e.out) != 0) {
-			rc = fail(err, SYM_ERR_NOMEM, "out of memory");
+			rc = sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 		} else {
 			rc = assemble(&e, &answer, &slice->info, base,
 				      dwarf_slice->info.has_dwarf, out_buf, out_len, stats);
@@ -413,21 +399,21 @@ int sym_cache_write(const sym_object *obj, size_t i, const char *path,
 	char *tmp = malloc(plen + 32);
 	if (!tmp) {
 		free(buf);
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	}
 	/* A temporary beside PATH, so the rename cannot cross file systems and
 	 * nobody ever opens a half-written cache. */
 	snprintf(tmp, plen + 32, "%s.tmp.XXXXXX", path);
 	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		rc = fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
+		rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
 	} else {
 		if (fchmod(fd, 0644) != 0 || write_all(fd, buf, len) != 0 || fsync(fd) != 0)
-			rc = fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
+			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
 		if (close(fd) != 0 && rc == SYM_OK)
-			rc = fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
+			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
 		if (rc == SYM_OK && rename(tmp, path) != 0)
-			rc = fail(err, SYM_ERR_IO, "%s: %s", path, strerror(errno));
+			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", path, strerror(errno));
 		if (rc)
 			unlink(tmp);
 	}

@@ -8,13 +8,7 @@
 #include <string.h>
 
 #include "symbolizer/symtab.h"
-
-static int fail(sym_error *err, int code, const char *msg)
-{
-	if (err)
-		snprintf(err->msg, sizeof err->msg, "%s", msg);
-	return code;
-}
+#include "symbolizer/util.h"
 
 typedef struct size_entry {
 	uint64_t addr;
@@ -49,7 +43,7 @@ int sym_symtab_collect(const sym_macho_slice *s, sym_strtab *st, vec *out,
 	if (!e || !sizes) {
 		free(e);
 		free(sizes);
-		return fail(err, SYM_ERR_NOMEM, "out of memory");
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	}
 	size_t k = 0;
 	for (uint32_t i = 0; i < s->nsyms; i++) {
@@ -83,7 +77,7 @@ int sym_symtab_collect(const sym_macho_slice *s, sym_strtab *st, vec *out,
 		uint32_t raw = sym_strtab_intern(st, sym.name, sym.name_len);
 		sym_tsym *t = vec_push(out);
 		if (raw == SYM_NO_STR || !t) {
-			rc = fail(err, SYM_ERR_NOMEM, "out of memory");
+			rc = sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 			break;
 		}
 		*t = (sym_tsym){sym.value, sizes[i], raw, i};

@@ -1,12 +1,28 @@
 /*
- * util.h — internal to symbolizer/: unaligned little/big-endian reads.
- * Callers have checked bounds; these only decode.
+ * util.h — internal to symbolizer/: unaligned little/big-endian reads
+ * (callers have checked bounds; these only decode), error reporting and
+ * read-only file mapping shared by the modules.
  */
 #ifndef STALLSCOPE_SYMBOLIZER_UTIL_H
 #define STALLSCOPE_SYMBOLIZER_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "symbolizer/symbolizer.h"
+
+/* Fills ERR (may be NULL) with the formatted message; returns CODE. */
+int sym_fail(sym_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Maps the regular file PATH read-only. Files shorter than MIN_SIZE are
+ * refused with SYM_ERR_FORMAT and WHAT in the message ("truncated WHAT").
+ * On success OUT_DATA and OUT_LEN describe the mapping (munmap releases it).
+ */
+int sym_map_file(const char *path, size_t min_size, const char *what,
+		 const uint8_t **out_data, size_t *out_len, sym_error *err);
 
 static inline uint16_t sym_rd16(const uint8_t *p)
 {

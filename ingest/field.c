@@ -448,6 +448,121 @@ void ing_batch_free(ing_batch *batch)
 		ing_arena_free(batch->arena);
 }
 
+int ing_stack_alloc(ing_ctx *ctx, const json_t *v, const char *path,
+		    ing_stack *s)
+{
+	if (!json_is_array(v))
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: expected an array", path);
+	size_t n = json_array_size(v);
+	if (n > ctx->limits->max_frames)
+		return ing_fail(ctx, ERR_TOO_MANY,
+				"%s: %zu frames, more than the limit of %zu",
+				path, n, ctx->limits->max_frames);
+	s->nframes = n;
+	if (!(s->frames = ing_arena_calloc(ctx->arena, n, sizeof(ing_frame))))
+		return ing_nomem(ctx);
+	return 0;
+}
+
+int ing_image_span(ing_ctx *ctx, const json_t *v, const char *where,
+		   const char *addr_key, ing_image *img)
+{
+	char path[ING_PATH_MAX];
+	const char *why;
+	const json_t *la = ing_get(v, addr_key);
+	ing_path_key(path, sizeof path, where, addr_key);
+	if (!la)
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: missing", path);
+	if ((why = ing_address_value(la, &img->load_address)))
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: %s", path, why);
+	const json_t *sz = ing_get(v, "size");
+	if (sz) {
+		ing_path_key(path, sizeof path, where, "size");
+		if ((why = ing_address_value(sz, &img->size)))
+			return ing_fail(ctx, ERR_BAD_FIELD, "%s: %s", path, why);
+		if (img->size > UINT64_MAX - img->load_address)
+			return ing_fail(ctx, ERR_BAD_FIELD, "%s: %s + size overflows",
+					path, addr_key);
+	}
+	return 0;
+}
+
+const char *ing_peek_id(ing_ctx *ctx, const json_t *v)
+{
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    json_string_length(v) > ING_REPORT_ID_MAX)
+		return NULL;
+	return ing_arena_strdup(ctx->arena, json_string_value(v));
+}
+
+int ing_batch_entries(ing_ctx *ctx, ing_batch *b, const json_t *root,
+		      const json_t *list, const char *label,
+		      ing_entry_parse_fn parse, ing_entry_id_fn peek,
+		      ing_error *err, ing_batch **out_batch)
+{
+	size_t n = 1;
+	if (list) {
+		n = json_array_size(list);
+		if (n == 0) {
+			ing_fail(ctx, ERR_BAD_FIELD, "%s: empty batch", label);
+			return ing_batch_abort(ctx, b);
+		}
+		if (n > ctx->limits->max_reports) {
+			ing_fail(ctx, ERR_TOO_MANY,
+				 "%s: %zu reports, more than the limit of %zu",
+				 label, n, ctx->limits->max_reports);
+			return ing_batch_abort(ctx, b);
+		}
+		b->is_batch = true;
+	}
+	if (ing_batch_reserve(ctx, b, n) < 0)
+		return ing_batch_abort(ctx, b);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = list ? json_array_get(list, i) : root;
+		char where[ING_PATH_MAX] = "";
+		if (list)
+			ing_path_index(where, sizeof where, label, i);
+		ing_entry *e = &b->entries[b->nentries++];
+		/* Failures outside the entry's own parse are the body's. */
+		ctx->err = err;
+		ing_report *r = ing_arena_alloc(ctx->arena, sizeof *r);
+		if (!r) {
+			ing_nomem(ctx);
+			return ing_batch_abort(ctx, b);
+		}
+		ctx->err = &e->error;
+		if (parse(ctx, o, where, r) < 0) {
+			if (ctx->fatal) {
+				*err = e->error;
+				return ing_batch_abort(ctx, b);
+			}
+			e->report_id = peek(ctx, o);
+			continue;
+		}
+		e->report = r;
+		e->report_id = r->report_id;
+		e->error.code = ERR_NONE;
+	}
+	*out_batch = b;
+	return 0;
+}
+
+int ing_parse_text(ing_json_parse_fn parse, const char *body, size_t len,
+		   const ing_limits *limits, size_t max_depth,
+		   const char *user_id, ing_batch **out_batch, ing_error *err)
+{
+	ing_limits defaults = ing_limits_default();
+	if (!limits)
+		limits = &defaults;
+	*out_batch = NULL;
+	json_t *root = ing_json_load(body, len, max_depth ? max_depth : limits->max_depth, err);
+	if (!root)
+		return -1;
+	int rc = parse(root, limits, user_id, out_batch, err);
+	json_decref(root);
+	return rc;
+}
+
 json_t *ing_json_load(const char *body, size_t len, size_t max_depth,
 		      ing_error *err)
 {

@@ -100,6 +100,53 @@ int ing_batch_reserve(ing_ctx *ctx, ing_batch *batch, size_t n);
 /* Frees the batch and hands on the failure already in *ctx->err. */
 int ing_batch_abort(ing_ctx *ctx, ing_batch *batch);
 
+/* V at PATH as the frames of S: an array of at most max_frames entries;
+ * S->frames is allocated (zeroed) for the caller to fill. 0, or -1. */
+int ing_stack_alloc(ing_ctx *ctx, const json_t *v, const char *path,
+		    ing_stack *s);
+
+/* IMG's load address from V[ADDR_KEY] (required) and size from V["size"]
+ * (optional; load address + size must not overflow). 0, or -1. */
+int ing_image_span(ing_ctx *ctx, const json_t *v, const char *where,
+		   const char *addr_key, ing_image *img);
+
+/* V as a report_id worth naming in a rejection (a string of 1 to
+ * ING_REPORT_ID_MAX bytes), copied to the arena; NULL otherwise. */
+const char *ing_peek_id(ing_ctx *ctx, const json_t *v);
+
+/* Parses one entry O (at path WHERE) into R; sets ctx->err, returns -1. */
+typedef int (*ing_entry_parse_fn)(ing_ctx *ctx, const json_t *o,
+				  const char *where, ing_report *r);
+/* The report_id of an entry that failed to parse, if it has a readable
+ * one (rejections name it); NULL otherwise. */
+typedef const char *(*ing_entry_id_fn)(ing_ctx *ctx, const json_t *o);
+
+/*
+ * Fills B with the body's entries and hands it out: with LIST (the body's
+ * JSON array of reports, LABEL in messages) every element, refused as a
+ * whole when empty or longer than max_reports; else ROOT alone. Each entry
+ * is parsed by PARSE on its own: a rejected one keeps its error and the
+ * report_id PEEK finds. Returns 0 with *OUT_BATCH = B, or -1 with *ERR (B
+ * freed).
+ */
+int ing_batch_entries(ing_ctx *ctx, ing_batch *b, const json_t *root,
+		      const json_t *list, const char *label,
+		      ing_entry_parse_fn parse, ing_entry_id_fn peek,
+		      ing_error *err, ing_batch **out_batch);
+
+/* The JSON variant of a format's parser (ing_parse_*_json). */
+typedef int (*ing_json_parse_fn)(const json_t *root, const ing_limits *limits,
+				 const char *user_id, ing_batch **out_batch,
+				 ing_error *err);
+
+/*
+ * A text body through PARSE: LIMITS NULL means the defaults; MAX_DEPTH 0
+ * means limits->max_depth. Same contract as ing_parse().
+ */
+int ing_parse_text(ing_json_parse_fn parse, const char *body, size_t len,
+		   const ing_limits *limits, size_t max_depth,
+		   const char *user_id, ing_batch **out_batch, ing_error *err);
+
 /* Parses BODY with cm_json_parse at MAX_DEPTH; ERR_BAD_JSON on failure. */
 json_t *ing_json_load(const char *body, size_t len, size_t max_depth,
 		      ing_error *err);

@@ -49,8 +49,7 @@ static bool bug_type_text(const json_t *v, char out[16])
 static int parse_image(ing_ctx *c, const json_t *v, const char *where,
 		       ing_image *img)
 {
-	char path[ING_PATH_MAX];
-	const char *why, *name, *ipath, *arch;
+	const char *name, *ipath, *arch;
 	if (!json_is_object(v))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
 				where);
@@ -65,21 +64,8 @@ static int parse_image(ing_ctx *c, const json_t *v, const char *where,
 		img->has_uuid = false; /* placeholder for an unknown image */
 	img->name = ipath ? ipath : name ? name : "???";
 	img->arch = sym_arch_parse(arch);
-	const json_t *b = ing_get(v, "base");
-	ing_path_key(path, sizeof path, where, "base");
-	if (!b)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", path);
-	if ((why = ing_address_value(b, &img->load_address)))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
-	const json_t *sz = ing_get(v, "size");
-	if (sz) {
-		ing_path_key(path, sizeof path, where, "size");
-		if ((why = ing_address_value(sz, &img->size)))
-			return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
-		if (img->size > UINT64_MAX - img->load_address)
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s: base + size overflows", path);
-	}
+	if (ing_image_span(c, v, where, "base", img) < 0)
+		return -1;
 	return 0;
 }
 
@@ -111,19 +97,9 @@ static int parse_thread(ing_ctx *c, const json_t *v, const char *where,
 	ing_path_key(path, sizeof path, where, "frames");
 	if (!frames)
 		return 0;
-	if (!json_is_array(frames))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
-				path);
-	size_t n = json_array_size(frames);
-	if (n > c->limits->max_frames)
-		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu frames, more than the limit of %zu",
-				path, n, c->limits->max_frames);
-	t->stack.nframes = n;
-	if (!(t->stack.frames =
-		      ing_arena_calloc(c->arena, n, sizeof(ing_frame))))
-		return ing_nomem(c);
-	for (size_t i = 0; i < n; i++) {
+	if (ing_stack_alloc(c, frames, path, &t->stack) < 0)
+		return -1;
+	for (size_t i = 0; i < t->stack.nframes; i++) {
 		const json_t *f = json_array_get(frames, i);
 		ing_frame *fr = &t->stack.frames[i];
 		const char *why;

@@ -215,19 +215,9 @@ static int parse_thread(ing_ctx *c, const json_t *v, const char *where,
 	ing_path_key(path, sizeof path, where, "backtrace.contents");
 	if (!contents)
 		return 0;
-	if (!json_is_array(contents))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
-				path);
-	size_t n = json_array_size(contents);
-	if (n > c->limits->max_frames)
-		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu frames, more than the limit of %zu",
-				path, n, c->limits->max_frames);
-	t->stack.nframes = n;
-	if (!(t->stack.frames =
-		      ing_arena_calloc(c->arena, n, sizeof(ing_frame))))
-		return ing_nomem(c);
-	for (size_t i = 0; i < n; i++) {
+	if (ing_stack_alloc(c, contents, path, &t->stack) < 0)
+		return -1;
+	for (size_t i = 0; i < t->stack.nframes; i++) {
 		const json_t *f = json_array_get(contents, i);
 		ing_frame *fr = &t->stack.frames[i];
 		ing_path_index(item, sizeof item, path, i);
@@ -385,11 +375,7 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 
 static const char *peek_report_id(ing_ctx *c, const json_t *o)
 {
-	const json_t *v = json_object_get(json_object_get(o, "report"), "id");
-	if (!json_is_string(v) || json_string_length(v) == 0 ||
-	    json_string_length(v) > ING_REPORT_ID_MAX)
-		return NULL;
-	return ing_arena_strdup(c->arena, json_string_value(v));
+	return ing_peek_id(c, json_object_get(json_object_get(o, "report"), "id"));
 }
 
 int ing_parse_kscrash_json(const json_t *root, const ing_limits *limits,
@@ -404,70 +390,21 @@ int ing_parse_kscrash_json(const json_t *root, const ing_limits *limits,
 	*out_batch = NULL;
 	if (ing_batch_begin(limits, user_id, err, &c, &b) < 0)
 		return -1;
-	size_t n = 1;
-	if (json_is_array(root)) {
-		n = json_array_size(root);
-		if (n == 0) {
-			ing_fail(&c, ERR_BAD_FIELD, "body: empty array");
-			return ing_batch_abort(&c, b);
-		}
-		if (n > limits->max_reports) {
-			ing_fail(&c, ERR_TOO_MANY,
-				 "body: %zu reports, more than the limit of %zu",
-				 n, limits->max_reports);
-			return ing_batch_abort(&c, b);
-		}
-		b->is_batch = true;
-	} else if (!json_is_object(root)) {
+	if (!json_is_array(root) && !json_is_object(root)) {
 		ing_fail(&c, ERR_BAD_FIELD,
 			 "body: expected a KSCrash report object or an array "
 			 "of them");
 		return ing_batch_abort(&c, b);
 	}
-	if (ing_batch_reserve(&c, b, n) < 0)
-		return ing_batch_abort(&c, b);
-	for (size_t i = 0; i < n; i++) {
-		const json_t *o = b->is_batch ? json_array_get(root, i) : root;
-		char where[ING_PATH_MAX] = "";
-		if (b->is_batch)
-			ing_path_index(where, sizeof where, "body", i);
-		ing_entry *e = &b->entries[b->nentries++];
-		/* Failures outside the entry's own parse are the body's. */
-		c.err = err;
-		ing_report *r = ing_arena_alloc(c.arena, sizeof *r);
-		if (!r) {
-			ing_nomem(&c);
-			return ing_batch_abort(&c, b);
-		}
-		c.err = &e->error;
-		if (parse_report(&c, o, where, r) < 0) {
-			if (c.fatal) {
-				*err = e->error;
-				return ing_batch_abort(&c, b);
-			}
-			e->report_id = peek_report_id(&c, o);
-			continue;
-		}
-		e->report = r;
-		e->report_id = r->report_id;
-		e->error.code = ERR_NONE;
-	}
-	*out_batch = b;
-	return 0;
+	return ing_batch_entries(&c, b, root, json_is_array(root) ? root : NULL,
+				 "body", parse_report, peek_report_id, err,
+				 out_batch);
 }
 
 int ing_parse_kscrash(const char *body, size_t len, const ing_limits *limits,
 		      const char *user_id, ing_batch **out_batch,
 		      ing_error *err)
 {
-	ing_limits defaults = ing_limits_default();
-	if (!limits)
-		limits = &defaults;
-	*out_batch = NULL;
-	json_t *root = ing_json_load(body, len, limits->max_depth, err);
-	if (!root)
-		return -1;
-	int rc = ing_parse_kscrash_json(root, limits, user_id, out_batch, err);
-	json_decref(root);
-	return rc;
+	return ing_parse_text(ing_parse_kscrash_json, body, len, limits, 0,
+			      user_id, out_batch, err);
 }

@@ -709,15 +709,7 @@ int ing_parse_metrickit(const char *body, size_t len,
 			ing_batch **out_batch, ing_error *err)
 {
 	ing_limits defaults = ing_limits_default();
-	if (!limits)
-		limits = &defaults;
-	*out_batch = NULL;
-	json_t *root =
-		ing_json_load(body, len, ing_metrickit_max_depth(limits), err);
-	if (!root)
-		return -1;
-	int rc = ing_parse_metrickit_json(root, limits, user_id, out_batch,
-					  err);
-	json_decref(root);
-	return rc;
+	return ing_parse_text(ing_parse_metrickit_json, body, len, limits,
+			      ing_metrickit_max_depth(limits ? limits : &defaults),
+			      user_id, out_batch, err);
 }

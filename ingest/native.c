@@ -39,19 +39,10 @@ static int parse_frame(ing_ctx *c, const json_t *v, const char *path,
 static int parse_frames(ing_ctx *c, const json_t *v, const char *path,
 			ing_stack *out)
 {
-	if (!json_is_array(v))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
-				path);
-	size_t n = json_array_size(v);
-	if (n > c->limits->max_frames)
-		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu frames, more than the limit of %zu",
-				path, n, c->limits->max_frames);
-	out->nframes = n;
-	if (!(out->frames = ing_arena_calloc(c->arena, n, sizeof(ing_frame))))
-		return ing_nomem(c);
+	if (ing_stack_alloc(c, v, path, out) < 0)
+		return -1;
 	char sub[ING_PATH_MAX];
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < out->nframes; i++)
 		if (parse_frame(c, json_array_get(v, i),
 				ing_path_index(sub, sizeof sub, path, i),
 				&out->frames[i]) < 0)
@@ -63,7 +54,6 @@ static int parse_image(ing_ctx *c, const json_t *v, const char *where,
 		       ing_image *img)
 {
 	char path[ING_PATH_MAX];
-	const char *why;
 	if (!json_is_object(v))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
 				where);
@@ -78,22 +68,8 @@ static int parse_image(ing_ctx *c, const json_t *v, const char *where,
 		return ing_fail(c, ERR_BAD_FIELD,
 				"%s: unknown architecture",
 				ing_path_key(path, sizeof path, where, "arch"));
-	const json_t *la = ing_get(v, "load_address");
-	ing_path_key(path, sizeof path, where, "load_address");
-	if (!la)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", path);
-	if ((why = ing_address_value(la, &img->load_address)))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
-	const json_t *sz = ing_get(v, "size");
-	if (sz) {
-		ing_path_key(path, sizeof path, where, "size");
-		if ((why = ing_address_value(sz, &img->size)))
-			return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
-		if (img->size > UINT64_MAX - img->load_address)
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s: load_address + size overflows",
-					path);
-	}
+	if (ing_image_span(c, v, where, "load_address", img) < 0)
+		return -1;
 	return 0;
 }
 
@@ -285,11 +261,7 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 /* The entry's report_id for a rejection, when it is a usable string. */
 static const char *peek_report_id(ing_ctx *c, const json_t *o)
 {
-	const json_t *v = json_object_get(o, "report_id");
-	if (!json_is_string(v) || json_string_length(v) == 0 ||
-	    json_string_length(v) > ING_REPORT_ID_MAX)
-		return NULL;
-	return ing_arena_strdup(c->arena, json_string_value(v));
+	return ing_peek_id(c, json_object_get(o, "report_id"));
 }
 
 int ing_parse_native_json(const json_t *root, const ing_limits *limits,
@@ -310,72 +282,19 @@ int ing_parse_native_json(const json_t *root, const ing_limits *limits,
 		return ing_batch_abort(&c, b);
 	}
 	const json_t *list = json_object_get(root, "reports");
-	size_t n = 1;
-	if (list) {
-		/* {"reports":[…]}: a report never has a "reports" field. */
-		if (!json_is_array(list)) {
-			ing_fail(&c, ERR_BAD_FIELD,
-				 "reports: expected an array");
-			return ing_batch_abort(&c, b);
-		}
-		n = json_array_size(list);
-		if (n == 0) {
-			ing_fail(&c, ERR_BAD_FIELD, "reports: empty batch");
-			return ing_batch_abort(&c, b);
-		}
-		if (n > limits->max_reports) {
-			ing_fail(&c, ERR_TOO_MANY,
-				 "reports: %zu reports, more than the limit "
-				 "of %zu",
-				 n, limits->max_reports);
-			return ing_batch_abort(&c, b);
-		}
-		b->is_batch = true;
-	}
-	if (ing_batch_reserve(&c, b, n) < 0)
+	/* {"reports":[…]}: a report never has a "reports" field. */
+	if (list && !json_is_array(list)) {
+		ing_fail(&c, ERR_BAD_FIELD, "reports: expected an array");
 		return ing_batch_abort(&c, b);
-	for (size_t i = 0; i < n; i++) {
-		const json_t *o = list ? json_array_get(list, i) : root;
-		char where[ING_PATH_MAX] = "";
-		if (list)
-			ing_path_index(where, sizeof where, "reports", i);
-		ing_entry *e = &b->entries[b->nentries++];
-		/* Failures outside the entry's own parse are the body's. */
-		c.err = err;
-		ing_report *r = ing_arena_alloc(c.arena, sizeof *r);
-		if (!r) {
-			ing_nomem(&c);
-			return ing_batch_abort(&c, b);
-		}
-		c.err = &e->error;
-		if (parse_report(&c, o, where, r) < 0) {
-			if (c.fatal) {
-				*err = e->error;
-				return ing_batch_abort(&c, b);
-			}
-			e->report_id = peek_report_id(&c, o);
-			continue;
-		}
-		e->report = r;
-		e->report_id = r->report_id;
-		e->error.code = ERR_NONE;
 	}
-	*out_batch = b;
-	return 0;
+	return ing_batch_entries(&c, b, root, list, "reports", parse_report,
+				 peek_report_id, err, out_batch);
 }
 
 int ing_parse_native(const char *body, size_t len, const ing_limits *limits,
 		     const char *user_id, ing_batch **out_batch,
 		     ing_error *err)
 {
-	ing_limits defaults = ing_limits_default();
-	if (!limits)
-		limits = &defaults;
-	*out_batch = NULL;
-	json_t *root = ing_json_load(body, len, limits->max_depth, err);
-	if (!root)
-		return -1;
-	int rc = ing_parse_native_json(root, limits, user_id, out_batch, err);
-	json_decref(root);
-	return rc;
+	return ing_parse_text(ing_parse_native_json, body, len, limits, 0,
+			      user_id, out_batch, err);
 }

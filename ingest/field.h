@@ -73,9 +73,6 @@ const char *ing_uint_value(const json_t *v, uint64_t max, uint64_t *out);
 int ing_uuid_field(ing_ctx *ctx, const json_t *obj, const char *where,
 		   const char *key, bool *has, uint8_t out[16]);
 
-/* True when TEXT is an ISO 8601 / RFC 3339 date-time:
- * YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM). */
-bool ing_is_timestamp(const char *text);
 /*
  * Normalizes the time forms devices send into RFC 3339 in the arena:
  * RFC 3339 as is; "YYYY-MM-DD HH:MM:SS[.frac][ ±HHMM]" (MetricKit, .ips).

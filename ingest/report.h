@@ -129,6 +129,10 @@ typedef struct ing_error {
 	char message[256];
 } ing_error;
 
+/* True when TEXT is an ISO 8601 / RFC 3339 date-time:
+ * YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), calendar-checked. */
+bool ing_is_timestamp(const char *text);
+
 /* Sets *err (code and printf-style message); returns -1 for chaining. */
 int ing_error_set(ing_error *err, cm_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -183,6 +183,7 @@ static json_t *frame_json(ctx *c, const ing_frame *fr, size_t index, ing_gframe 
 	}
 	const ing_image *img = &c->r->images[i];
 	uint64_t offset = addr - img->load_address;
+	c->out->image_used[i] = true;
 	json_object_set_new(j, "image", json_string(img->name ? img->name : "?"));
 	json_object_set_new(j, "offset", jhex(offset));
 	if (g) {
@@ -352,7 +353,8 @@ int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
 	c.info = calloc(ni, sizeof *c.info);
 	c.order = calloc(ni, sizeof *c.order);
 	out->image_needed = ing_arena_calloc(arena, ni, sizeof *out->image_needed);
-	int rc = c.info && c.order && out->image_needed ? run(&c) : -1;
+	out->image_used = ing_arena_calloc(arena, ni, sizeof *out->image_used);
+	int rc = c.info && c.order && out->image_needed && out->image_used ? run(&c) : -1;
 	for (size_t i = 0; i < c.memo_cap; i++)
 		if (c.memo[i].used)
 			json_decref(c.memo[i].chain);

@@ -54,6 +54,8 @@ typedef struct ing_symbolized {
 	/* Images frames of this report fall in that have no debug file:
 	 * flags by image index (arena-owned, nimages entries). */
 	bool *image_needed;
+	/* Images any frame of this report falls in (arena-owned). */
+	bool *image_used;
 	/* Frames answered from a symbol table only (no DWARF), anywhere. */
 	size_t symtab_frames;
 	/* Frames in images with status missing or malformed, anywhere. */

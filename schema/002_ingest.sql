@@ -154,6 +154,7 @@ CREATE TABLE report_waits (
   image_name text NOT NULL,
   arch text,
   reason text NOT NULL CHECK (reason IN ('missing', 'malformed', 'symbol_table')),
+  created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (app_id, uuid, report)
 );
 COMMENT ON TABLE report_waits IS
@@ -163,6 +164,9 @@ COMMENT ON INDEX report_waits_pkey IS
 CREATE INDEX report_waits_report_idx ON report_waits (report);
 COMMENT ON INDEX report_waits_report_idx IS
   'Clears a report''s waits when it is reprocessed or purged.';
+CREATE INDEX report_waits_uuid_idx ON report_waits (uuid);
+COMMENT ON INDEX report_waits_uuid_idx IS
+  'The reprocessor joins waits with debug files by UUID.';
 
 -- ---- Groups ------------------------------------------------------------
 

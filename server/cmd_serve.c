@@ -18,6 +18,9 @@
 #include "server/datadir.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/reprocess.h"
+#include "server/retention.h"
+#include "server/symbols.h"
 #include "store/store.h"
 
 static void usage(FILE *out)
@@ -66,8 +69,9 @@ int srv_cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
 	/* Every HTTP thread and worker may hold a connection at once. */
-	if (st_init(cfg.database_url, cfg.threads + cfg.workers) < 0 ||
-	    srv_metrics_init() < 0) {
+	/* …and the reprocessing and retention threads one each. */
+	if (st_init(cfg.database_url, cfg.threads + cfg.workers + 2) < 0 ||
+	    srv_metrics_init() < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
 		fprintf(stderr, "stallscope serve: out of memory\n");
 		return 1;
 	}
@@ -80,6 +84,8 @@ int srv_cmd_serve(int argc, char **argv)
 		srv_metrics_free();
 		return 1;
 	}
+	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0)
+		cm_log(CM_ERROR, "cannot start the reprocessing or retention thread");
 	cm_log(CM_INFO, "listening on %s:%u (threads %u, workers %u, data "
 	       "dir %s)", cfg.listen_host, srv_http_port(http), cfg.threads,
 	       cfg.workers, cfg.data_dir);
@@ -88,7 +94,10 @@ int srv_cmd_serve(int argc, char **argv)
 	sigwait(&stop, &sig);
 	cm_log(CM_INFO, "%s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	srv_http_stop(http);
+	srv_reprocess_stop();
+	srv_retention_stop();
 	st_shutdown();
+	srv_symbols_free();
 	srv_metrics_free();
 	cm_log(CM_INFO, "stopped");
 	return 0;

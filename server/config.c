@@ -53,6 +53,15 @@ static const struct var {
 	 4, 100000, "concurrent connections"},
 	{"STALLSCOPE_SHUTDOWN_TIMEOUT", V_UINT, FIELD(shutdown_timeout), "30",
 	 0, 3600, "seconds in-flight requests get to finish on SIGTERM"},
+	{"STALLSCOPE_MAX_DECOMPRESSED", V_SIZE, FIELD(max_decompressed), "64M",
+	 1024, UINT64_C(1) << 36,
+	 "largest gzip/deflate report body once decompressed"},
+	{"STALLSCOPE_SYMCACHE_OPEN", V_UINT, FIELD(symcache_open), "256", 1,
+	 100000, "symcaches kept mapped at once (least recently used closed)"},
+	{"STALLSCOPE_REPROCESS_INTERVAL", V_UINT, FIELD(reprocess_interval),
+	 "5", 1, 3600,
+	 "seconds between looks for reports whose symbols arrived (an "
+	 "upload to this server wakes it at once)"},
 	{"STALLSCOPE_LOG_LEVEL", V_LEVEL, FIELD(log_level), "info", 0, 0,
 	 "debug, info, warn or error"},
 };

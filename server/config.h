@@ -29,6 +29,9 @@ typedef struct srv_config {
 	unsigned idle_timeout;     /* seconds a connection may stay silent */
 	unsigned max_connections;
 	unsigned shutdown_timeout; /* seconds in-flight requests get on stop */
+	uint64_t max_decompressed; /* bytes of a gzip/deflate body once inflated */
+	unsigned symcache_open;    /* symcaches kept open (LRU) */
+	unsigned reprocess_interval; /* seconds between looks for new symbols */
 	cm_log_level log_level;
 } srv_config;
 

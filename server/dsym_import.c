@@ -11,6 +11,7 @@
  * zip of thousands of files does not hold thousands of descriptors.
  */
 #include "server/dsym_import.h"
+#include "server/reprocess.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -511,6 +512,9 @@ void srv_dsym_import_run(srv_dsym_import *job)
 		store_failed(job, rc);
 		goto cleanup;
 	}
+	/* Reports waiting for these files move within seconds, not at the
+	 * next periodic look. */
+	srv_reprocess_wake();
 	finish(&im);
 cleanup:
 	remove_ours(&im);

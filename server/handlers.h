@@ -28,4 +28,34 @@ enum MHD_Result srv_h_dsyms_get(struct MHD_Connection *conn,
 enum MHD_Result srv_h_dsyms_delete(struct MHD_Connection *conn,
 				   srv_request *req);
 
+/* POST /api/v1/ingest, …/metrickit, …/kscrash, …/ips — reports in (ingest key). */
+enum MHD_Result srv_h_ingest_post(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_ingest_metrickit_post(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_ingest_kscrash_post(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_ingest_ips_post(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/sampling?user_id= (ingest key). */
+enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET|PUT /api/v1/apps/{app}/config */
+enum MHD_Result srv_h_config_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_config_put(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/whitelist, PUT|DELETE …/whitelist/{user_id} */
+enum MHD_Result srv_h_whitelist_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_whitelist_delete(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/reports/{id} and …/{id}/trace (admin token of its app). */
+enum MHD_Result srv_h_report_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/groups, …/groups/{key1}, …/groups/{key1}/{key2}/reports */
+enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/dsyms/missing */
+enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
+
 #endif

@@ -1,5 +1,6 @@
 /* metrics.c — Prometheus counters; see metrics.h. */
 #include "server/metrics.h"
+#include "server/symbols.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -210,6 +211,21 @@ char *srv_metrics_render(size_t *out_len)
 		"# TYPE stallscope_db_errors_total counter\n"
 		"stallscope_db_errors_total %" PRIu64 "\n",
 	    pool.size, pool.in_use, pool.errors);
+	ing_lru_stats lru;
+	srv_symbols_stats(&lru);
+	put(&b, "# HELP stallscope_symcache_lookups_total Symcache opens asked of "
+		"the LRU, by whether the file was open already.\n"
+		"# TYPE stallscope_symcache_lookups_total counter\n"
+		"stallscope_symcache_lookups_total{result=\"hit\"} %" PRIu64 "\n"
+		"stallscope_symcache_lookups_total{result=\"miss\"} %" PRIu64 "\n"
+		"# HELP stallscope_symcache_open Symcaches mapped now.\n"
+		"# TYPE stallscope_symcache_open gauge\n"
+		"stallscope_symcache_open %zu\n"
+		"# HELP stallscope_symcache_evictions_total Symcaches closed to stay "
+		"within STALLSCOPE_SYMCACHE_OPEN.\n"
+		"# TYPE stallscope_symcache_evictions_total counter\n"
+		"stallscope_symcache_evictions_total %" PRIu64 "\n",
+	    lru.hits, lru.misses, lru.open, lru.evictions);
 	if (b.failed) {
 		free(b.data);
 		return NULL;

@@ -39,8 +39,10 @@ int st_config_update_apply(st_conn *c, int64_t app_id, const st_config_update *u
 
 void st_app_config_clear(st_app_config *cfg);
 
-/* 1 when USER_ID is whitelisted for APP_ID and its entry has not expired. */
-int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id);
+/* 1 when USER_ID is whitelisted for APP_ID and its entry has not expired
+ * at AT (RFC 3339: the server's clock, which tests may set). */
+int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id,
+			const char *at);
 
 typedef struct st_whitelist_entry {
 	char user_id[4097];
@@ -130,6 +132,22 @@ typedef struct st_group_ref {
  */
 int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta);
 
+/* ---- Debug files for symbolization ---------------------------------------------- */
+
+typedef struct st_symbol_file {
+	char uuid[37];  /* uppercase 8-4-4-4-12 */
+	char arch[16];
+	bool has_dwarf;
+	char symcache_path[512]; /* relative to the data dir */
+} st_symbol_file;
+
+typedef int (*st_symbol_file_cb)(void *cls, const st_symbol_file *f);
+
+/* Every debug file of APP_ID whose UUID is in UUIDS, a PostgreSQL array
+ * literal ("{UUID,UUID}"). Returns how many. */
+int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
+		    st_symbol_file_cb cb, void *cls);
+
 /* ---- Waiting for symbols ---------------------------------------------------------- */
 
 /* Records that report ID (received DAY) waits for image UUID. REASON is
@@ -140,7 +158,43 @@ int st_report_wait_add(st_conn *c, int64_t app_id, const char *uuid, int64_t rep
 /* Forgets every wait of report ID. */
 int st_report_waits_clear(st_conn *c, int64_t report);
 
+/* ---- Reprocessing ------------------------------------------------------------------ */
+
+typedef struct st_candidate {
+	int64_t report, app_id;
+	char day[11];
+} st_candidate;
+
+typedef int (*st_candidate_cb)(void *cls, const st_candidate *c);
+
+/*
+ * Reports whose waits a debug file now answers: a file for a missing
+ * image; a file newer than the wait for an unreadable one; a DWARF file
+ * where only a symbol table was. At most LIMIT, oldest first.
+ */
+int st_reprocess_candidates(st_conn *c, int64_t limit, st_candidate_cb cb, void *cls);
+
+/* What reprocessing needs of a stored report; strings owned by the struct
+ * (st_report_meta_clear). */
+typedef struct st_report_meta {
+	char *raw, *key1, *key2, *user_id, *kind, *app_version, *os_version, *device,
+		*received_at, *source, *os_build, *client_timestamp;
+} st_report_meta;
+
+/* 1 with *OUT, or 0 when the report is gone. */
+int st_report_meta_get(st_conn *c, int64_t app_id, const char *day, int64_t id,
+		       st_report_meta *out);
+void st_report_meta_clear(st_report_meta *m);
+
+/* Locks report ID's key row until the transaction ends: 1, or 0 when
+ * another transaction holds it (or it is gone). */
+int st_report_lock(st_conn *c, int64_t id);
+
 /* ---- Retention ----------------------------------------------------------------------- */
+
+/* Calls CB with the id of every app; returns how many. */
+typedef int (*st_app_id_cb)(void *cls, int64_t app_id);
+int st_app_ids(st_conn *c, st_app_id_cb cb, void *cls);
 
 /* Drops APP_ID's report partitions of days before BEFORE_DAY and the index
  * rows (report_keys, report_waits, user_quota) of those days; returns the

@@ -1,0 +1,36 @@
+/*
+ * h_group_get.c — GET /api/v1/apps/{app}/groups/{key1} (admin token): one
+ * level-1 group and its level-2 subgroups, {"group","subgroups"}; 404
+ * when the app has no such group.
+ */
+#include <stdlib.h>
+
+#include "server/handlers.h"
+#include "server/reply.h"
+#include "store/groups.h"
+
+typedef struct detail_tx {
+	int64_t app_id;
+	const char *key;
+	char *json;
+} detail_tx;
+
+static int detail_cb(st_conn *c, void *cls)
+{
+	detail_tx *t = cls;
+	free(t->json);
+	return st_group_detail(c, t->app_id, t->key, &t->json);
+}
+
+enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req)
+{
+	detail_tx t = {srv_req_app(req)->id, srv_req_param(req, 1), NULL};
+	int rc = st_run_tx("group_detail", detail_cb, &t);
+	if (rc < 0)
+		return srv_reply_store_error(conn, rc);
+	if (rc == 0)
+		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s", t.key);
+	json_t *body = json_loads(t.json, 0, NULL);
+	free(t.json);
+	return srv_reply_json(conn, 200, body);
+}

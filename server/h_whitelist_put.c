@@ -1,0 +1,77 @@
+/*
+ * h_whitelist_put.c — PUT /api/v1/apps/{app}/whitelist/{user_id} (admin
+ * token): the user always uploads, without quota, until expires_at. The
+ * body {"note","expires_at"} is optional, and so is each field; a PUT
+ * replaces the entry. 200 with the entry.
+ */
+#include <string.h>
+
+#include "common/json.h"
+#include "ingest/report.h"
+#include "server/handlers.h"
+#include "server/reply.h"
+#include "store/reports.h"
+
+#define MAX_NOTE 4096
+
+typedef struct put_tx {
+	int64_t app_id;
+	const char *user, *note, *expires_at;
+} put_tx;
+
+static int put_cb(st_conn *c, void *cls)
+{
+	put_tx *t = cls;
+	return st_whitelist_put(c, t->app_id, t->user, t->note, t->expires_at);
+}
+
+enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *req)
+{
+	put_tx t = {.app_id = srv_req_app(req)->id, .user = srv_req_param(req, 1)};
+	if (strlen(t.user) > 4096)
+		return srv_reply_error(conn, ERR_BAD_FIELD, "user_id: longer than 4096 bytes");
+	size_t len = 0;
+	const char *text = srv_req_body(req, &len);
+	json_t *body = NULL;
+	if (text && len) {
+		char why[200];
+		if (!(body = cm_json_parse(text, len, 8, why, sizeof why)))
+			return srv_reply_error(conn, ERR_BAD_JSON, "%s", why);
+		if (!json_is_object(body)) {
+			json_decref(body);
+			return srv_reply_error(conn, ERR_BAD_FIELD, "body: expected an object");
+		}
+	}
+	const json_t *note = json_object_get(body, "note");
+	const json_t *exp = json_object_get(body, "expires_at");
+	const char *key;
+	json_t *v;
+	cm_err code = ERR_NONE;
+	const char *why = NULL;
+	json_object_foreach(body, key, v)
+		if (strcmp(key, "note") && strcmp(key, "expires_at"))
+			code = ERR_BAD_FIELD, why = "unknown field (note and expires_at are)";
+	if (note && !json_is_null(note) &&
+	    (!json_is_string(note) || json_string_length(note) > MAX_NOTE))
+		code = ERR_BAD_FIELD, why = "note: expected a string of at most 4096 bytes";
+	if (exp && !json_is_null(exp) &&
+	    (!json_is_string(exp) || !ing_is_timestamp(json_string_value(exp))))
+		code = ERR_BAD_FIELD, why = "expires_at: expected an RFC 3339 time";
+	enum MHD_Result ret;
+	if (code != ERR_NONE) {
+		ret = srv_reply_error(conn, code, "%s", why);
+	} else {
+		t.note = json_string_value(note);
+		t.expires_at = json_string_value(exp);
+		int rc = st_run_tx("whitelist_put", put_cb, &t);
+		ret = rc < 0 ? srv_reply_store_error(conn, rc)
+			     : srv_reply_json(conn, 200,
+					      json_pack("{s:s,s:o,s:o}", "user_id", t.user, "note",
+							t.note ? json_string(t.note) : json_null(),
+							"expires_at",
+							t.expires_at ? json_string(t.expires_at)
+								     : json_null()));
+	}
+	json_decref(body);
+	return ret;
+}

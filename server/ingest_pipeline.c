@@ -1,0 +1,390 @@
+/*
+ * ingest_pipeline.c — see ingest_pipeline.h and docs/STORAGE.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "ingest/decode.h"
+#include "ingest/report_json.h"
+#include "ingest/sampling.h"
+#include "server/clock.h"
+#include "server/ingest_pipeline.h"
+#include "server/reply.h"
+
+/* ---- grouping rules ------------------------------------------------------- */
+
+static int copy_strings(const json_t *arr, ing_arena *arena, const char *const **out,
+			size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return 0;
+	const char **v = ing_arena_calloc(arena, json_array_size(arr), sizeof *v);
+	if (!v)
+		return -1;
+	size_t k = 0, i;
+	json_t *s;
+	json_array_foreach(arr, i, s) {
+		if (!json_is_string(s))
+			continue;
+		if (!(v[k++] = ing_arena_strdup(arena, json_string_value(s))))
+			return -1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int srv_grouping_rules(const char *json, ing_arena *arena, ing_group_rules *out)
+{
+	memset(out, 0, sizeof *out);
+	json_t *root = json ? json_loads(json, 0, NULL) : NULL;
+	int rc = 0;
+	if (root) {
+		rc = copy_strings(json_object_get(root, "skip_images"), arena, &out->skip_images,
+				  &out->nskip_images);
+		if (rc == 0)
+			rc = copy_strings(json_object_get(root, "skip_prefixes"), arena,
+					  &out->skip_prefixes, &out->nskip_prefixes);
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* ---- the stored form of a report ------------------------------------------ */
+
+static char *identities_json(const ing_grouping *g, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < n && i < g->nidentities; i++)
+		json_array_append_new(arr, json_string(g->identities[i]));
+	char *text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+	json_decref(arr);
+	return text;
+}
+
+void srv_stored_form_clear(srv_stored_form *f)
+{
+	free(f->raw);
+	free(f->symbolized);
+	free(f->frames1);
+	free(f->frames2);
+	ing_symbolized_clear(&f->s);
+	memset(f, 0, sizeof *f);
+}
+
+int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
+			 const ing_group_rules *rules, ing_arena *arena,
+			 srv_stored_form *out)
+{
+	memset(out, 0, sizeof *out);
+	out->images = ing_arena_calloc(arena, r->nimages ? r->nimages : 1, sizeof *out->images);
+	if (!out->images)
+		return -1;
+	srv_symbol_set_images(set, r, out->images);
+	if (ing_symbolicate(r, out->images, rules, arena, &out->s) != 0)
+		return -1;
+	for (size_t i = 0; i < r->nimages; i++)
+		if (out->s.image_used[i] && out->images[i].status != ING_IMAGE_FOUND)
+			out->pending = true;
+	json_t *raw = ing_report_to_native(r);
+	json_t *frames = json_array();
+	for (size_t i = 0; frames && i < out->s.grouping.nidentities; i++)
+		json_array_append_new(frames, json_string(out->s.grouping.identities[i]));
+	json_t *sym = json_pack("{s:O,s:O,s:O,s:s,s:s,s:o,s:b}", "images", out->s.images,
+				"threads", out->s.threads, "stack", out->s.stack, "key1",
+				out->s.grouping.key1, "key2", out->s.grouping.key2, "frames",
+				frames, "pending", out->pending);
+	out->raw = raw ? json_dumps(raw, JSON_COMPACT) : NULL;
+	out->symbolized = sym ? json_dumps(sym, JSON_COMPACT) : NULL;
+	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
+	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
+	json_decref(raw);
+	json_decref(sym);
+	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2) {
+		srv_stored_form_clear(out);
+		return -1;
+	}
+	return 0;
+}
+
+int srv_stored_form_waits(st_conn *c, int64_t app_id, int64_t id, const char *day,
+			  const ing_report *r, const srv_stored_form *f)
+{
+	for (size_t i = 0; i < r->nimages; i++) {
+		const ing_image *img = &r->images[i];
+		if (!img->has_uuid || !f->s.image_used[i])
+			continue;
+		const char *reason = NULL;
+		switch (f->images[i].status) {
+		case ING_IMAGE_MISSING: reason = "missing"; break;
+		case ING_IMAGE_MALFORMED: reason = "malformed"; break;
+		case ING_IMAGE_FOUND:
+			/* DWARF may still come and name inlined frames and lines. */
+			if (f->images[i].from_symbol_table)
+				reason = "symbol_table";
+			break;
+		}
+		if (!reason)
+			continue;
+		char uuid[37];
+		sym_uuid_format(img->uuid, uuid);
+		int rc = st_report_wait_add(c, app_id, uuid, id, day, img->name ? img->name : "?",
+					    img->arch == SYM_ARCH_UNKNOWN ? NULL
+									  : sym_arch_name(img->arch),
+					    reason);
+		if (rc < 0)
+			return rc;
+	}
+	return 1;
+}
+
+/* ---- one report, one transaction ------------------------------------------- */
+
+typedef enum outcome {
+	OUTCOME_STORED,
+	OUTCOME_DUPLICATE,
+	OUTCOME_NOT_SAMPLED,
+	OUTCOME_QUOTA,
+} outcome;
+
+typedef struct report_tx {
+	const st_app *app;
+	const ing_report *r;
+	const char *day, *at;
+	bool sampled;
+	int64_t quota;
+	const srv_stored_form *form;
+	outcome result;
+	int64_t id;
+} report_tx;
+
+static int store_tx(st_conn *c, void *cls)
+{
+	report_tx *t = cls;
+	const ing_report *r = t->r;
+	int64_t app = t->app->id;
+	/* A resend answers as the first time, taking no quota. */
+	int rc = st_report_key_get(c, app, r->report_id, &t->id);
+	if (rc != 0) {
+		t->result = OUTCOME_DUPLICATE;
+		return rc;
+	}
+	int listed = st_whitelist_active(c, app, r->user_id, t->at);
+	if (listed < 0)
+		return listed;
+	if (!listed) {
+		if (!t->sampled) {
+			t->result = OUTCOME_NOT_SAMPLED;
+			return 0;
+		}
+		rc = st_quota_take(c, app, t->day, r->user_id, t->quota);
+		if (rc <= 0) {
+			t->result = OUTCOME_QUOTA;
+			return rc;
+		}
+	}
+	rc = st_report_key_claim(c, app, r->report_id, t->day, &t->id);
+	if (rc <= 0) {
+		/* A concurrent resend committed first: it stands. */
+		if (rc == 0 && !listed)
+			rc = st_quota_give_back(c, app, t->day, r->user_id);
+		t->result = OUTCOME_DUPLICATE;
+		return rc < 0 ? rc : 0;
+	}
+	const srv_stored_form *f = t->form;
+	st_report_row row = {
+		.id = t->id, .app_id = app, .received_day = t->day, .received_at = t->at,
+		.report_id = r->report_id, .user_id = r->user_id,
+		.kind = ing_kind_name(r->kind), .source = r->source ? r->source : "native",
+		.app_version = r->app_version, .build = r->build, .os = r->os,
+		.os_version = r->os_version, .os_build = r->os_build, .device = r->device,
+		.client_timestamp = r->timestamp, .duration_ms = r->duration_ms,
+		.key1 = f->s.grouping.key1, .key2 = f->s.grouping.key2,
+		.pending = f->pending, .raw = f->raw, .symbolized = f->symbolized,
+	};
+	st_group_ref ref = {
+		.key1 = f->s.grouping.key1, .key2 = f->s.grouping.key2,
+		.frames1 = f->frames1, .frames2 = f->frames2, .user_id = r->user_id,
+		.day = t->day, .at = t->at, .app_version = r->app_version,
+		.os_version = r->os_version, .device = r->device,
+		.kind = ing_kind_name(r->kind),
+	};
+	if ((rc = st_report_insert(c, &row)) < 0 ||
+	    (rc = st_group_count(c, app, &ref, +1)) < 0 ||
+	    (rc = srv_stored_form_waits(c, app, t->id, t->day, r, f)) < 0)
+		return rc;
+	t->result = OUTCOME_STORED;
+	return 1;
+}
+
+/* ---- the request ----------------------------------------------------------- */
+
+typedef struct config_tx {
+	int64_t app_id;
+	st_app_config cfg;
+} config_tx;
+
+static int config_tx_cb(st_conn *c, void *cls)
+{
+	config_tx *t = cls;
+	st_app_config_clear(&t->cfg);
+	return st_config_get(c, t->app_id, &t->cfg);
+}
+
+typedef struct partition_tx {
+	int64_t app_id;
+	const char *day;
+} partition_tx;
+
+static int partition_tx_cb(st_conn *c, void *cls)
+{
+	partition_tx *t = cls;
+	return st_report_partition_ensure(c, t->app_id, t->day);
+}
+
+static json_t *error_json(cm_err code, const char *message)
+{
+	return json_pack("{s:s,s:s}", "code", cm_err_code(code), "message",
+			 message && message[0] ? message : cm_err_message(code));
+}
+
+static int reject(json_t *rejected, const char *report_id, cm_err code, const char *message)
+{
+	json_t *e = json_pack("{s:o,s:o}", "report_id",
+			      report_id ? json_string(report_id) : json_null(), "error",
+			      error_json(code, message));
+	return e ? json_array_append_new(rejected, e) : -1;
+}
+
+enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
+				  ing_format format)
+{
+	const srv_config *cfg = srv_req_config(req);
+	const st_app *app = srv_req_app(req);
+	size_t len = 0;
+	const char *body = srv_req_body(req, &len);
+	if (!body || len == 0)
+		return srv_reply_error(conn, ERR_EMPTY_BODY, NULL);
+	const char *encoding =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Encoding");
+	const char *user =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Stallscope-User");
+	uint8_t *plain = NULL;
+	size_t plain_len = 0;
+	ing_error ierr;
+	if (ing_decode_body(encoding, (const uint8_t *)body, len, cfg->max_decompressed, &plain,
+			    &plain_len, &ierr) != 0)
+		return srv_reply_error(conn, ierr.code, "%s", ierr.message);
+	ing_batch *batch = NULL;
+	int prc = ing_parse(format, (const char *)plain, plain_len, NULL,
+			    user && user[0] ? user : NULL, &batch, &ierr);
+	free(plain);
+	if (prc != 0)
+		return srv_reply_error(conn, ierr.code, "%s", ierr.message);
+
+	enum MHD_Result ret;
+	json_t *accepted = json_array(), *rejected = json_array();
+	srv_symbol_set *set = NULL;
+	config_tx ct = {.app_id = app->id};
+	int rc = st_run_tx("config_get", config_tx_cb, &ct);
+	ing_group_rules rules;
+	memset(&rules, 0, sizeof rules);
+	if (rc >= 0 && srv_grouping_rules(ct.cfg.grouping_rules, batch->arena, &rules) != 0)
+		rc = ST_HARD_ERROR;
+
+	time_t now = srv_now();
+	char day[ING_DAY_LEN], at[32];
+	ing_utc_day(now, day);
+	srv_format_time(now, at, sizeof at);
+	if (rc >= 0) {
+		partition_tx pt = {app->id, day};
+		rc = st_run_tx("report_partition", partition_tx_cb, &pt);
+	}
+	const ing_report **reports = NULL;
+	size_t nreports = 0;
+	if (rc >= 0) {
+		reports = calloc(batch->nentries ? batch->nentries : 1, sizeof *reports);
+		for (size_t i = 0; reports && i < batch->nentries; i++)
+			if (batch->entries[i].report)
+				reports[nreports++] = batch->entries[i].report;
+		rc = reports ? srv_symbol_set_load(cfg->data_dir, app->id, reports, nreports, &set)
+			     : ST_HARD_ERROR;
+	}
+	/* The first refusal of a lone report decides the reply's status. */
+	cm_err single_code = ERR_NONE;
+	char single_message[256] = "";
+	for (size_t i = 0; rc >= 0 && i < batch->nentries; i++) {
+		ing_entry *e = &batch->entries[i];
+		if (!e->report) {
+			single_code = e->error.code;
+			snprintf(single_message, sizeof single_message, "%s", e->error.message);
+			if (reject(rejected, e->report_id, e->error.code, e->error.message) < 0)
+				rc = ST_HARD_ERROR;
+			continue;
+		}
+		ing_report *r = e->report;
+		if (!r->user_id) {
+			single_code = ERR_BAD_FIELD;
+			snprintf(single_message, sizeof single_message,
+				 "user_id: missing (set it in the report or send "
+				 "X-Stallscope-User): sampling needs a user");
+			if (reject(rejected, r->report_id, single_code, single_message) < 0)
+				rc = ST_HARD_ERROR;
+			continue;
+		}
+		srv_stored_form form;
+		if (srv_stored_form_make(set, r, &rules, batch->arena, &form) != 0) {
+			rc = ST_HARD_ERROR;
+			break;
+		}
+		report_tx t = {
+			.app = app, .r = r, .day = day, .at = at,
+			.sampled = ing_sampled(app->bundle_id, r->user_id, day, ct.cfg.sample_rate),
+			.quota = ct.cfg.daily_quota, .form = &form,
+		};
+		rc = st_run_tx("ingest_report", store_tx, &t);
+		srv_stored_form_clear(&form);
+		if (rc < 0)
+			break;
+		switch (t.result) {
+		case OUTCOME_STORED:
+		case OUTCOME_DUPLICATE:
+			if (json_array_append_new(accepted, json_pack("{s:s,s:I}", "report_id",
+								      r->report_id, "id",
+								      (json_int_t)t.id)) < 0)
+				rc = ST_HARD_ERROR;
+			break;
+		case OUTCOME_NOT_SAMPLED:
+		case OUTCOME_QUOTA:
+			single_code = t.result == OUTCOME_QUOTA ? ERR_QUOTA_EXHAUSTED : ERR_NOT_SAMPLED;
+			snprintf(single_message, sizeof single_message, "%s",
+				 t.result == OUTCOME_QUOTA
+					 ? "this user's daily report quota is used up"
+					 : "this user is not sampled today");
+			if (reject(rejected, r->report_id, single_code, NULL) < 0)
+				rc = ST_HARD_ERROR;
+			break;
+		}
+	}
+	if (rc < 0) {
+		/* Reports committed before the failure stay; the client's retry
+		 * finds them by report_id. */
+		ret = srv_reply_store_error(conn, rc);
+	} else if (!batch->is_batch && json_array_size(rejected) == 1) {
+		ret = srv_reply_error(conn, single_code, "%s", single_message);
+	} else {
+		json_t *reply = json_pack("{s:O,s:O}", "accepted", accepted, "rejected", rejected);
+		ret = srv_reply_json(conn, 202, reply);
+	}
+	json_decref(accepted);
+	json_decref(rejected);
+	srv_symbol_set_free(set);
+	free(reports);
+	st_app_config_clear(&ct.cfg);
+	ing_batch_free(batch);
+	return ret;
+}

@@ -1,0 +1,59 @@
+/*
+ * ingest_pipeline.h — what the four ingest endpoints share: decode the
+ * body, parse it in the endpoint's format, symbolize every report, apply
+ * the upload policy and store each report in its own transaction
+ * (docs/STORAGE.md), then answer 202 with what was accepted and what was
+ * refused — or, for a request holding a single report that is refused, that
+ * refusal's own status (SPEC §7).
+ *
+ * Also the pieces reprocessing reuses: symbolizing a report into the JSON
+ * stored with it, its group reference and its waits.
+ */
+#ifndef STALLSCOPE_SERVER_INGEST_PIPELINE_H
+#define STALLSCOPE_SERVER_INGEST_PIPELINE_H
+
+#include <microhttpd.h>
+
+#include "ingest/parse.h"
+#include "server/http.h"
+#include "server/symbols.h"
+#include "store/reports.h"
+
+enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
+				  ing_format format);
+
+/*
+ * A report symbolized for storage: the JSON texts (malloc) and, pointing
+ * into them or into the arena, what counting it into groups needs.
+ */
+typedef struct srv_stored_form {
+	char *raw;        /* the report in native v1 form */
+	char *symbolized; /* {"images","threads","stack","key1","key2","frames"} */
+	char *frames1, *frames2; /* identities of both levels, JSON arrays */
+	ing_symbolized s;
+	ing_image_symbols *images; /* arena */
+	bool pending;
+} srv_stored_form;
+
+/*
+ * Symbolizes R with the files of SET and the app's grouping RULES (NULL =
+ * none) into OUT. Returns 0, or -1 when out of memory.
+ */
+int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
+			 const ing_group_rules *rules, ing_arena *arena,
+			 srv_stored_form *out);
+void srv_stored_form_clear(srv_stored_form *f);
+
+/* Records the waits of report ID (received DAY) for images it needs a
+ * better debug file of. */
+int srv_stored_form_waits(st_conn *c, int64_t app_id, int64_t id, const char *day,
+			  const ing_report *r, const srv_stored_form *f);
+
+/*
+ * The app's grouping rules from their JSON (app_config.grouping_rules),
+ * copied into ARENA. Returns 0 (unreadable rules count as none) or -1 on
+ * memory exhaustion.
+ */
+int srv_grouping_rules(const char *json, ing_arena *arena, ing_group_rules *out);
+
+#endif

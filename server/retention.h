@@ -1,0 +1,21 @@
+/*
+ * retention.h — SPEC §5's retention: every app's report partitions older
+ * than its retention_days are dropped whole (groups keep their history),
+ * and the partitions of today and tomorrow are made ahead of ingest. Run by
+ * `stallscope purge`, and by `serve` at start and then daily.
+ */
+#ifndef STALLSCOPE_SERVER_RETENTION_H
+#define STALLSCOPE_SERVER_RETENTION_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* One pass at NOW; *OUT_DROPPED (may be NULL) counts partitions dropped.
+ * Returns 0, or a negative st_status. */
+int srv_retention_run(time_t now, int64_t *out_dropped);
+
+/* The daily thread of `serve`. */
+int srv_retention_start(void);
+void srv_retention_stop(void);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * symbols.h — which symcache serves each image of a batch of reports, for
+ * ingest, reprocessing and traces.
+ *
+ * A symbol set is made per request: one query finds the app's debug files
+ * for every UUID the reports name, and their symcaches are opened through
+ * the process-wide LRU (ingest/symcache_lru.h). Nothing is cached about
+ * images that have no debug file, so a dSYM is used the moment its upload
+ * commits.
+ *
+ * Memory: a set holds references into the LRU until srv_symbol_set_free.
+ */
+#ifndef STALLSCOPE_SERVER_SYMBOLS_H
+#define STALLSCOPE_SERVER_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ingest/symbolicate.h"
+#include "ingest/symcache_lru.h"
+
+/* Opens the process-wide LRU of CAPACITY symcaches. 0, or -1 (ENOMEM). */
+int srv_symbols_init(size_t capacity);
+void srv_symbols_free(void);
+void srv_symbols_stats(ing_lru_stats *out);
+
+typedef struct srv_symbol_set srv_symbol_set;
+
+/*
+ * The debug files of APP_ID for the images of REPORTS (N of them), under
+ * DATA_DIR. Returns 0 with *OUT, or a negative st_status (the database).
+ */
+int srv_symbol_set_load(const char *data_dir, int64_t app_id,
+			const ing_report *const *reports, size_t n,
+			srv_symbol_set **out);
+
+/* Fills OUT[i] for every image i of R (matched by UUID, arch breaking ties):
+ * found with its cache, missing, or malformed (a file that cannot be
+ * opened). */
+void srv_symbol_set_images(srv_symbol_set *set, const ing_report *r,
+			   ing_image_symbols *out);
+
+void srv_symbol_set_free(srv_symbol_set *set);
+
+#endif

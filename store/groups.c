@@ -1,0 +1,208 @@
+/*
+ * groups.c — the read side of groups and reports; PostgreSQL builds the
+ * JSON the API returns, so a page is one round trip. See groups.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/groups.h"
+#include "store/internal.h"
+
+#define TS(x) "to_char((" x ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/* Takes the one text column of the one row. */
+static int read_text(void *cls, const st_row *row)
+{
+	const char *t = st_row_text(row, 0);
+	char **out = cls;
+	free(*out);
+	*out = t ? strdup(t) : NULL;
+	return t && !*out ? -1 : 0;
+}
+
+static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n,
+		    char **out_json)
+{
+	*out_json = NULL;
+	int rc = st_exec(c, q, params, n, read_text, out_json);
+	if (rc < 0) {
+		free(*out_json);
+		*out_json = NULL;
+		return rc;
+	}
+	return *out_json ? 1 : 0;
+}
+
+/* group_daily rows matching the list filters ($3 … $8), alias d. */
+#define FILTERS                                                                       \
+	" ($3::date IS NULL OR d.day >= $3::date) AND ($4::date IS NULL OR d.day <= $4::date)" \
+	" AND ($5::text IS NULL OR d.app_version = $5) AND ($6::text IS NULL OR d.os_version = $6)" \
+	" AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
+
+/* A group object from g (groups row) and the counts REPORTS, USERS; the
+ * per-day series DAILY_WHERE restricts group_daily rows d further. */
+#define GROUP_OBJECT(REPORTS, USERS, DAILY_WHERE)                                      \
+	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
+	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
+	" 'first_seen', " TS("g.first_seen") ", 'last_seen', " TS("g.last_seen") ","  \
+	" 'daily', (SELECT coalesce(json_agg(json_build_object('day',"                 \
+	"  to_char(s.day, 'YYYY-MM-DD'), 'reports', s.n) ORDER BY s.day), '[]')"        \
+	"  FROM (SELECT d.day, sum(d.reports) AS n FROM group_daily d"                  \
+	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key"          \
+	DAILY_WHERE " GROUP BY d.day) AS s))"
+
+#define SORT_VALUE(SORT, REPORTS, USERS)                                               \
+	"CASE " SORT " WHEN 0 THEN " REPORTS " WHEN 1 THEN " USERS                       \
+	" ELSE (extract(epoch FROM g.last_seen) * 1000000)::bigint END"
+
+int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
+		   st_group_sort sort, int64_t after_value, const char *after_key,
+		   int64_t limit, char **out_json)
+{
+	/* All time, no filter: the groups' own exact totals. */
+	static const st_stmt all = {
+		"groups_page_all",
+		"SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
+		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
+		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users") " AS v, "
+		GROUP_OBJECT("g.reports", "g.users", "") "::jsonb AS obj"
+		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
+		" AND ($5::text IS NULL OR (" SORT_VALUE("$3::integer", "g.reports", "g.users")
+		", g.key) < ($4::bigint, $5::text))"
+		" ORDER BY v DESC, g.key DESC LIMIT $6) AS p",
+		6};
+	/* A date range or a filter: sums over the matching days. */
+	static const st_stmt filtered = {
+		"groups_page_filtered",
+		"WITH agg AS (SELECT d.key, sum(d.reports)::bigint AS reports,"
+		" count(DISTINCT d.user_id)::bigint AS users FROM group_daily d"
+		" WHERE d.app_id = $1 AND d.level = $2 AND" FILTERS " GROUP BY d.key"
+		" HAVING sum(d.reports) > 0)"
+		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
+		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
+		" SELECT g.key, " SORT_VALUE("$9::integer", "a.reports", "a.users") " AS v, "
+		GROUP_OBJECT("a.reports", "a.users", " AND" FILTERS) "::jsonb AS obj"
+		" FROM agg a JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key"
+		" WHERE ($11::text IS NULL OR (" SORT_VALUE("$9::integer", "a.reports", "a.users")
+		", g.key) < ($10::bigint, $11::text))"
+		" ORDER BY v DESC, g.key DESC LIMIT $12) AS p",
+		12};
+	bool any = f->from || f->to || f->version || f->os_version || f->device || f->kind;
+	if (!any) {
+		st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_INT64(sort),
+				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit)};
+		return run_text(c, &all, p, 6, out_json);
+	}
+	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
+			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
+			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
+			ST_TEXT(after_key), ST_INT64(limit)};
+	return run_text(c, &filtered, p, 12, out_json);
+}
+
+int st_group_detail(st_conn *c, int64_t app_id, const char *key1, char **out_json)
+{
+	static const st_stmt q = {
+		"group_detail",
+		"SELECT json_build_object('group', (SELECT " GROUP_OBJECT("g.reports", "g.users", "")
+		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
+		" 'subgroups', (SELECT coalesce(json_agg(" GROUP_OBJECT("g.reports", "g.users", "")
+		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
+		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text"
+		" WHERE EXISTS (SELECT 1 FROM groups WHERE app_id = $1 AND level = 1 AND key = $2"
+		" AND reports > 0)",
+		2};
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
+	return run_text(c, &q, p, 2, out_json);
+}
+
+int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const char *key2,
+			  int64_t after_us, int64_t after_id, int64_t limit, char **out_json)
+{
+	static const st_stmt q = {
+		"group_reports_page",
+		"SELECT coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"
+		" 'received_at', " TS("r.received_at") ", 'user_id', r.user_id,"
+		" 'app_version', r.app_version, 'os_version', r.os_version, 'device', r.device,"
+		" 'kind', r.kind, 'duration_ms', r.duration_ms, 'pending', r.pending,"
+		" 'cursor', (extract(epoch FROM r.received_at) * 1000000)::bigint::text"
+		" || '.' || r.id) ORDER BY r.received_at DESC, r.id DESC), '[]')::text"
+		" FROM (SELECT * FROM reports r WHERE r.app_id = $1 AND r.key1 = $2 AND r.key2 = $3"
+		" AND ($5::bigint = 0 OR (r.received_at, r.id) <"
+		" (to_timestamp($4::bigint / 1000000.0), $5::bigint))"
+		" ORDER BY r.received_at DESC, r.id DESC LIMIT $6) AS r",
+		6};
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1), ST_TEXT(key2), ST_INT64(after_us),
+			ST_INT64(after_id), ST_INT64(limit)};
+	return run_text(c, &q, p, 6, out_json);
+}
+
+int st_dsyms_missing(st_conn *c, int64_t app_id, int64_t limit, char **out_json)
+{
+	static const st_stmt q = {
+		"dsyms_missing",
+		"SELECT coalesce(json_agg(m ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
+		" SELECT upper(w.uuid::text) AS uuid, max(w.arch) AS arch, max(w.image_name) AS name,"
+		" count(DISTINCT w.report) AS reports,"
+		" to_char(max(w.received_day), 'YYYY-MM-DD') AS last_seen"
+		" FROM report_waits w WHERE w.app_id = $1 AND w.reason = 'missing'"
+		" AND NOT EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id"
+		" AND d.uuid = w.uuid)"
+		" GROUP BY w.uuid ORDER BY reports DESC, w.uuid LIMIT $2) AS m",
+		2};
+	st_param p[] = {ST_INT64(app_id), ST_INT64(limit)};
+	return run_text(c, &q, p, 2, out_json);
+}
+
+static int read_location(void *cls, const st_row *row)
+{
+	struct {
+		int64_t *app;
+		char *day;
+	} *l = cls;
+	*l->app = st_row_int64(row, 0);
+	return st_row_copy(row, 1, l->day, 11);
+}
+
+int st_report_locate(st_conn *c, int64_t id, int64_t *out_app_id, char out_day[11])
+{
+	static const st_stmt q = {
+		"report_locate",
+		"SELECT app_id, to_char(received_day, 'YYYY-MM-DD') FROM report_keys WHERE id = $1",
+		1};
+	struct {
+		int64_t *app;
+		char *day;
+	} l = {out_app_id, out_day};
+	return ST_EXEC(c, &q, read_location, &l, ST_INT64(id));
+}
+
+int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
+		   char **out_json)
+{
+	static const st_stmt q = {
+		"report_json",
+		"SELECT (jsonb_build_object('id', r.id, 'report_id', r.report_id,"
+		" 'received_at', " TS("r.received_at") ", 'user_id', r.user_id, 'kind', r.kind,"
+		" 'source', r.source, 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
+		" 'os_version', r.os_version, 'os_build', r.os_build, 'device', r.device,"
+		" 'timestamp', r.client_timestamp, 'duration_ms', r.duration_ms,"
+		" 'has_samples', r.raw ? 'samples', 'pending', r.pending)"
+		" || r.symbolized || jsonb_build_object('key1', r.key1, 'key2', r.key2))::text"
+		" FROM reports r WHERE r.app_id = $1 AND r.received_day = $2::date AND r.id = $3",
+		3};
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
+	return run_text(c, &q, p, 3, out_json);
+}
+
+int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
+		  char **out_json)
+{
+	static const st_stmt q = {
+		"report_raw",
+		"SELECT raw::text FROM reports WHERE app_id = $1 AND received_day = $2::date"
+		" AND id = $3",
+		3};
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
+	return run_text(c, &q, p, 3, out_json);
+}

@@ -1,0 +1,63 @@
+/*
+ * groups.h — reading groups and reports for the API (docs/STORAGE.md,
+ * §Reading). Each function hands back the JSON the API returns, built by
+ * PostgreSQL, as one malloc'ed string (*OUT_JSON, caller frees); returns
+ * 1 with it, 0 when there is nothing (*OUT_JSON NULL), or a negative
+ * st_status.
+ */
+#ifndef STALLSCOPE_STORE_GROUPS_H
+#define STALLSCOPE_STORE_GROUPS_H
+
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Optional filters of the group list; NULL fields do not filter. */
+typedef struct st_group_filter {
+	const char *from, *to; /* UTC days, inclusive */
+	const char *version, *os_version, *device, *kind;
+} st_group_filter;
+
+typedef enum st_group_sort {
+	ST_SORT_COUNT,
+	ST_SORT_USERS,
+	ST_SORT_LAST_SEEN,
+} st_group_sort;
+
+/*
+ * A page of level-LEVEL groups of APP_ID, best first by SORT, after the
+ * keyset position (AFTER_VALUE, AFTER_KEY) — AFTER_KEY NULL for the first
+ * page — at most LIMIT of them: a JSON array of group objects, each with a
+ * "cursor" member ("VALUE.KEY") for the next page. With no filter the
+ * counts are all-time totals; otherwise sums over the filtered days.
+ */
+int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
+		   st_group_sort sort, int64_t after_value, const char *after_key,
+		   int64_t limit, char **out_json);
+
+/* One level-1 group with its level-2 subgroups: {"group","subgroups"}. */
+int st_group_detail(st_conn *c, int64_t app_id, const char *key1, char **out_json);
+
+/* A page of a level-2 group's reports, newest first, after (AFTER_US,
+ * AFTER_ID) (AFTER_ID 0 for the first page): a JSON array of report
+ * summaries each with a "cursor" member. */
+int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const char *key2,
+			  int64_t after_us, int64_t after_id, int64_t limit, char **out_json);
+
+/* Images frames fall in that have no debug file, most affected reports
+ * first: a JSON array of {uuid, arch, name, reports, last_seen}. */
+int st_dsyms_missing(st_conn *c, int64_t app_id, int64_t limit, char **out_json);
+
+/* Where report ID lives: 1 with its app and day, or 0. */
+int st_report_locate(st_conn *c, int64_t id, int64_t *out_app_id, char out_day[11]);
+
+/* Report ID as the API shows it (metadata, symbolization, keys). */
+int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
+		   char **out_json);
+
+/* The stored native form of report ID (what reprocessing and traces
+ * start from). */
+int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
+		  char **out_json);
+
+#endif

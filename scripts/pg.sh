@@ -58,9 +58,13 @@ prepare_dir() {
 }
 
 free_port() {
-	local port tries
-	for tries in $(seq 1 200); do
-		port=$((20000 + RANDOM % 40000))
+	# Below the kernel's ephemeral range, so no client socket of this
+	# machine (tests open thousands) can hold the port when we restart.
+	local low=32768 port tries
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	[ "$low" -gt 11000 ] || low=32768
+	for tries in $(seq 50); do
+		port=$((10000 + RANDOM % (low - 10000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port"; return
 		fi

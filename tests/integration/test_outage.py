@@ -2,6 +2,7 @@
 stopped, /healthz and writes answer 503; once it is back both recover
 without restarting the server. Runs on a cluster of its own so stopping it
 disturbs no other test."""
+import json
 import re
 import time
 
@@ -26,8 +27,14 @@ def test_database_down_then_back(own_cluster, tmp_root, manifest):
     server = _new_server(url, tmp_root, name="outage").start()
     dwarf = fixture_path(fixture_of(manifest, "dwarf"))
     zipped = fixture_path(fixture_of(manifest, "zip"))
+    report = json.dumps({
+        "report_id": "outage-1", "user_id": "u", "images": [],
+        "threads": [{"main": True, "frames": ["0x1000"]}]}).encode()
     try:
         assert server.upload(app, dwarf).status == 201
+        assert server.request("PUT", f"/api/v1/apps/{app['app']}/config",
+                              body=b'{"sample_rate":1}',
+                              token=app["admin_token"]).status == 200
 
         own_cluster.stop()
         r = server.request("GET", "/healthz")
@@ -37,6 +44,10 @@ def test_database_down_then_back(own_cluster, tmp_root, manifest):
         assert r.status == 503 and r.error_code == "database_unavailable", r
         r = server.request("GET", f"/api/v1/apps/{app['app']}/dsyms",
                            token=app["admin_token"])
+        assert r.status == 503 and r.error_code == "database_unavailable", r
+        # Ingest refuses rather than pretends: a 2xx means committed.
+        r = server.request("POST", "/api/v1/ingest", body=report,
+                           key=app["ingest_key"])
         assert r.status == 503 and r.error_code == "database_unavailable", r
         assert server.alive()
         assert server.temp_files() == [] or wait_no_temp(server)
@@ -49,6 +60,11 @@ def test_database_down_then_back(own_cluster, tmp_root, manifest):
         r = server.upload(app, zipped)
         assert r.status == 201, r
         assert len(server.list_dsyms(app)) == 3
+        # The device's retry now lands, once.
+        for _ in range(2):
+            r = server.request("POST", "/api/v1/ingest", body=report,
+                               key=app["ingest_key"])
+            assert r.status == 202 and len(r.json["accepted"]) == 1, r
 
         metrics = server.request("GET", "/metrics").raw.decode()
         errors = re.search(r"^stallscope_db_errors_total (\d+)$", metrics,

@@ -54,7 +54,10 @@ def test_metrics(server, db, manifest):
             "stallscope_http_request_duration_seconds_count",
             'stallscope_dsym_uploads_total{result="ok"}',
             'stallscope_symcache_builds_total{result="ok"}',
-            "stallscope_db_pool_size 4", "stallscope_db_pool_in_use",
+            # 2 HTTP threads + 2 workers + the reprocessing and retention
+            # threads.
+            "stallscope_db_pool_size 6", "stallscope_db_pool_in_use",
+            'stallscope_symcache_lookups_total{result="hit"}',
             "stallscope_db_errors_total"):
         assert needle in text, needle
     # Every sample line is NAME{labels} VALUE or NAME VALUE.

@@ -165,7 +165,7 @@ srv_rc srv_auth_app(struct MHD_Connection *conn, const char *bundle_id,
 	srv_rc rc = read_credential(conn, allowed, &a.kind, a.hash);
 	if (rc != SRV_OK)
 		return rc;
-	int st = st_run_tx("auth_app", app_check_tx, &a);
+	int st = st_run_autocommit("auth_app", app_check_tx, &a);
 	if (st < 0)
 		return srv_replied(srv_reply_store_error(conn, st));
 	if (!a.matched && !a.owner_found)
@@ -202,7 +202,7 @@ srv_rc srv_auth_any(struct MHD_Connection *conn, unsigned allowed,
 	srv_rc rc = read_credential(conn, allowed, &a.kind, a.hash);
 	if (rc != SRV_OK)
 		return rc;
-	int st = st_run_tx("auth_any", any_check_tx, &a);
+	int st = st_run_autocommit("auth_any", any_check_tx, &a);
 	if (st < 0)
 		return srv_replied(srv_reply_store_error(conn, st));
 	if (st == 0)

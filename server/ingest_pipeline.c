@@ -72,8 +72,43 @@ void srv_stored_form_clear(srv_stored_form *f)
 	free(f->symbolized);
 	free(f->frames1);
 	free(f->frames2);
+	free(f->waits);
 	ing_symbolized_clear(&f->s);
 	memset(f, 0, sizeof *f);
+}
+
+/* Why the report waits for a better debug file of image I, or NULL. */
+static const char *wait_reason(const srv_stored_form *f, size_t i)
+{
+	switch (f->images[i].status) {
+	case ING_IMAGE_MISSING: return "missing";
+	case ING_IMAGE_MALFORMED: return "malformed";
+	case ING_IMAGE_FOUND:
+		/* DWARF may still come and name inlined frames and lines. */
+		return f->images[i].from_symbol_table ? "symbol_table" : NULL;
+	}
+	return NULL;
+}
+
+static char *waits_json(const ing_report *r, const srv_stored_form *f)
+{
+	json_t *waits = json_array();
+	for (size_t i = 0; waits && i < r->nimages; i++) {
+		const ing_image *img = &r->images[i];
+		const char *reason = wait_reason(f, i);
+		if (!img->has_uuid || !f->s.image_used[i] || !reason)
+			continue;
+		char uuid[37];
+		sym_uuid_format(img->uuid, uuid);
+		json_t *arch = img->arch == SYM_ARCH_UNKNOWN ? json_null()
+							     : json_string(sym_arch_name(img->arch));
+		json_array_append_new(waits, json_pack("{s:s,s:s,s:o,s:s}", "uuid", uuid,
+						       "image_name", img->name ? img->name : "?",
+						       "arch", arch, "reason", reason));
+	}
+	char *text = waits ? json_dumps(waits, JSON_COMPACT) : NULL;
+	json_decref(waits);
+	return text;
 }
 
 int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
@@ -102,123 +137,29 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 	out->symbolized = sym ? json_dumps(sym, JSON_COMPACT) : NULL;
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
+	out->waits = waits_json(r, out);
 	json_decref(raw);
 	json_decref(sym);
-	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2) {
+	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2 || !out->waits) {
 		srv_stored_form_clear(out);
 		return -1;
 	}
 	return 0;
 }
 
-int srv_stored_form_waits(st_conn *c, int64_t app_id, int64_t id, const char *day,
-			  const ing_report *r, const srv_stored_form *f)
-{
-	for (size_t i = 0; i < r->nimages; i++) {
-		const ing_image *img = &r->images[i];
-		if (!img->has_uuid || !f->s.image_used[i])
-			continue;
-		const char *reason = NULL;
-		switch (f->images[i].status) {
-		case ING_IMAGE_MISSING: reason = "missing"; break;
-		case ING_IMAGE_MALFORMED: reason = "malformed"; break;
-		case ING_IMAGE_FOUND:
-			/* DWARF may still come and name inlined frames and lines. */
-			if (f->images[i].from_symbol_table)
-				reason = "symbol_table";
-			break;
-		}
-		if (!reason)
-			continue;
-		char uuid[37];
-		sym_uuid_format(img->uuid, uuid);
-		int rc = st_report_wait_add(c, app_id, uuid, id, day, img->name ? img->name : "?",
-					    img->arch == SYM_ARCH_UNKNOWN ? NULL
-									  : sym_arch_name(img->arch),
-					    reason);
-		if (rc < 0)
-			return rc;
-	}
-	return 1;
-}
-
-/* ---- one report, one transaction ------------------------------------------- */
-
-typedef enum outcome {
-	OUTCOME_STORED,
-	OUTCOME_DUPLICATE,
-	OUTCOME_NOT_SAMPLED,
-	OUTCOME_QUOTA,
-} outcome;
+/* ---- one report, one statement -------------------------------------------- */
 
 typedef struct report_tx {
-	const st_app *app;
-	const ing_report *r;
-	const char *day, *at;
-	bool sampled;
-	int64_t quota;
-	const srv_stored_form *form;
-	outcome result;
+	int64_t app_id;
+	st_new_report row;
+	st_ingest_outcome result;
 	int64_t id;
 } report_tx;
 
-static int store_tx(st_conn *c, void *cls)
+static int store_cb(st_conn *c, void *cls)
 {
 	report_tx *t = cls;
-	const ing_report *r = t->r;
-	int64_t app = t->app->id;
-	/* A resend answers as the first time, taking no quota. */
-	int rc = st_report_key_get(c, app, r->report_id, &t->id);
-	if (rc != 0) {
-		t->result = OUTCOME_DUPLICATE;
-		return rc;
-	}
-	int listed = st_whitelist_active(c, app, r->user_id, t->at);
-	if (listed < 0)
-		return listed;
-	if (!listed) {
-		if (!t->sampled) {
-			t->result = OUTCOME_NOT_SAMPLED;
-			return 0;
-		}
-		rc = st_quota_take(c, app, t->day, r->user_id, t->quota);
-		if (rc <= 0) {
-			t->result = OUTCOME_QUOTA;
-			return rc;
-		}
-	}
-	rc = st_report_key_claim(c, app, r->report_id, t->day, &t->id);
-	if (rc <= 0) {
-		/* A concurrent resend committed first: it stands. */
-		if (rc == 0 && !listed)
-			rc = st_quota_give_back(c, app, t->day, r->user_id);
-		t->result = OUTCOME_DUPLICATE;
-		return rc < 0 ? rc : 0;
-	}
-	const srv_stored_form *f = t->form;
-	st_report_row row = {
-		.id = t->id, .app_id = app, .received_day = t->day, .received_at = t->at,
-		.report_id = r->report_id, .user_id = r->user_id,
-		.kind = ing_kind_name(r->kind), .source = r->source ? r->source : "native",
-		.app_version = r->app_version, .build = r->build, .os = r->os,
-		.os_version = r->os_version, .os_build = r->os_build, .device = r->device,
-		.client_timestamp = r->timestamp, .duration_ms = r->duration_ms,
-		.key1 = f->s.grouping.key1, .key2 = f->s.grouping.key2,
-		.pending = f->pending, .raw = f->raw, .symbolized = f->symbolized,
-	};
-	st_group_ref ref = {
-		.key1 = f->s.grouping.key1, .key2 = f->s.grouping.key2,
-		.frames1 = f->frames1, .frames2 = f->frames2, .user_id = r->user_id,
-		.day = t->day, .at = t->at, .app_version = r->app_version,
-		.os_version = r->os_version, .device = r->device,
-		.kind = ing_kind_name(r->kind),
-	};
-	if ((rc = st_report_insert(c, &row)) < 0 ||
-	    (rc = st_group_count(c, app, &ref, +1)) < 0 ||
-	    (rc = srv_stored_form_waits(c, app, t->id, t->day, r, f)) < 0)
-		return rc;
-	t->result = OUTCOME_STORED;
-	return 1;
+	return st_report_ingest(c, t->app_id, &t->row, &t->result, &t->id);
 }
 
 /* ---- the request ----------------------------------------------------------- */
@@ -233,17 +174,6 @@ static int config_tx_cb(st_conn *c, void *cls)
 	config_tx *t = cls;
 	st_app_config_clear(&t->cfg);
 	return st_config_get(c, t->app_id, &t->cfg);
-}
-
-typedef struct partition_tx {
-	int64_t app_id;
-	const char *day;
-} partition_tx;
-
-static int partition_tx_cb(st_conn *c, void *cls)
-{
-	partition_tx *t = cls;
-	return st_report_partition_ensure(c, t->app_id, t->day);
 }
 
 static json_t *error_json(cm_err code, const char *message)
@@ -290,7 +220,7 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	json_t *accepted = json_array(), *rejected = json_array();
 	srv_symbol_set *set = NULL;
 	config_tx ct = {.app_id = app->id};
-	int rc = st_run_tx("config_get", config_tx_cb, &ct);
+	int rc = st_run_autocommit("config_get", config_tx_cb, &ct);
 	ing_group_rules rules;
 	memset(&rules, 0, sizeof rules);
 	if (rc >= 0 && srv_grouping_rules(ct.cfg.grouping_rules, batch->arena, &rules) != 0)
@@ -300,10 +230,6 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	char day[ING_DAY_LEN], at[32];
 	ing_utc_day(now, day);
 	srv_format_time(now, at, sizeof at);
-	if (rc >= 0) {
-		partition_tx pt = {app->id, day};
-		rc = st_run_tx("report_partition", partition_tx_cb, &pt);
-	}
 	const ing_report **reports = NULL;
 	size_t nreports = 0;
 	if (rc >= 0) {
@@ -341,28 +267,44 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 			rc = ST_HARD_ERROR;
 			break;
 		}
+		const char *kind = ing_kind_name(r->kind);
 		report_tx t = {
-			.app = app, .r = r, .day = day, .at = at,
-			.sampled = ing_sampled(app->bundle_id, r->user_id, day, ct.cfg.sample_rate),
-			.quota = ct.cfg.daily_quota, .form = &form,
+			.app_id = app->id,
+			.row = {
+				.received_day = day, .received_at = at,
+				.sampled = ing_sampled(app->bundle_id, r->user_id, day,
+						       ct.cfg.sample_rate),
+				.quota = ct.cfg.daily_quota,
+				.report_id = r->report_id, .user_id = r->user_id,
+				.kind = kind, .source = r->source ? r->source : "native",
+				.app_version = r->app_version, .build = r->build, .os = r->os,
+				.os_version = r->os_version, .os_build = r->os_build,
+				.device = r->device, .client_timestamp = r->timestamp,
+				.duration_ms = r->duration_ms,
+				.key1 = form.s.grouping.key1, .key2 = form.s.grouping.key2,
+				.frames1 = form.frames1, .frames2 = form.frames2,
+				.pending = form.pending, .waits = form.waits,
+				.raw = form.raw, .symbolized = form.symbolized,
+			},
 		};
-		rc = st_run_tx("ingest_report", store_tx, &t);
+		rc = st_run_autocommit("ingest_report", store_cb, &t);
 		srv_stored_form_clear(&form);
 		if (rc < 0)
 			break;
 		switch (t.result) {
-		case OUTCOME_STORED:
-		case OUTCOME_DUPLICATE:
+		case ST_INGEST_STORED:
+		case ST_INGEST_DUPLICATE:
 			if (json_array_append_new(accepted, json_pack("{s:s,s:I}", "report_id",
 								      r->report_id, "id",
 								      (json_int_t)t.id)) < 0)
 				rc = ST_HARD_ERROR;
 			break;
-		case OUTCOME_NOT_SAMPLED:
-		case OUTCOME_QUOTA:
-			single_code = t.result == OUTCOME_QUOTA ? ERR_QUOTA_EXHAUSTED : ERR_NOT_SAMPLED;
+		case ST_INGEST_NOT_SAMPLED:
+		case ST_INGEST_QUOTA:
+			single_code =
+				t.result == ST_INGEST_QUOTA ? ERR_QUOTA_EXHAUSTED : ERR_NOT_SAMPLED;
 			snprintf(single_message, sizeof single_message, "%s",
-				 t.result == OUTCOME_QUOTA
+				 t.result == ST_INGEST_QUOTA
 					 ? "this user's daily report quota is used up"
 					 : "this user is not sampled today");
 			if (reject(rejected, r->report_id, single_code, NULL) < 0)

@@ -1,13 +1,13 @@
 /*
  * ingest_pipeline.h — what the four ingest endpoints share: decode the
  * body, parse it in the endpoint's format, symbolize every report, apply
- * the upload policy and store each report in its own transaction
- * (docs/STORAGE.md), then answer 202 with what was accepted and what was
- * refused — or, for a request holding a single report that is refused, that
+ * the upload policy and store each report in one statement that is its own
+ * transaction (docs/STORAGE.md), then answer 202 with what was accepted and
+ * what was refused — or, for a request holding a single report that is refused, that
  * refusal's own status (SPEC §7).
  *
  * Also the pieces reprocessing reuses: symbolizing a report into the JSON
- * stored with it, its group reference and its waits.
+ * stored with it, its group identities and its waits.
  */
 #ifndef STALLSCOPE_SERVER_INGEST_PIPELINE_H
 #define STALLSCOPE_SERVER_INGEST_PIPELINE_H
@@ -30,6 +30,7 @@ typedef struct srv_stored_form {
 	char *raw;        /* the report in native v1 form */
 	char *symbolized; /* {"images","threads","stack","key1","key2","frames"} */
 	char *frames1, *frames2; /* identities of both levels, JSON arrays */
+	char *waits;             /* the images it waits for, as st_report_waits_add takes */
 	ing_symbolized s;
 	ing_image_symbols *images; /* arena */
 	bool pending;
@@ -43,11 +44,6 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 			 const ing_group_rules *rules, ing_arena *arena,
 			 srv_stored_form *out);
 void srv_stored_form_clear(srv_stored_form *f);
-
-/* Records the waits of report ID (received DAY) for images it needs a
- * better debug file of. */
-int srv_stored_form_waits(st_conn *c, int64_t app_id, int64_t id, const char *day,
-			  const ing_report *r, const srv_stored_form *f);
 
 /*
  * The app's grouping rules from their JSON (app_config.grouping_rules),

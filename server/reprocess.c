@@ -54,7 +54,6 @@ static int prepare_cb(st_conn *c, void *cls)
 
 typedef struct move_tx {
 	const st_candidate *cand;
-	const ing_report *r;
 	const srv_stored_form *form;
 	st_report_meta now; /* the row as the transaction sees it */
 	bool moved;
@@ -90,7 +89,7 @@ static int move_cb(st_conn *c, void *cls)
 					   f->s.grouping.key1, f->s.grouping.key2, f->pending,
 					   f->symbolized)) < 0 ||
 	    (rc = st_report_waits_clear(c, cand->report)) < 0 ||
-	    (rc = srv_stored_form_waits(c, cand->app_id, cand->report, cand->day, t->r, f)) < 0)
+	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0)
 		return rc;
 	t->moved = true;
 	return 1;
@@ -146,7 +145,7 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand)
 		result = result < 0 ? result : ST_HARD_ERROR;
 		goto done;
 	}
-	move_tx m = {.cand = cand, .r = r, .form = &form};
+	move_tx m = {.cand = cand, .form = &form};
 	result = st_run_tx("reprocess_move", move_cb, &m);
 	st_report_meta_clear(&m.now);
 	if (result >= 0)

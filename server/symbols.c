@@ -122,7 +122,7 @@ int srv_symbol_set_load(const char *data_dir, int64_t app_id,
 	int rc = 0;
 	if (strcmp(literal, "{}") != 0) {
 		loading l = {set, app_id, literal};
-		rc = st_run_tx("symbol_files", load_tx, &l);
+		rc = st_run_autocommit("symbol_files", load_tx, &l);
 	}
 	free(literal);
 	if (rc < 0) {

@@ -27,19 +27,25 @@ static int read_config(void *cls, const st_row *row)
 int st_config_get(st_conn *c, int64_t app_id, st_app_config *out)
 {
 	/* The defaults are the table's column defaults, so they are written
-	 * down once: an app without a row gets one, made from them. */
-	static const st_stmt ensure = {
-		"config_ensure",
-		"INSERT INTO app_config (app_id) VALUES ($1) ON CONFLICT DO NOTHING", 1};
+	 * down once: an app without a row gets one, made from them. One
+	 * statement, so it can run outside a transaction block: the row comes
+	 * from the insert when it made one, from the table otherwise. */
 	static const st_stmt q = {
 		"config_get",
-		"SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text"
+		"WITH made AS (INSERT INTO app_config (app_id) VALUES ($1)"
+		" ON CONFLICT DO NOTHING"
+		" RETURNING sample_rate, daily_quota, retention_days, grouping_rules)"
+		" SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text"
+		" FROM made UNION ALL"
+		" SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text"
 		" FROM app_config WHERE app_id = $1",
 		1};
 	memset(out, 0, sizeof *out);
-	int rc = ST_EXEC(c, &ensure, NULL, NULL, ST_INT64(app_id));
-	if (rc >= 0)
-		rc = ST_EXEC(c, &q, read_config, out, ST_INT64(app_id));
+	int rc = ST_EXEC(c, &q, read_config, out, ST_INT64(app_id));
+	/* No row: a concurrent first read inserted it after our snapshot was
+	 * taken. The retry sees it. */
+	if (rc == 0)
+		rc = ST_SOFT_ERROR;
 	if (rc < 0)
 		st_app_config_clear(out);
 	return rc;
@@ -150,35 +156,6 @@ int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t lim
 	struct wl_each w = {cb, cls};
 	return ST_EXEC(c, &q, read_entry, &w, ST_INT64(app_id), ST_TEXT(after),
 		       ST_INT64(limit));
-}
-
-int st_quota_take(st_conn *c, int64_t app_id, const char *day, const char *user_id,
-		  int64_t quota)
-{
-	/* One statement: the row lock taken by ON CONFLICT serializes
-	 * concurrent uploads of one user, and the WHERE refuses the
-	 * increment past the quota, so no interleaving stores more. */
-	static const st_stmt q = {
-		"quota_take",
-		"INSERT INTO user_quota AS q (app_id, day, user_id, reports)"
-		" SELECT $1, $2::date, $3, 1 WHERE $4::integer > 0"
-		" ON CONFLICT (app_id, day, user_id) DO UPDATE"
-		" SET reports = q.reports + 1 WHERE q.reports < $4::integer"
-		" RETURNING reports",
-		4};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day),
-		       ST_TEXT(user_id), ST_INT64(quota));
-}
-
-int st_quota_give_back(st_conn *c, int64_t app_id, const char *day, const char *user_id)
-{
-	static const st_stmt q = {
-		"quota_give_back",
-		"UPDATE user_quota SET reports = reports - 1"
-		" WHERE app_id = $1 AND day = $2::date AND user_id = $3 AND reports > 0",
-		3};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day),
-		       ST_TEXT(user_id));
 }
 
 static int read_int64(void *cls, const st_row *row)

@@ -427,21 +427,21 @@ void st_conn_rollback(st_conn *c)
 	PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
-int st_run_tx(const char *name, st_tx_cb cb, void *cls)
+static int run(const char *name, bool block, st_tx_cb cb, void *cls)
 {
 	for (int attempt = 1;; attempt++) {
 		st_conn *c;
 		int rc = acquire(&c);
 		if (rc < 0)
 			return rc;
-		rc = st_conn_begin(c);
+		rc = block ? st_conn_begin(c) : 0;
 		if (rc >= 0) {
 			rc = cb(c, cls);
-			if (rc >= 0) {
+			if (block && rc >= 0) {
 				int crc = st_conn_commit(c);
 				if (crc < 0)
 					rc = crc;
-			} else {
+			} else if (block) {
 				st_conn_rollback(c);
 			}
 		}
@@ -456,6 +456,16 @@ int st_run_tx(const char *name, st_tx_cb cb, void *cls)
 	}
 }
 
+int st_run_tx(const char *name, st_tx_cb cb, void *cls)
+{
+	return run(name, true, cb, cls);
+}
+
+int st_run_autocommit(const char *name, st_tx_cb cb, void *cls)
+{
+	return run(name, false, cb, cls);
+}
+
 static int ping_tx(st_conn *c, void *cls)
 {
 	(void)cls;
@@ -465,7 +475,7 @@ static int ping_tx(st_conn *c, void *cls)
 
 int st_ping(void)
 {
-	return st_run_tx("ping", ping_tx, NULL);
+	return st_run_autocommit("ping", ping_tx, NULL);
 }
 
 int st_conn_open(const char *conninfo, st_conn **out_conn, char *err,

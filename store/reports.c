@@ -10,39 +10,6 @@
 #include "store/internal.h"
 #include "store/reports.h"
 
-static int read_id(void *cls, const st_row *row)
-{
-	*(int64_t *)cls = st_row_int64(row, 0);
-	return 0;
-}
-
-int st_report_key_get(st_conn *c, int64_t app_id, const char *report_id,
-		      int64_t *out_id)
-{
-	static const st_stmt q = {
-		"report_key_get",
-		"SELECT id FROM report_keys WHERE app_id = $1 AND report_id = $2", 2};
-	return ST_EXEC(c, &q, read_id, out_id, ST_INT64(app_id), ST_TEXT(report_id));
-}
-
-int st_report_key_claim(st_conn *c, int64_t app_id, const char *report_id,
-			const char *day, int64_t *out_id)
-{
-	static const st_stmt q = {
-		"report_key_claim",
-		"INSERT INTO report_keys (app_id, report_id, id, received_day)"
-		" VALUES ($1, $2, nextval('report_ids'), $3::date)"
-		" ON CONFLICT (app_id, report_id) DO NOTHING RETURNING id",
-		3};
-	int rc = ST_EXEC(c, &q, read_id, out_id, ST_INT64(app_id), ST_TEXT(report_id),
-			 ST_TEXT(day));
-	if (rc != 0)
-		return rc;
-	/* Taken by a resend that committed first: answer with its id. */
-	int got = st_report_key_get(c, app_id, report_id, out_id);
-	return got < 0 ? got : 0;
-}
-
 int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day)
 {
 	static const st_stmt q = {
@@ -51,48 +18,66 @@ int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day)
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day));
 }
 
-int st_report_insert(st_conn *c, const st_report_row *r)
+typedef struct ingest_answer {
+	st_ingest_outcome *outcome;
+	int64_t *id;
+} ingest_answer;
+
+static int read_outcome(void *cls, const st_row *row)
 {
-	/* Sixteen parameters at most per statement: the metadata travels as
-	 * one JSON object and is unpacked in SQL. */
+	ingest_answer *out = cls;
+	static const char *const names[] = {
+		[ST_INGEST_STORED] = "stored", [ST_INGEST_DUPLICATE] = "duplicate",
+		[ST_INGEST_NOT_SAMPLED] = "not_sampled", [ST_INGEST_QUOTA] = "quota"};
+	const char *name = st_row_text(row, 0);
+	for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(name, names[i]) == 0) {
+			*out->outcome = (st_ingest_outcome)i;
+			*out->id = st_row_int64(row, 1);
+			return 0;
+		}
+	return -1;
+}
+
+int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
+		     st_ingest_outcome *outcome, int64_t *id)
+{
 	static const st_stmt q = {
-		"report_insert",
-		"INSERT INTO reports (id, app_id, received_day, received_at, report_id,"
-		" user_id, kind, source, app_version, build, os, os_version, os_build,"
-		" device, client_timestamp, duration_ms, key1, key2, pending, raw,"
-		" symbolized)"
-		" SELECT $1, $2, $3::date, $4::timestamptz, $5, $6, $7, $8,"
-		" m->>'app_version', m->>'build', m->>'os', m->>'os_version',"
-		" m->>'os_build', m->>'device', m->>'client_timestamp',"
-		" nullif($10::bigint, -1), $11, $12, $13, $14::jsonb, $15::jsonb"
-		" FROM (SELECT $9::jsonb AS m) AS meta",
-		15};
-	json_t *meta = json_object();
+		"report_ingest",
+		"SELECT outcome, report FROM ingest_report($1, $2::date, $3::timestamptz, $4,"
+		" $5::integer, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb,"
+		" $11::jsonb)",
+		11};
+	json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "report_id", r->report_id,
+				 "user_id", r->user_id, "kind", r->kind, "source", r->source,
+				 "key1", r->key1, "key2", r->key2, "pending", r->pending);
 	if (!meta)
 		return ST_HARD_ERROR;
 	const struct {
 		const char *key, *value;
-	} fields[] = {
+	} optional[] = {
 		{"app_version", r->app_version}, {"build", r->build},
 		{"os", r->os}, {"os_version", r->os_version},
 		{"os_build", r->os_build}, {"device", r->device},
 		{"client_timestamp", r->client_timestamp},
 	};
-	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-		if (fields[i].value)
-			json_object_set_new(meta, fields[i].key, json_string(fields[i].value));
+	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+		if (optional[i].value)
+			json_object_set_new(meta, optional[i].key, json_string(optional[i].value));
+	if (r->duration_ms >= 0)
+		json_object_set_new(meta, "duration_ms", json_integer(r->duration_ms));
 	char *meta_text = json_dumps(meta, JSON_COMPACT);
 	json_decref(meta);
 	if (!meta_text)
 		return ST_HARD_ERROR;
-	int rc = ST_EXEC(c, &q, NULL, NULL, ST_INT64(r->id), ST_INT64(r->app_id),
-			 ST_TEXT(r->received_day), ST_TEXT(r->received_at),
-			 ST_TEXT(r->report_id), ST_TEXT(r->user_id), ST_TEXT(r->kind),
-			 ST_TEXT(r->source), ST_TEXT(meta_text), ST_INT64(r->duration_ms),
-			 ST_TEXT(r->key1), ST_TEXT(r->key2), ST_BOOL(r->pending),
-			 ST_TEXT(r->raw), ST_TEXT(r->symbolized));
+	ingest_answer out = {outcome, id};
+	*id = 0;
+	int rc = ST_EXEC(c, &q, read_outcome, &out, ST_INT64(app_id), ST_TEXT(r->received_day),
+			 ST_TEXT(r->received_at), ST_BOOL(r->sampled), ST_INT64(r->quota),
+			 ST_TEXT(meta_text), ST_TEXT(r->frames1), ST_TEXT(r->frames2),
+			 ST_TEXT(r->waits), ST_TEXT(r->raw), ST_TEXT(r->symbolized));
 	free(meta_text);
-	return rc;
+	return rc == 0 ? ST_HARD_ERROR : rc;
 }
 
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,
@@ -108,144 +93,30 @@ int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_
 		       ST_TEXT(key1), ST_TEXT(key2), ST_BOOL(pending), ST_TEXT(symbolized));
 }
 
-static int read_bool(void *cls, const st_row *row)
-{
-	*(bool *)cls = st_row_bool(row, 0);
-	return 0;
-}
-
-/* One level of st_group_count. */
-static int count_level(st_conn *c, int64_t app_id, int level, const char *key,
-		       const char *parent, const char *frames, const st_group_ref *ref,
-		       int delta)
-{
-	static const st_stmt upsert_group = {
-		"group_add",
-		"INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports,"
-		" users, first_seen, last_seen)"
-		" VALUES ($1, $2, $3, $4, $5::jsonb, 1, 0, $6::timestamptz, $6::timestamptz)"
-		" ON CONFLICT (app_id, level, key) DO UPDATE SET reports = g.reports + 1,"
-		" first_seen = least(g.first_seen, excluded.first_seen),"
-		" last_seen = greatest(g.last_seen, excluded.last_seen)",
-		6};
-	static const st_stmt remove_group = {
-		"group_remove",
-		"UPDATE groups SET reports = reports - 1"
-		" WHERE app_id = $1 AND level = $2 AND key = $3 AND reports > 0",
-		3};
-	/* RETURNING tells a user new to the group (the row was inserted:
-	 * xmax is 0) from one seen before. */
-	static const st_stmt add_user = {
-		"group_user_add",
-		"INSERT INTO group_users AS u (app_id, level, key, user_id, reports)"
-		" VALUES ($1, $2, $3, $4, 1)"
-		" ON CONFLICT (app_id, level, key, user_id) DO UPDATE"
-		" SET reports = u.reports + 1 RETURNING (xmax = 0)",
-		4};
-	/* Removing: decrement, then drop a row that reached zero, so
-	 * group_users keeps one row per user with reports in the group. */
-	static const st_stmt remove_user = {
-		"group_user_remove",
-		"UPDATE group_users SET reports = reports - 1"
-		" WHERE app_id = $1 AND level = $2 AND key = $3 AND user_id = $4"
-		" AND reports > 0 RETURNING reports = 0",
-		4};
-	static const st_stmt drop_user = {
-		"group_user_drop",
-		"DELETE FROM group_users WHERE app_id = $1 AND level = $2 AND key = $3"
-		" AND user_id = $4 AND reports = 0",
-		4};
-	static const st_stmt users = {
-		"group_users_step",
-		"UPDATE groups SET users = users + $4"
-		" WHERE app_id = $1 AND level = $2 AND key = $3",
-		4};
-	static const st_stmt add_daily = {
-		"group_daily_add",
-		"INSERT INTO group_daily AS d (app_id, level, key, day, app_version,"
-		" os_version, device, kind, user_id, reports)"
-		" VALUES ($1, $2, $3, $4::date, $5, $6, $7, $8, $9, 1)"
-		" ON CONFLICT (app_id, level, key, day, app_version, os_version, device,"
-		" kind, user_id) DO UPDATE SET reports = d.reports + 1",
-		9};
-	static const st_stmt remove_daily = {
-		"group_daily_remove",
-		"UPDATE group_daily SET reports = reports - 1"
-		" WHERE app_id = $1 AND level = $2 AND key = $3 AND day = $4::date"
-		" AND app_version = $5 AND os_version = $6 AND device = $7 AND kind = $8"
-		" AND user_id = $9 AND reports > 0",
-		9};
-	static const st_stmt drop_daily = {
-		"group_daily_drop",
-		"DELETE FROM group_daily WHERE app_id = $1 AND level = $2 AND key = $3"
-		" AND day = $4::date AND app_version = $5 AND os_version = $6"
-		" AND device = $7 AND kind = $8 AND user_id = $9 AND reports = 0",
-		9};
-#define DIMS                                                                            \
-	ST_TEXT(ref->day), ST_TEXT(ref->app_version ? ref->app_version : ""),          \
-		ST_TEXT(ref->os_version ? ref->os_version : ""),                        \
-		ST_TEXT(ref->device ? ref->device : ""), ST_TEXT(ref->kind ? ref->kind : ""), \
-		ST_TEXT(ref->user_id)
-	int rc;
-	if (delta > 0) {
-		rc = ST_EXEC(c, &upsert_group, NULL, NULL, ST_INT64(app_id), ST_INT64(level),
-			     ST_TEXT(key), ST_TEXT(parent), ST_TEXT(frames), ST_TEXT(ref->at));
-		bool fresh = false;
-		if (rc >= 0)
-			rc = ST_EXEC(c, &add_user, read_bool, &fresh, ST_INT64(app_id),
-				     ST_INT64(level), ST_TEXT(key), ST_TEXT(ref->user_id));
-		if (rc >= 0 && fresh)
-			rc = ST_EXEC(c, &users, NULL, NULL, ST_INT64(app_id), ST_INT64(level),
-				     ST_TEXT(key), ST_INT64(1));
-		if (rc >= 0)
-			rc = ST_EXEC(c, &add_daily, NULL, NULL, ST_INT64(app_id), ST_INT64(level),
-				     ST_TEXT(key), DIMS);
-	} else {
-		rc = ST_EXEC(c, &remove_group, NULL, NULL, ST_INT64(app_id), ST_INT64(level),
-			     ST_TEXT(key));
-		bool gone = false;
-		if (rc >= 0)
-			rc = ST_EXEC(c, &remove_user, read_bool, &gone, ST_INT64(app_id),
-				     ST_INT64(level), ST_TEXT(key), ST_TEXT(ref->user_id));
-		if (rc >= 0 && gone)
-			rc = ST_EXEC(c, &drop_user, NULL, NULL, ST_INT64(app_id),
-				     ST_INT64(level), ST_TEXT(key), ST_TEXT(ref->user_id));
-		if (rc >= 0 && gone)
-			rc = ST_EXEC(c, &users, NULL, NULL, ST_INT64(app_id), ST_INT64(level),
-				     ST_TEXT(key), ST_INT64(-1));
-		if (rc >= 0)
-			rc = ST_EXEC(c, &remove_daily, NULL, NULL, ST_INT64(app_id),
-				     ST_INT64(level), ST_TEXT(key), DIMS);
-		if (rc >= 0)
-			rc = ST_EXEC(c, &drop_daily, NULL, NULL, ST_INT64(app_id),
-				     ST_INT64(level), ST_TEXT(key), DIMS);
-	}
-#undef DIMS
-	return rc < 0 ? rc : 1;
-}
-
 int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta)
 {
-	/* Level 1 before level 2, always, so two transactions touching the
-	 * same groups lock them in the same order. */
-	int rc = count_level(c, app_id, 1, ref->key1, NULL, ref->frames1, ref, delta);
-	if (rc >= 0)
-		rc = count_level(c, app_id, 2, ref->key2, ref->key1, ref->frames2, ref, delta);
-	return rc;
+	static const st_stmt q = {
+		"group_count",
+		"SELECT count_report($1, $2, $3, $4::jsonb, $5::jsonb, $6::date,"
+		" $7::timestamptz, $8, $9, $10, $11, $12, $13::integer)",
+		13};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(ref->key1),
+		       ST_TEXT(ref->key2), ST_TEXT(ref->frames1), ST_TEXT(ref->frames2),
+		       ST_TEXT(ref->day), ST_TEXT(ref->at),
+		       ST_TEXT(ref->app_version ? ref->app_version : ""),
+		       ST_TEXT(ref->os_version ? ref->os_version : ""),
+		       ST_TEXT(ref->device ? ref->device : ""),
+		       ST_TEXT(ref->kind ? ref->kind : ""), ST_TEXT(ref->user_id),
+		       ST_INT64(delta));
 }
 
-int st_report_wait_add(st_conn *c, int64_t app_id, const char *uuid, int64_t report,
-		       const char *day, const char *image_name, const char *arch,
-		       const char *reason)
+int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,
+			const char *waits)
 {
 	static const st_stmt q = {
-		"report_wait_add",
-		"INSERT INTO report_waits (app_id, uuid, report, received_day, image_name,"
-		" arch, reason) VALUES ($1, $2::uuid, $3, $4::date, $5, $6, $7)"
-		" ON CONFLICT (app_id, uuid, report) DO UPDATE SET reason = excluded.reason",
-		7};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(uuid), ST_INT64(report),
-		       ST_TEXT(day), ST_TEXT(image_name), ST_TEXT(arch), ST_TEXT(reason));
+		"report_waits_add", "SELECT add_report_waits($1, $2, $3::date, $4::jsonb)", 4};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_INT64(report), ST_TEXT(day),
+		       ST_TEXT(waits));
 }
 
 int st_report_waits_clear(st_conn *c, int64_t report)

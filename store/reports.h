@@ -1,7 +1,8 @@
 /*
  * reports.h — storage of reports, their groups and the upload policy
- * (schema/002_ingest.sql; the design is docs/STORAGE.md). Same conventions
- * as store.h: functions run inside a st_run_tx callback on its connection;
+ * (schema/002_ingest.sql, 003_ingest_functions.sql; the design is
+ * docs/STORAGE.md). Same conventions as store.h: functions run inside a
+ * st_run_tx (or st_run_autocommit) callback on its connection;
  * negative = failure (ST_SOFT_ERROR / ST_HARD_ERROR), 0 = no row, positive
  * = rows. Days are "YYYY-MM-DD" (UTC), timestamps RFC 3339 strings.
  *
@@ -63,50 +64,48 @@ typedef int (*st_whitelist_cb)(void *cls, const st_whitelist_entry *e);
 int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,
 		      st_whitelist_cb cb, void *cls);
 
-/*
- * Takes one report of USER_ID's quota for DAY: 1 when the user had used
- * fewer than QUOTA (the count is now one more), 0 when the quota is used
- * up (nothing changed). Atomic under concurrency.
- */
-int st_quota_take(st_conn *c, int64_t app_id, const char *day, const char *user_id,
-		  int64_t quota);
-/* Gives one back (a report that turned out to be a resend). */
-int st_quota_give_back(st_conn *c, int64_t app_id, const char *day, const char *user_id);
 /* Reports USER_ID stored on DAY into *OUT (0 when none). 1. */
 int st_quota_used(st_conn *c, int64_t app_id, const char *day, const char *user_id,
 		  int64_t *out);
 
 /* ---- Reports ---------------------------------------------------------------- */
 
-/* The stored report of client id REPORT_ID: 1 with *OUT_ID, or 0. */
-int st_report_key_get(st_conn *c, int64_t app_id, const char *report_id,
-		      int64_t *out_id);
-
-/*
- * Claims REPORT_ID for a new report received on DAY: 1 with a fresh
- * *OUT_ID, or 0 when the id is taken (a resend; *OUT_ID is then the first
- * report's id).
- */
-int st_report_key_claim(st_conn *c, int64_t app_id, const char *report_id,
-			const char *day, int64_t *out_id);
-
-/* Creates the partition of APP_ID and DAY if missing (own transaction). */
+/* Creates the partition of APP_ID and DAY if missing. */
 int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day);
 
-typedef struct st_report_row {
-	int64_t id, app_id;
+/* A symbolized report and the policy that decides whether it is kept. */
+typedef struct st_new_report {
 	const char *received_day, *received_at;
+	bool sampled;  /* ing_sampled for this user and day */
+	int64_t quota; /* the app's daily quota per user */
 	const char *report_id, *user_id, *kind, *source;
 	const char *app_version, *build, *os, *os_version, *os_build, *device;
 	const char *client_timestamp; /* NULL when unknown */
 	int64_t duration_ms;          /* -1 when unknown */
 	const char *key1, *key2;
+	const char *frames1, *frames2; /* JSON arrays of both levels' identities */
 	bool pending;
+	const char *waits;      /* JSON array, as st_report_waits_add takes */
 	const char *raw;        /* JSON text: the report in native v1 form */
 	const char *symbolized; /* JSON text: images, threads, stack */
-} st_report_row;
+} st_new_report;
 
-int st_report_insert(st_conn *c, const st_report_row *r);
+typedef enum st_ingest_outcome {
+	ST_INGEST_STORED,
+	ST_INGEST_DUPLICATE,   /* a resend: *ID is the first report's, nothing changed */
+	ST_INGEST_NOT_SAMPLED, /* neither sampled today nor whitelisted */
+	ST_INGEST_QUOTA,       /* the user's quota for the day is used up */
+} st_ingest_outcome;
+
+/*
+ * Stores R for APP_ID as one statement (schema/003: ingest_report): the
+ * idempotency key, whitelist, sampling and quota, the row in its day
+ * partition, its waits and both groups' counters. Returns 1 with *OUTCOME
+ * (and *ID for stored and duplicate), or a negative st_status. Safe to run
+ * without st_run_tx's BEGIN: the statement is a transaction of its own.
+ */
+int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
+		     st_ingest_outcome *outcome, int64_t *id);
 
 /* Replaces the symbolization of report ID (reprocessing). */
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,
@@ -127,8 +126,8 @@ typedef struct st_group_ref {
 /*
  * Adds (DELTA +1) or removes (DELTA -1) one report to/from both groups of
  * REF: groups.reports, group_users (groups.users follows its rows),
- * group_daily; first/last seen grow on +1. Both levels in a fixed order so
- * concurrent transactions do not deadlock.
+ * group_daily; first/last seen grow on +1 (schema/003: count_report, which
+ * ingest_report uses too).
  */
 int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta);
 
@@ -150,11 +149,11 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 
 /* ---- Waiting for symbols ---------------------------------------------------------- */
 
-/* Records that report ID (received DAY) waits for image UUID. REASON is
- * "missing", "malformed" or "symbol_table". */
-int st_report_wait_add(st_conn *c, int64_t app_id, const char *uuid, int64_t report,
-		       const char *day, const char *image_name, const char *arch,
-		       const char *reason);
+/* Records the images report ID (received DAY) waits for: WAITS is a JSON
+ * array of {"uuid", "image_name", "arch" (or null), "reason"}, reason one
+ * of "missing", "malformed", "symbol_table". */
+int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,
+			const char *waits);
 /* Forgets every wait of report ID. */
 int st_report_waits_clear(st_conn *c, int64_t report);
 

@@ -129,8 +129,14 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 	json_t *frames = json_array();
 	for (size_t i = 0; frames && i < out->s.grouping.nidentities; i++)
 		json_array_append_new(frames, json_string(out->s.grouping.identities[i]));
-	json_t *sym = json_pack("{s:O,s:O,s:O,s:s,s:s,s:o,s:b}", "images", out->s.images,
-				"threads", out->s.threads, "stack", out->s.stack, "key1",
+	/* A stack taken from a thread is stored as a reference to it, without
+	 * its frames (st_report_json puts them back): a third less to encode,
+	 * send, parse, compress and write per report. */
+	json_t *stack = json_copy(out->s.stack);
+	if (stack && json_object_get(stack, "thread"))
+		json_object_del(stack, "frames");
+	json_t *sym = json_pack("{s:O,s:O,s:o,s:s,s:s,s:o,s:b}", "images", out->s.images,
+				"threads", out->s.threads, "stack", stack, "key1",
 				out->s.grouping.key1, "key2", out->s.grouping.key2, "frames",
 				frames, "pending", out->pending);
 	out->raw = raw ? json_dumps(raw, JSON_COMPACT) : NULL;

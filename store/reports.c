@@ -45,8 +45,8 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
 	static const st_stmt q = {
 		"report_ingest",
 		"SELECT outcome, report FROM ingest_report($1, $2::date, $3::timestamptz, $4,"
-		" $5::integer, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb,"
-		" $11::jsonb)",
+		" $5::integer, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10::json,"
+		" $11::json)",
 		11};
 	json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "report_id", r->report_id,
 				 "user_id", r->user_id, "kind", r->kind, "source", r->source,
@@ -86,7 +86,7 @@ int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_
 {
 	static const st_stmt q = {
 		"report_update_symbols",
-		"UPDATE reports SET key1 = $4, key2 = $5, pending = $6, symbolized = $7::jsonb"
+		"UPDATE reports SET key1 = $4, key2 = $5, pending = $6, symbolized = $7::json"
 		" WHERE app_id = $1 AND received_day = $2::date AND id = $3",
 		7};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id),

@@ -43,8 +43,10 @@ def check_report(rep, image, stack):
     assert all(f["status"] == "symbolicated" for f in rep["threads"][0]["frames"])
     assert rep["images"][0]["status"] == "found"
     assert not rep["pending"]
-    # The representative stack is the main thread here; its identities
-    # are the group's frames.
+    # The representative stack is the main thread here (stored as a
+    # reference to it, shown whole); its identities are the group's frames.
+    assert rep["stack"]["source"] == "main_thread" and rep["stack"]["thread"] == 0
+    assert rep["stack"]["frames"] == rep["threads"][0]["frames"]
     ids = identities(image.name, want)
     assert rep["frames"] == ids[:4]
     return ids

@@ -152,6 +152,10 @@ def test_trace_from_samples_balances(server, db, image):
     rep["samples"] = [{"t_ms": t, "frames": [hex(image.runtime(x, i)) for i, x in enumerate(s)]}
                       for t, s in samples]
     rid = post(server, app, "/api/v1/ingest", rep).json["accepted"][0]["id"]
+    # The heaviest stack (a, three samples of five) is the representative.
+    shown = report(server, app, rid)
+    assert shown["stack"]["source"] == "samples" and "thread" not in shown["stack"]
+    assert frames_of(shown["stack"]["frames"]) == expected_frames(image, a)
     r = server.request("GET", f"/api/v1/reports/{rid}/trace", token=app["admin_token"])
     assert r.status == 200, r
     events = [e for e in r.json["traceEvents"] if e["ph"] in "BE"]

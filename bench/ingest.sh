@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Ingest benchmark: the server against PostgreSQL's own insert rate, on one
+# machine, in one run.
+#
+#   1. A private, durable PostgreSQL cluster (fsync on) under build/bench,
+#      migrated; an app sampling everyone with a quota out of reach.
+#   2. Up to 10 fixture dSYMs uploaded, so every image's symcache is warm.
+#   3. bench/ingest_load.c posts gzip'ed native reports (30 frames, 10
+#      images, 5% frames in no listed image) at CONCURRENCY (16) for
+#      SECONDS_RUN (30): reports/s, p50/p99 latency.
+#   4. The ceiling: pgbench running plain single-row INSERT transactions of
+#      the same report row (raw and symbolized JSON as the server stored
+#      them) into a table shaped like reports, same concurrency and time.
+#   5. Steps 3 and 4 alternate for ROUNDS (3) after a short warm-up; the
+#      medians, their ratio and the server's peak RSS are printed.
+#      Targets: >= 50% of the ceiling, p99 < 100 ms.
+# Not part of `make test`: timings belong here, never in tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_RUN=${SECONDS_RUN:-30}
+CONCURRENCY=${CONCURRENCY:-16}
+ROUNDS=${ROUNDS:-3}
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-14/bin}
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+bin=build/stallscope
+work=build/bench/ingest
+
+make -s all fixtures
+mkdir -p build/bench
+cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c -lz -lpthread
+
+scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
+rm -rf "$work"
+mkdir -p "$work"
+chmod 755 "$work"
+scripts/pg.sh start "$work/pg" >/dev/null
+cleanup() {
+	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+scripts/pg.sh createdb "$work/pg" bench >/dev/null
+url=$(scripts/pg.sh url "$work/pg" bench)
+export STALLSCOPE_DATABASE_URL=$url
+"$bin" migrate >/dev/null
+"$bin" app create com.bench.app >"$work/app.json"
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$work/app.json"; }
+ingest_key=$(field ingest_key)
+upload_token=$(field upload_token)
+admin_token=$(field admin_token)
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+STALLSCOPE_LISTEN=127.0.0.1:$port STALLSCOPE_DATA_DIR=$work/data \
+	"$bin" serve >"$work/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do
+	curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
+	sleep 0.1
+done
+
+# Upload the fixture dSYMs and write the load generator's image profile.
+python3 - "$port" "$upload_token" "$work/profile" "$LLVM_BIN" <<'EOF'
+import json, re, subprocess, sys, urllib.request
+port, token, profile, llvm = sys.argv[1:]
+manifest = json.load(open("build/fixtures/manifest.json"))
+lines = []
+for f in manifest["files"]:
+    if f["kind"] != "dwarf" or len(lines) == 10:
+        continue
+    path = "build/fixtures/" + f["path"]
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/apps/com.bench.app/dsyms",
+                                 data=open(path, "rb").read(), method="POST",
+                                 headers={"Authorization": f"Bearer {token}"})
+    urllib.request.urlopen(req).read()
+    heads = subprocess.run([f"{llvm}/llvm-objdump", "--macho", "--private-headers", path],
+                           capture_output=True, text=True, check=True).stdout
+    base = int(re.search(r"segname __TEXT\s+vmaddr (0x[0-9a-f]+)", heads).group(1), 16)
+    secs = subprocess.run([f"{llvm}/llvm-objdump", "--section-headers", path],
+                          capture_output=True, text=True, check=True).stdout
+    size, addr = next((int(p[2], 16), int(p[3], 16)) for p in map(str.split, secs.splitlines())
+                      if len(p) >= 4 and p[1] == "__text")
+    load = 0x100000000 + len(lines) * 0x10000000
+    lines.append(f"{f['slices'][0]['uuid']} {load:x} {addr - base:x} {size:x}")
+open(profile, "w").write("\n".join(lines) + "\n")
+EOF
+curl -sf -X PUT -H "Authorization: Bearer $admin_token" \
+	-d '{"sample_rate":1,"daily_quota":1000000}' \
+	"http://127.0.0.1:$port/api/v1/apps/com.bench.app/config" >/dev/null
+
+echo "warming up…"
+build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" "$work/profile" 3 "$CONCURRENCY" >/dev/null
+
+# The ceiling: the same row, inserted alone per transaction by pgbench.
+psql() { "$PG_BIN/psql" "$url" -Atq "$@"; }
+# Same columns, types, storage and indexes as the server's reports table.
+psql -c "CREATE SEQUENCE bench_ids"
+psql -c "CREATE TABLE bench_rows (LIKE reports INCLUDING ALL)"
+psql -c "COPY (SELECT raw::text FROM reports LIMIT 1) TO STDOUT" >"$work/raw.json"
+psql -c "COPY (SELECT symbolized::text FROM reports LIMIT 1) TO STDOUT" >"$work/sym.json"
+python3 - "$work" <<'PY'
+import sys
+w = sys.argv[1]
+q = lambda s: "'" + s.replace("\\\\", "\\").replace("'", "''") + "'"
+raw, sym = open(f"{w}/raw.json").read().strip(), open(f"{w}/sym.json").read().strip()
+open(f"{w}/insert.sql", "w").write(
+    "INSERT INTO bench_rows (id, app_id, received_day, received_at, report_id, user_id, kind,"
+    " source, app_version, os_version, device, duration_ms, key1, key2, pending, raw,"
+    " symbolized) VALUES (nextval('bench_ids'), 1, current_date, now(), md5(random()::text),"
+    " 'user-1', 'stall',"
+    " 'native', '8.0.1', '17.2', 'iPhone14,2', 2500, 'k1', 'k2', false, "
+    f"{q(raw)}, {q(sym)});\n")
+PY
+pg_port=$(cat "$work/pg/port")
+if [ "$(id -u)" -eq 0 ]; then as_pg="runuser -u postgres --"; chmod 644 "$work/insert.sql"; else as_pg=""; fi
+
+# Alternating rounds, so both sides see the same machine weather.
+for round in $(seq "$ROUNDS"); do
+	echo "round $round/$ROUNDS: stallscope ingest, $CONCURRENCY connections for ${SECONDS_RUN}s…"
+	build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" "$work/profile" "$SECONDS_RUN" \
+		"$CONCURRENCY" >"$work/load-$round.json"
+	echo "round $round/$ROUNDS: pgbench, the same rows, one INSERT per transaction…"
+	$as_pg "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U postgres -n -c "$CONCURRENCY" \
+		-j 2 -T "$SECONDS_RUN" -f "$PWD/$work/insert.sql" bench >"$work/pgbench-$round.txt" 2>&1
+done
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
+
+python3 - "$work" "$ROUNDS" "$rss_kb" "$CONCURRENCY" "$SECONDS_RUN" <<'EOF'
+import json, re, statistics, sys
+work, rounds, rss, conc, secs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:]
+loads = [json.load(open(f"{work}/load-{i}.json")) for i in range(1, rounds + 1)]
+tps = [float(re.search(r"^tps = ([0-9.]+)", open(f"{work}/pgbench-{i}.txt").read(), re.M)[1])
+       for i in range(1, rounds + 1)]
+print()
+print(f"{conc} connections, {secs} s per round, {rounds} alternating rounds,"
+      " gzip'ed reports of 30 frames over 10 images")
+for i, (l, t) in enumerate(zip(loads, tps), 1):
+    print(f"  round {i}: stallscope {l['reports_per_second']:7.1f} reports/s"
+          f" (p50 {l['p50_ms']:.1f} ms, p99 {l['p99_ms']:.1f} ms, errors {l['errors']}),"
+          f" pgbench {t:7.1f} tps, ratio {l['reports_per_second'] / t:.2f}")
+    if l["built_live"]:
+        print(f"    ({l['built_live']} bodies were built during the run: raise POOL)")
+med = lambda key: statistics.median(l[key] for l in loads)
+rate, ceiling = med("reports_per_second"), statistics.median(tps)
+print(f"stallscope ingest  {rate:9.1f} reports/s (median)  p50 {med('p50_ms'):.1f} ms  "
+      f"p99 {med('p99_ms'):.1f} ms  max {max(l['max_ms'] for l in loads):.1f} ms  "
+      f"errors {sum(l['errors'] for l in loads)}  server peak RSS {rss / 1024:.1f} MB")
+print(f"pgbench ceiling    {ceiling:9.1f} single-row INSERT transactions/s (median)")
+print(f"ratio              {rate / ceiling:9.2f}  (target >= 0.50; p99 target < 100 ms)")
+EOF

@@ -1,0 +1,326 @@
+/*
+ * ingest_load.c — load generator for bench/ingest.sh: CONCURRENCY threads,
+ * each on one kept-alive HTTP/1.1 connection, post gzip'ed native reports
+ * to POST /api/v1/ingest for SECONDS and time every request.
+ *
+ * A report has 30 frames over 10 images (the images of PROFILE, a file of
+ * "UUID LOAD TEXT_OFFSET TEXT_SIZE" lines, whose dSYMs the script uploaded
+ * so their symcaches are warm), and 5% of its frames in no listed image.
+ * Every report has a fresh report_id (unique across runs) and one of
+ * 100,000 users.
+ *
+ * Bodies are built and compressed before the clock starts (POOL per
+ * connection, then live if a connection runs out), so the generator takes
+ * as little of the machine's CPU from the server as pgbench's client takes
+ * from PostgreSQL.
+ *
+ * Prints one JSON object: requests, accepted, errors, seconds, reports/s,
+ * p50/p99/max latency in ms.
+ *
+ * usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS CONCURRENCY
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define FRAMES 30
+#define MAX_IMAGES 10
+#define UNKNOWN_PERMILLE 50
+#define POOL 6000
+#define BODY_MAX (1 << 16)
+
+typedef struct image {
+	char uuid[40];
+	uint64_t load, text_off, text_size;
+} image;
+
+static image images[MAX_IMAGES];
+static int nimages;
+static const char *host, *key;
+static int port;
+static double seconds_to_run, deadline;
+static unsigned long long run_nonce;
+static atomic_long accepted_total, errors_total, built_live;
+static pthread_barrier_t ready;
+
+typedef struct body {
+	unsigned char *gz;
+	size_t len;
+} body;
+
+typedef struct worker {
+	int id;
+	double *lat; /* seconds per request */
+	size_t n, cap;
+	body *pool;
+} worker;
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* The JSON of one report into BUF; returns its length. */
+static size_t make_report(char *buf, size_t cap, int worker_id, long seq, uint64_t *rng)
+{
+	size_t n = (size_t)snprintf(buf, cap,
+		"{\"report_id\":\"bench-%llx-%d-%ld\",\"user_id\":\"user-%llu\","
+		"\"app_version\":\"8.0.%llu\",\"os\":\"iOS\",\"os_version\":\"17.2\","
+		"\"device\":\"iPhone14,2\",\"kind\":\"stall\",\"duration_ms\":%llu,\"images\":[",
+		run_nonce, worker_id, seq, (unsigned long long)(rnd(rng) % 100000), (unsigned long long)(rnd(rng) % 3),
+		(unsigned long long)(2000 + rnd(rng) % 5000));
+	for (int i = 0; i < nimages; i++)
+		n += (size_t)snprintf(buf + n, cap - n,
+				      "%s{\"name\":\"Image%d\",\"uuid\":\"%s\",\"load_address\":"
+				      "\"0x%llx\",\"size\":%llu}",
+				      i ? "," : "", i, images[i].uuid,
+				      (unsigned long long)images[i].load,
+				      (unsigned long long)(images[i].text_off + images[i].text_size));
+	n += (size_t)snprintf(buf + n, cap - n, "],\"threads\":[{\"name\":\"main\",\"main\":true,"
+					       "\"frames\":[");
+	/* A few distinct stalls, so groups fill up as in production. */
+	uint64_t stall = rnd(rng) % 200;
+	for (int f = 0; f < FRAMES; f++) {
+		uint64_t addr;
+		if (rnd(rng) % 1000 < UNKNOWN_PERMILLE) {
+			addr = 0x7f0000000000ull + (rnd(rng) % 0x100000);
+		} else {
+			const image *im = &images[(stall + (uint64_t)f) % (uint64_t)nimages];
+			uint64_t off = (stall * 7919 + (uint64_t)f * 104729) % im->text_size;
+			addr = im->load + im->text_off + (off & ~3ull);
+		}
+		n += (size_t)snprintf(buf + n, cap - n, "%s\"0x%llx\"", f ? "," : "",
+				      (unsigned long long)addr);
+	}
+	n += (size_t)snprintf(buf + n, cap - n, "]}]}");
+	return n;
+}
+
+static size_t gzip_into(const char *in, size_t len, unsigned char *out, size_t cap)
+{
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	z.next_in = (unsigned char *)(uintptr_t)in;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	deflate(&z, Z_FINISH);
+	size_t n = z.total_out;
+	deflateEnd(&z);
+	return n;
+}
+
+/* Report SEQ of worker W, gzip'ed into B (malloc). */
+static void build_body(const worker *w, long seq, uint64_t *rng, char *json, body *b)
+{
+	size_t len = make_report(json, BODY_MAX, w->id, seq, rng);
+	unsigned char gz[BODY_MAX];
+	b->len = gzip_into(json, len, gz, sizeof gz);
+	b->gz = malloc(b->len);
+	memcpy(b->gz, gz, b->len);
+}
+
+static int connect_server(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, host, &a.sin_addr);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			return -1;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads one response; returns its status or -1. */
+static int read_response(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	char *end = NULL;
+	while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0)
+			return -1;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	int status = atoi(buf + 9);
+	char *cl = strcasestr(buf, "content-length:");
+	size_t body = cl ? (size_t)atol(cl + 15) : 0;
+	size_t have = n - (size_t)(end + 4 - buf);
+	while (have < body) {
+		ssize_t r = read(fd, buf, cap);
+		if (r <= 0)
+			return -1;
+		have += (size_t)r;
+	}
+	return status;
+}
+
+static void *run(void *arg)
+{
+	worker *w = arg;
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
+	char *json = malloc(BODY_MAX), *head = malloc(1024), *resp = malloc(1 << 16);
+	w->pool = calloc(POOL, sizeof *w->pool);
+	for (long i = 0; i < POOL; i++)
+		build_body(w, i, &rng, json, &w->pool[i]);
+	int fd = connect_server();
+	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
+		deadline = now() + seconds_to_run;
+	pthread_barrier_wait(&ready);
+	body live = {NULL, 0};
+	long seq = 0;
+	while (now() < deadline && fd >= 0) {
+		const body *b;
+		if (seq < POOL) {
+			b = &w->pool[seq];
+		} else {
+			free(live.gz);
+			build_body(w, seq, &rng, json, &live);
+			atomic_fetch_add(&built_live, 1);
+			b = &live;
+		}
+		seq++;
+		int hl = snprintf(head, 1024,
+				  "POST /api/v1/ingest HTTP/1.1\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n"
+				  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
+				  "Content-Length: %zu\r\n\r\n",
+				  host, key, b->len);
+		double t0 = now();
+		int status = write_all(fd, head, (size_t)hl) || write_all(fd, b->gz, b->len)
+				     ? -1
+				     : read_response(fd, resp, 1 << 16);
+		double dt = now() - t0;
+		if (status == 202) {
+			atomic_fetch_add(&accepted_total, 1);
+		} else {
+			atomic_fetch_add(&errors_total, 1);
+			if (status < 0) {
+				close(fd);
+				fd = connect_server();
+			}
+		}
+		if (w->n == w->cap) {
+			w->cap = w->cap ? w->cap * 2 : 4096;
+			w->lat = realloc(w->lat, w->cap * sizeof *w->lat);
+		}
+		w->lat[w->n++] = dt;
+	}
+	if (fd >= 0)
+		close(fd);
+	for (long i = 0; i < POOL; i++)
+		free(w->pool[i].gz);
+	free(w->pool);
+	free(live.gz);
+	free(json);
+	free(head);
+	free(resp);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 7) {
+		fprintf(stderr, "usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS "
+				"CONCURRENCY\n");
+		return 2;
+	}
+	host = argv[1];
+	port = atoi(argv[2]);
+	key = argv[3];
+	FILE *f = fopen(argv[4], "r");
+	if (!f) {
+		perror(argv[4]);
+		return 1;
+	}
+	while (nimages < MAX_IMAGES &&
+	       fscanf(f, "%39s %llx %llx %llx", images[nimages].uuid,
+		      (unsigned long long *)&images[nimages].load,
+		      (unsigned long long *)&images[nimages].text_off,
+		      (unsigned long long *)&images[nimages].text_size) == 4)
+		nimages++;
+	fclose(f);
+	if (nimages == 0) {
+		fprintf(stderr, "no images in %s\n", argv[4]);
+		return 1;
+	}
+	seconds_to_run = atof(argv[5]);
+	int threads = atoi(argv[6]);
+	run_nonce = (unsigned long long)time(NULL) << 16 ^ (unsigned long long)getpid();
+	worker *w = calloc((size_t)threads, sizeof *w);
+	pthread_t *t = calloc((size_t)threads, sizeof *t);
+	pthread_barrier_init(&ready, NULL, (unsigned)threads);
+	for (int i = 0; i < threads; i++) {
+		w[i].id = i;
+		pthread_create(&t[i], NULL, run, &w[i]);
+	}
+	size_t total = 0;
+	for (int i = 0; i < threads; i++) {
+		pthread_join(t[i], NULL);
+		total += w[i].n;
+	}
+	double elapsed = seconds_to_run + (now() - deadline);
+	double *all = malloc((total ? total : 1) * sizeof *all);
+	size_t k = 0;
+	for (int i = 0; i < threads; i++) {
+		memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
+		k += w[i].n;
+		free(w[i].lat);
+	}
+	qsort(all, total, sizeof *all, cmp_double);
+	printf("{\"requests\":%zu,\"accepted\":%ld,\"errors\":%ld,\"built_live\":%ld,"
+	       "\"seconds\":%.2f,\"reports_per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
+	       "\"max_ms\":%.2f}\n",
+	       total, atomic_load(&accepted_total), atomic_load(&errors_total),
+	       atomic_load(&built_live), elapsed,
+	       (double)atomic_load(&accepted_total) / elapsed,
+	       total ? all[total / 2] * 1e3 : 0, total ? all[total * 99 / 100] * 1e3 : 0,
+	       total ? all[total - 1] * 1e3 : 0);
+	free(all);
+	free(w);
+	free(t);
+	return 0;
+}

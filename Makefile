@@ -114,6 +114,7 @@ fuzz:
 
 bench: all
 	bench/symbolicate.sh
+	bench/ingest.sh
 
 style:
 	git clang-format --diff

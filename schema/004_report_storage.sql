@@ -16,6 +16,9 @@ ALTER TABLE reports
   ALTER COLUMN raw SET COMPRESSION lz4,
   ALTER COLUMN symbolized SET COMPRESSION lz4;
 
+COMMENT ON COLUMN reports.symbolized IS
+  'Images with their status, every thread symbolized, the representative stack, keys and group frames. A representative stack taken from a thread is stored as {"source","thread"} without frames (they are that thread''s); st_report_json puts them back.';
+
 -- A set-returning SQL function is planned again at every call; plpgsql
 -- keeps its plan for the session.
 CREATE OR REPLACE FUNCTION add_report_waits(p_app bigint, p_report bigint, p_day date,

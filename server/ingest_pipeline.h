@@ -28,7 +28,8 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
  */
 typedef struct srv_stored_form {
 	char *raw;        /* the report in native v1 form */
-	char *symbolized; /* {"images","threads","stack","key1","key2","frames"} */
+	char *symbolized; /* {"images","threads","stack","key1","key2","frames"};
+			   * a stack with "thread" has no "frames" */
 	char *frames1, *frames2; /* identities of both levels, JSON arrays */
 	char *waits;             /* the images it waits for, as st_report_waits_add takes */
 	ing_symbolized s;

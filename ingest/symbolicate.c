@@ -1,7 +1,8 @@
 /*
  * symbolicate.c — see symbolicate.h. One report at a time: its images
- * indexed by load address once, each distinct (image, lookup address)
- * symbolized once (stall samples repeat the same frames many times), JSON
+ * indexed by load address once, each distinct (debug file, lookup address,
+ * load address) symbolized once per memo — a request's batch, where stall
+ * samples and sibling reports repeat the same frames many times — JSON
  * built as we go.
  */
 #include <inttypes.h>
@@ -21,15 +22,21 @@ const char *ing_image_status_name(ing_image_status s)
 	return "missing";
 }
 
-/* One memoized lookup: the inline chain as JSON and its function names. */
+/* One memoized lookup: the inline chain as JSON (its symbol addresses are
+ * runtime ones, hence the load address in the key) and its function names. */
 typedef struct memo_entry {
-	uint64_t key_addr;
-	long key_image;
+	const sym_cache *key_cache;
+	uint64_t key_addr, key_load;
 	json_t *chain;
 	const char **functions;
 	size_t nfunctions;
 	bool used;
 } memo_entry;
+
+struct ing_memo {
+	memo_entry *slots;
+	size_t n, cap;
+};
 
 typedef struct ctx {
 	const ing_report *r;
@@ -40,8 +47,7 @@ typedef struct ctx {
 	bool strip_pac;
 	ing_arena *arena;
 	const ing_group_rules *rules;
-	memo_entry *memo;
-	size_t memo_n, memo_cap;
+	ing_memo *memo;
 	ing_symbolized *out;
 } ctx;
 
@@ -78,40 +84,73 @@ static long find_image(const ctx *c, uint64_t addr)
 	return c->order[lo - 1];
 }
 
-static memo_entry *memo_slot(ctx *c, long image, uint64_t addr, bool *found)
+ing_memo *ing_memo_new(void)
 {
-	if ((c->memo_n + 1) * 2 > c->memo_cap) {
-		size_t ncap = c->memo_cap ? c->memo_cap * 2 : 256;
-		memo_entry *m = calloc(ncap, sizeof *m);
-		if (!m)
+	return calloc(1, sizeof(ing_memo));
+}
+
+size_t ing_memo_size(const ing_memo *m)
+{
+	return m->n;
+}
+
+void ing_memo_free(ing_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].used)
+			json_decref(m->slots[i].chain);
+	free(m->slots);
+	free(m);
+}
+
+static size_t memo_hash(const sym_cache *cache, uint64_t addr, uint64_t load, size_t cap)
+{
+	uint64_t h = addr ^ (uint64_t)(uintptr_t)cache * 0x9e3779b97f4a7c15ull ^
+		     load * 0xc2b2ae3d27d4eb4full;
+	h *= 0xff51afd7ed558ccdull;
+	return (size_t)(h >> 20) & (cap - 1);
+}
+
+/* The slot of (CACHE, ADDR, LOAD) in M, FOUND telling whether it is filled;
+ * NULL when out of memory. */
+static memo_entry *memo_slot(ing_memo *m, const sym_cache *cache, uint64_t addr,
+			     uint64_t load, bool *found)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 256;
+		memo_entry *grown = calloc(ncap, sizeof *grown);
+		if (!grown)
 			return NULL;
-		for (size_t i = 0; i < c->memo_cap; i++) {
-			if (!c->memo[i].used)
+		for (size_t i = 0; i < m->cap; i++) {
+			const memo_entry *e = &m->slots[i];
+			if (!e->used)
 				continue;
-			uint64_t h = (c->memo[i].key_addr ^ (uint64_t)c->memo[i].key_image * 0x9e3779b97f4a7c15ull) *
-				     0xff51afd7ed558ccdull;
-			size_t k = (size_t)(h >> 20) & (ncap - 1);
-			while (m[k].used)
+			size_t k = memo_hash(e->key_cache, e->key_addr, e->key_load, ncap);
+			while (grown[k].used)
 				k = (k + 1) & (ncap - 1);
-			m[k] = c->memo[i];
+			grown[k] = *e;
 		}
-		free(c->memo);
-		c->memo = m;
-		c->memo_cap = ncap;
+		free(m->slots);
+		m->slots = grown;
+		m->cap = ncap;
 	}
-	uint64_t h = (addr ^ (uint64_t)image * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-	size_t k = (size_t)(h >> 20) & (c->memo_cap - 1);
-	while (c->memo[k].used && !(c->memo[k].key_addr == addr && c->memo[k].key_image == image))
-		k = (k + 1) & (c->memo_cap - 1);
-	*found = c->memo[k].used;
-	return &c->memo[k];
+	size_t k = memo_hash(cache, addr, load, m->cap);
+	while (m->slots[k].used && !(m->slots[k].key_cache == cache &&
+				     m->slots[k].key_addr == addr && m->slots[k].key_load == load))
+		k = (k + 1) & (m->cap - 1);
+	*found = m->slots[k].used;
+	return &m->slots[k];
 }
 
 /* The inline chain at file address LOOKUP of image I (FOUND), memoized. */
 static memo_entry *lookup(ctx *c, long i, uint64_t lookup_addr)
 {
 	bool found;
-	memo_entry *e = memo_slot(c, i, lookup_addr, &found);
+	const ing_image *img = &c->r->images[i];
+	memo_entry *e = memo_slot(c->memo, c->images[i].cache, lookup_addr, img->load_address,
+				  &found);
 	if (!e || found)
 		return e;
 	sym_frame frames[SYM_MAX_FRAMES];
@@ -122,7 +161,6 @@ static memo_entry *lookup(ctx *c, long i, uint64_t lookup_addr)
 		json_decref(chain);
 		return NULL;
 	}
-	const ing_image *img = &c->r->images[i];
 	const sym_cache_info *info = &c->info[i];
 	for (size_t k = 0; k < n; k++) {
 		const sym_frame *f = &frames[k];
@@ -147,12 +185,13 @@ static memo_entry *lookup(ctx *c, long i, uint64_t lookup_addr)
 		json_object_set_new(jf, "inlined", json_boolean(f->inlined));
 	}
 	e->used = true;
+	e->key_cache = c->images[i].cache;
 	e->key_addr = lookup_addr;
-	e->key_image = i;
+	e->key_load = img->load_address;
 	e->chain = chain;
 	e->functions = names;
 	e->nfunctions = n;
-	c->memo_n++;
+	c->memo->n++;
 	return e;
 }
 
@@ -339,11 +378,16 @@ static int run(ctx *c)
 }
 
 int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
-		    const ing_group_rules *rules, ing_arena *arena, ing_symbolized *out)
+		    const ing_group_rules *rules, ing_memo *memo, ing_arena *arena,
+		    ing_symbolized *out)
 {
 	memset(out, 0, sizeof *out);
+	ing_memo *own = memo ? NULL : ing_memo_new();
+	if (!memo && !own)
+		return -1;
 	ctx c;
 	memset(&c, 0, sizeof c);
+	c.memo = memo ? memo : own;
 	c.r = r;
 	c.images = images;
 	c.arena = arena;
@@ -355,10 +399,7 @@ int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
 	out->image_needed = ing_arena_calloc(arena, ni, sizeof *out->image_needed);
 	out->image_used = ing_arena_calloc(arena, ni, sizeof *out->image_used);
 	int rc = c.info && c.order && out->image_needed && out->image_used ? run(&c) : -1;
-	for (size_t i = 0; i < c.memo_cap; i++)
-		if (c.memo[i].used)
-			json_decref(c.memo[i].chain);
-	free(c.memo);
+	ing_memo_free(own);
 	free(c.info);
 	free(c.order);
 	if (rc)

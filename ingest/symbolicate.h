@@ -63,16 +63,34 @@ typedef struct ing_symbolized {
 } ing_symbolized;
 
 /*
+ * Inline chains already looked up, shared by the reports of one request so
+ * each distinct (debug file, address, load address) is symbolized once per
+ * batch. The caller owns it (ing_memo_free). The function names it keeps
+ * live in the arena of the ing_symbolicate call that looked them up and
+ * the symcaches are only compared by address: every call sharing a memo
+ * must use one arena and the same open symcaches, which outlive the memo.
+ */
+typedef struct ing_memo ing_memo;
+
+/* NULL when out of memory. */
+ing_memo *ing_memo_new(void);
+/* Distinct lookups made through M so far. */
+size_t ing_memo_size(const ing_memo *m);
+void ing_memo_free(ing_memo *m);
+
+/*
  * Symbolizes every thread of R and its representative stack. A frame lies
  * in the image covering its address ([load_address, load_address + size),
  * or up to the next image's load address when the size is unknown); on
  * arm64e reports addresses lose their pointer signatures first; frames
  * after the first of a stack are looked up at address - 1. IMAGES has
  * one entry per R->images[i]. RULES (NULL = none) are the app's grouping
- * skip rules. Returns 0, or -1 when out of memory (nothing to clear then).
+ * skip rules. MEMO (NULL = one for this call only) carries lookups over
+ * from earlier calls. Returns 0, or -1 when out of memory (nothing to clear
+ * then).
  */
 int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
-		    const ing_group_rules *rules, ing_arena *arena,
+		    const ing_group_rules *rules, ing_memo *memo, ing_arena *arena,
 		    ing_symbolized *out);
 
 void ing_symbolized_clear(ing_symbolized *s);

@@ -218,7 +218,7 @@ enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request 
 		goto done;
 	}
 	srv_symbol_set_images(set, &r, images);
-	if (ing_symbolicate(&view, images, NULL, b->arena, &s) != 0) {
+	if (ing_symbolicate(&view, images, NULL, NULL, b->arena, &s) != 0) {
 		ret = srv_reply_error(conn, ERR_INTERNAL, NULL);
 		goto done;
 	}

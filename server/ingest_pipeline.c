@@ -112,7 +112,7 @@ static char *waits_json(const ing_report *r, const srv_stored_form *f)
 }
 
 int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
-			 const ing_group_rules *rules, ing_arena *arena,
+			 const ing_group_rules *rules, ing_memo *memo, ing_arena *arena,
 			 srv_stored_form *out)
 {
 	memset(out, 0, sizeof *out);
@@ -120,7 +120,7 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 	if (!out->images)
 		return -1;
 	srv_symbol_set_images(set, r, out->images);
-	if (ing_symbolicate(r, out->images, rules, arena, &out->s) != 0)
+	if (ing_symbolicate(r, out->images, rules, memo, arena, &out->s) != 0)
 		return -1;
 	for (size_t i = 0; i < r->nimages; i++)
 		if (out->s.image_used[i] && out->images[i].status != ING_IMAGE_FOUND)
@@ -225,8 +225,10 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	enum MHD_Result ret;
 	json_t *accepted = json_array(), *rejected = json_array();
 	srv_symbol_set *set = NULL;
+	/* The batch's reports share their lookups: one arena, one symbol set. */
+	ing_memo *memo = ing_memo_new();
 	config_tx ct = {.app_id = app->id};
-	int rc = st_run_autocommit("config_get", config_tx_cb, &ct);
+	int rc = memo ? st_run_autocommit("config_get", config_tx_cb, &ct) : ST_HARD_ERROR;
 	ing_group_rules rules;
 	memset(&rules, 0, sizeof rules);
 	if (rc >= 0 && srv_grouping_rules(ct.cfg.grouping_rules, batch->arena, &rules) != 0)
@@ -269,7 +271,7 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 			continue;
 		}
 		srv_stored_form form;
-		if (srv_stored_form_make(set, r, &rules, batch->arena, &form) != 0) {
+		if (srv_stored_form_make(set, r, &rules, memo, batch->arena, &form) != 0) {
 			rc = ST_HARD_ERROR;
 			break;
 		}
@@ -330,6 +332,7 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	}
 	json_decref(accepted);
 	json_decref(rejected);
+	ing_memo_free(memo);
 	srv_symbol_set_free(set);
 	free(reports);
 	st_app_config_clear(&ct.cfg);

@@ -39,10 +39,12 @@ typedef struct srv_stored_form {
 
 /*
  * Symbolizes R with the files of SET and the app's grouping RULES (NULL =
- * none) into OUT. Returns 0, or -1 when out of memory.
+ * none) into OUT, sharing lookups with earlier reports through MEMO (NULL
+ * = none; see ing_memo for what a shared memo asks of ARENA and SET).
+ * Returns 0, or -1 when out of memory.
  */
 int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
-			 const ing_group_rules *rules, ing_arena *arena,
+			 const ing_group_rules *rules, ing_memo *memo, ing_arena *arena,
 			 srv_stored_form *out);
 void srv_stored_form_clear(srv_stored_form *f);
 

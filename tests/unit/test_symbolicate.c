@@ -189,7 +189,7 @@ static void test_thread_frames_and_keys(void **state)
 	const ing_report *r = b->entries[0].report;
 	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
 	ing_symbolized s;
-	assert_int_equal(ing_symbolicate(r, imgs, NULL, b->arena, &s), 0);
+	assert_int_equal(ing_symbolicate(r, imgs, NULL, NULL, b->arena, &s), 0);
 	json_t *frames = json_object_get(json_array_get(s.threads, 0), "frames");
 	assert_int_equal(json_array_size(frames), 3);
 	expect_chain(json_array_get(frames, 0), fx.inlined);
@@ -239,7 +239,7 @@ static void test_missing_and_unknown_images(void **state)
 	const ing_report *r = b->entries[0].report;
 	ing_image_symbols imgs[1] = {{ING_IMAGE_MISSING, NULL, false}};
 	ing_symbolized s;
-	assert_int_equal(ing_symbolicate(r, imgs, NULL, b->arena, &s), 0);
+	assert_int_equal(ing_symbolicate(r, imgs, NULL, NULL, b->arena, &s), 0);
 	json_t *frames = json_object_get(json_array_get(s.threads, 0), "frames");
 	assert_string_equal(jstr(json_array_get(frames, 0), "status"), "missing_symbols");
 	assert_string_equal(jstr(json_array_get(frames, 1), "status"), "unknown_image");
@@ -270,11 +270,61 @@ static void test_arm64e_pointer_signatures(void **state)
 			     fx.uuid, LOAD, (unsigned long long)fx.info.text_size, signed_pc);
 	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
 	ing_symbolized s;
-	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, b->arena, &s), 0);
+	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, NULL, b->arena, &s), 0);
 	json_t *f = json_array_get(json_object_get(json_array_get(s.threads, 0), "frames"), 0);
 	assert_string_equal(jstr(f, "status"), "symbolicated");
 	expect_chain(f, fx.plain1);
 	ing_symbolized_clear(&s);
+	ing_batch_free(b);
+}
+
+/* The reports of one batch share a memo: frames already looked up for an
+ * earlier report are not looked up again, unless the image sits at another
+ * load address (symbol addresses are runtime ones). */
+static void test_batch_shares_lookups(void **state)
+{
+	(void)state;
+	uint64_t pc = runtime(fx.inlined), r1 = runtime(fx.plain1) + 1;
+	const char *report = "{\"report_id\":\"m%d\",\"images\":[{\"name\":\"libDemo.dylib\","
+			     "\"uuid\":\"%s\",\"load_address\":\"0x%llx\",\"size\":%llu}],"
+			     "\"threads\":[{\"main\":true,\"frames\":[\"0x%" PRIx64 "\",\"0x%" PRIx64
+			     "\"]}]}";
+	char one[3][1024];
+	const uint64_t shift = 0x10000000;
+	for (int i = 0; i < 3; i++)
+		snprintf(one[i], sizeof one[i], report, i, fx.uuid,
+			 LOAD + (i == 2 ? shift : 0), (unsigned long long)fx.info.text_size,
+			 pc + (i == 2 ? shift : 0), r1 + (i == 2 ? shift : 0));
+	ing_batch *b = parse("{\"reports\":[%s,%s,%s]}", one[0], one[1], one[2]);
+	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
+	ing_memo *memo = ing_memo_new();
+	assert_non_null(memo);
+	size_t after[3];
+	for (int i = 0; i < 3; i++) {
+		ing_symbolized s;
+		assert_int_equal(ing_symbolicate(b->entries[i].report, imgs, NULL, memo, b->arena, &s),
+				 0);
+		after[i] = ing_memo_size(memo);
+		json_t *frames = json_object_get(json_array_get(s.threads, 0), "frames");
+		if (i < 2) {
+			expect_chain(json_array_get(frames, 0), fx.inlined);
+			expect_chain(json_array_get(frames, 1), fx.plain1);
+		} else {
+			/* Same functions, symbol addresses at the other load address. */
+			json_t *f = json_array_get(json_object_get(json_array_get(frames, 1), "frames"), 0);
+			sym_frame want[SYM_MAX_FRAMES];
+			sym_cache_lookup(fx.cache, fx.plain1, want, SYM_MAX_FRAMES);
+			char sa[24];
+			snprintf(sa, sizeof sa, "0x%" PRIx64, runtime(want[0].symbol_address) + shift);
+			assert_string_equal(jstr(f, "symbol_address"), sa);
+			assert_string_equal(jstr(f, "function"), want[0].function);
+		}
+		ing_symbolized_clear(&s);
+	}
+	assert_int_equal(after[0], 2);
+	assert_int_equal(after[1], 2);
+	assert_int_equal(after[2], 4);
+	ing_memo_free(memo);
 	ing_batch_free(b);
 }
 
@@ -292,7 +342,7 @@ static void test_samples_choose_the_stack(void **state)
 			     fx.uuid, LOAD, (unsigned long long)fx.info.text_size, a, c, a, c);
 	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
 	ing_symbolized s;
-	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, b->arena, &s), 0);
+	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, NULL, b->arena, &s), 0);
 	/* Samples are c, a, c: c is the heaviest stack. */
 	assert_string_equal(jstr(s.stack, "source"), "samples");
 	json_t *top = json_array_get(json_object_get(s.stack, "frames"), 0);
@@ -387,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_missing_and_unknown_images),
 		cmocka_unit_test(test_arm64e_pointer_signatures),
 		cmocka_unit_test(test_samples_choose_the_stack),
+		cmocka_unit_test(test_batch_shares_lookups),
 		cmocka_unit_test(test_native_round_trip),
 		cmocka_unit_test(test_lru_shares_and_evicts),
 	};

@@ -5,6 +5,13 @@ CC ?= cc
 BUILD ?= build
 SANITIZE ?=
 PYTHON ?= /usr/bin/python3
+# The shared material (Xcode corpus, real payloads) lives beside the
+# repository. A clone of a local checkout (CI clones into a temp dir) finds
+# it beside the checkout it was cloned from.
+SHARED ?= $(firstword $(wildcard ../shared) \
+	$(wildcard $(dir $(abspath $(shell git config --get remote.origin.url 2>/dev/null)))shared) ../shared)
+export STALLSCOPE_SHARED ?= $(abspath $(SHARED))
+export STALLSCOPE_FORMATS ?= $(STALLSCOPE_SHARED)/formats
 LLVM_BIN ?= /usr/lib/llvm-14/bin
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \

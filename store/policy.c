@@ -34,25 +34,18 @@ int st_config_get(st_conn *c, int64_t app_id, st_app_config *out)
 		" FROM app_config WHERE app_id = $1",
 		1};
 	/* The defaults are the table's column defaults, so they are written
-	 * down once: an app without a row gets one, made from them. One
-	 * statement, so it can run outside a transaction block: the row comes
-	 * from the insert when it made one, from the table otherwise. */
+	 * down once: an app without a row gets one, made from them. */
 	static const st_stmt make = {
 		"config_make",
-		"WITH made AS (INSERT INTO app_config (app_id) VALUES ($1)"
-		" ON CONFLICT DO NOTHING"
-		" RETURNING sample_rate, daily_quota, retention_days, grouping_rules)"
-		" SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text"
-		" FROM made UNION ALL"
-		" SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text"
-		" FROM app_config WHERE app_id = $1",
+		"INSERT INTO app_config (app_id) VALUES ($1) ON CONFLICT DO NOTHING"
+		" RETURNING sample_rate::text, daily_quota, retention_days, grouping_rules::text",
 		1};
 	memset(out, 0, sizeof *out);
 	int rc = ST_EXEC(c, &read, read_config, out, ST_INT64(app_id));
 	if (rc == 0)
 		rc = ST_EXEC(c, &make, read_config, out, ST_INT64(app_id));
-	/* Still no row: a concurrent first read inserted it after our
-	 * snapshot was taken. The retry sees it. */
+	/* Still no row: a concurrent first read inserted it between our read
+	 * and our insert. The retry reads it. */
 	if (rc == 0)
 		rc = ST_SOFT_ERROR;
 	if (rc < 0)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("STALLSCOPE_SHARED") or REPO.parent / "shared")
 CORPUS = SHARED / "corpus"
 
 

@@ -1,6 +1,7 @@
 /* auth.c — credentials; see auth.h for the formats and the checking order. */
 #include "server/auth.h"
 
+#include <pthread.h>
 #include <sodium.h>
 #include <string.h>
 #include <strings.h>
@@ -183,6 +184,55 @@ srv_rc srv_auth_app(struct MHD_Connection *conn, const char *bundle_id,
 	return SRV_OK;
 }
 
+/*
+ * Credentials the database has matched, so a device's request needs no
+ * statement to authenticate. Sound because a credential never changes
+ * owner: no command or route rotates, revokes or deletes credentials or
+ * apps (one that ever does must empty this). Only matches are kept; a
+ * collision in the direct-mapped table just costs a read.
+ */
+#define KNOWN_SLOTS 1024
+
+typedef struct known_credential {
+	bool used;
+	st_cred kind;
+	uint8_t hash[ST_HASH_LEN];
+	st_app app;
+} known_credential;
+
+static known_credential known[KNOWN_SLOTS];
+static pthread_mutex_t known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static known_credential *known_slot(const uint8_t hash[ST_HASH_LEN])
+{
+	uint64_t h;
+	memcpy(&h, hash, sizeof h);
+	return &known[h % KNOWN_SLOTS];
+}
+
+static bool known_find(st_cred kind, const uint8_t hash[ST_HASH_LEN], st_app *out)
+{
+	pthread_mutex_lock(&known_lock);
+	const known_credential *k = known_slot(hash);
+	bool found = k->used && k->kind == kind &&
+		     sodium_memcmp(k->hash, hash, ST_HASH_LEN) == 0;
+	if (found)
+		*out = k->app;
+	pthread_mutex_unlock(&known_lock);
+	return found;
+}
+
+static void known_add(st_cred kind, const uint8_t hash[ST_HASH_LEN], const st_app *app)
+{
+	pthread_mutex_lock(&known_lock);
+	known_credential *k = known_slot(hash);
+	k->used = true;
+	k->kind = kind;
+	memcpy(k->hash, hash, ST_HASH_LEN);
+	k->app = *app;
+	pthread_mutex_unlock(&known_lock);
+}
+
 struct any_check {
 	st_cred kind;
 	uint8_t hash[ST_HASH_LEN];
@@ -202,15 +252,19 @@ srv_rc srv_auth_any(struct MHD_Connection *conn, unsigned allowed,
 	srv_rc rc = read_credential(conn, allowed, &a.kind, a.hash);
 	if (rc != SRV_OK)
 		return rc;
-	int st = st_run_autocommit("auth_any", any_check_tx, &a);
-	if (st < 0)
-		return srv_replied(srv_reply_store_error(conn, st));
-	if (st == 0)
-		return unauthorized(conn, allowed, true);
-	/* The database matched the hash; confirm in constant time anyway so
-	 * a collation or encoding surprise can never let a near miss in. */
-	if (sodium_memcmp(a.app.hash[a.kind], a.hash, ST_HASH_LEN) != 0)
-		return unauthorized(conn, allowed, true);
+	if (!known_find(a.kind, a.hash, &a.app)) {
+		int st = st_run_autocommit("auth_any", any_check_tx, &a);
+		if (st < 0)
+			return srv_replied(srv_reply_store_error(conn, st));
+		if (st == 0)
+			return unauthorized(conn, allowed, true);
+		/* The database matched the hash; confirm in constant time
+		 * anyway so a collation or encoding surprise can never let a
+		 * near miss in. */
+		if (sodium_memcmp(a.app.hash[a.kind], a.hash, ST_HASH_LEN) != 0)
+			return unauthorized(conn, allowed, true);
+		known_add(a.kind, a.hash, &a.app);
+	}
 	if (!(allowed & (1u << a.kind)))
 		return wrong_kind(conn, a.kind);
 	*out_app = a.app;

@@ -15,6 +15,11 @@
  *   2. the app in the URL does not exist           → 404 unknown_app;
  *   3. the credential belongs to another app, or is
  *      of a kind the route does not take           → 403 forbidden.
+ *
+ * srv_auth_any (the ingest routes) remembers the credentials the database
+ * matched: a credential never changes owner, since nothing rotates,
+ * revokes or deletes credentials or apps. Whatever adds that must empty
+ * the cache (auth.c).
  */
 #ifndef STALLSCOPE_SERVER_AUTH_H
 #define STALLSCOPE_SERVER_AUTH_H

@@ -18,6 +18,7 @@
 #include "server/datadir.h"
 #include "server/http.h"
 #include "server/metrics.h"
+#include "server/policy_cache.h"
 #include "server/reprocess.h"
 #include "server/retention.h"
 #include "server/symbols.h"
@@ -98,6 +99,7 @@ int srv_cmd_serve(int argc, char **argv)
 	srv_retention_stop();
 	st_shutdown();
 	srv_symbols_free();
+	srv_policy_cache_free();
 	srv_metrics_free();
 	cm_log(CM_INFO, "stopped");
 	return 0;

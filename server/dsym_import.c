@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "server/datadir.h"
 #include "server/metrics.h"
+#include "server/symbols.h"
 #include "server/unzip.h"
 #include "symbolizer/symbolizer.h"
 
@@ -512,8 +513,9 @@ void srv_dsym_import_run(srv_dsym_import *job)
 		store_failed(job, rc);
 		goto cleanup;
 	}
-	/* Reports waiting for these files move within seconds, not at the
-	 * next periodic look. */
+	/* The next report uses these files, and reports waiting for them
+	 * move within seconds, not at the next periodic look. */
+	srv_symbols_forget();
 	srv_reprocess_wake();
 	finish(&im);
 cleanup:

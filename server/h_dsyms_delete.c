@@ -11,6 +11,7 @@
 #include "server/datadir.h"
 #include "server/handlers.h"
 #include "server/reply.h"
+#include "server/symbols.h"
 #include "symbolizer/symbolizer.h"
 
 typedef struct deletion {
@@ -53,6 +54,7 @@ enum MHD_Result srv_h_dsyms_delete(struct MHD_Connection *conn,
 		free(d.rows);
 		return srv_reply_store_error(conn, rc);
 	}
+	srv_symbols_forget();
 	const char *dir = srv_req_config(req)->data_dir;
 	for (size_t i = 0; i < d.n; i++) {
 		srv_datadir_remove(dir, d.rows[i].symcache_path);

@@ -205,7 +205,7 @@ enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request 
 	ing_report view = r;
 	view.threads = threads;
 	view.nthreads = r.nthreads + r.nsamples;
-	rc = srv_symbol_set_load(srv_req_config(req)->data_dir, t.loc.app_id, list, 1, &set);
+	rc = srv_symbol_set_load(srv_req_config(req)->data_dir, t.loc.app_id, list, 1, false, &set);
 	if (rc < 0) {
 		ret = srv_reply_store_error(conn, rc);
 		goto done;

@@ -11,6 +11,7 @@
 #include "ingest/sampling.h"
 #include "server/clock.h"
 #include "server/ingest_pipeline.h"
+#include "server/policy_cache.h"
 #include "server/reply.h"
 
 /* ---- grouping rules ------------------------------------------------------- */
@@ -155,6 +156,9 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 
 /* ---- one report, one statement -------------------------------------------- */
 
+/* Policy changes racing one report: each costs a read and a remake. */
+#define POLICY_ATTEMPTS 3
+
 typedef struct report_tx {
 	int64_t app_id;
 	st_new_report row;
@@ -169,18 +173,6 @@ static int store_cb(st_conn *c, void *cls)
 }
 
 /* ---- the request ----------------------------------------------------------- */
-
-typedef struct config_tx {
-	int64_t app_id;
-	st_app_config cfg;
-} config_tx;
-
-static int config_tx_cb(st_conn *c, void *cls)
-{
-	config_tx *t = cls;
-	st_app_config_clear(&t->cfg);
-	return st_config_get(c, t->app_id, &t->cfg);
-}
 
 static json_t *error_json(cm_err code, const char *message)
 {
@@ -227,11 +219,13 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	srv_symbol_set *set = NULL;
 	/* The batch's reports share their lookups: one arena, one symbol set. */
 	ing_memo *memo = ing_memo_new();
-	config_tx ct = {.app_id = app->id};
-	int rc = memo ? st_run_autocommit("config_get", config_tx_cb, &ct) : ST_HARD_ERROR;
+	st_app_config policy;
+	int rc = memo ? srv_policy_get(app->id, &policy) : ST_HARD_ERROR;
+	if (rc < 0)
+		memset(&policy, 0, sizeof policy);
 	ing_group_rules rules;
 	memset(&rules, 0, sizeof rules);
-	if (rc >= 0 && srv_grouping_rules(ct.cfg.grouping_rules, batch->arena, &rules) != 0)
+	if (rc >= 0 && srv_grouping_rules(policy.grouping_rules, batch->arena, &rules) != 0)
 		rc = ST_HARD_ERROR;
 
 	time_t now = srv_now();
@@ -245,7 +239,8 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 		for (size_t i = 0; reports && i < batch->nentries; i++)
 			if (batch->entries[i].report)
 				reports[nreports++] = batch->entries[i].report;
-		rc = reports ? srv_symbol_set_load(cfg->data_dir, app->id, reports, nreports, &set)
+		rc = reports ? srv_symbol_set_load(cfg->data_dir, app->id, reports, nreports, false,
+						       &set)
 			     : ST_HARD_ERROR;
 	}
 	/* The first refusal of a lone report decides the reply's status. */
@@ -270,33 +265,48 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 				rc = ST_HARD_ERROR;
 			continue;
 		}
-		srv_stored_form form;
-		if (srv_stored_form_make(set, r, &rules, memo, batch->arena, &form) != 0) {
-			rc = ST_HARD_ERROR;
-			break;
+		/* The policy may have changed since it was cached: then nothing
+		 * was stored, and the report is made again under the new one. */
+		report_tx t;
+		for (int attempt = 1;; attempt++) {
+			srv_stored_form form;
+			if (srv_stored_form_make(set, r, &rules, memo, batch->arena, &form) != 0) {
+				rc = ST_HARD_ERROR;
+				break;
+			}
+			t = (report_tx){
+				.app_id = app->id,
+				.row = {
+					.received_day = day, .received_at = at,
+					.sampled = ing_sampled(app->bundle_id, r->user_id, day,
+							       policy.sample_rate),
+					.config_version = policy.version,
+					.report_id = r->report_id, .user_id = r->user_id,
+					.kind = ing_kind_name(r->kind),
+					.source = r->source ? r->source : "native",
+					.app_version = r->app_version, .build = r->build,
+					.os = r->os, .os_version = r->os_version,
+					.os_build = r->os_build, .device = r->device,
+					.client_timestamp = r->timestamp,
+					.duration_ms = r->duration_ms,
+					.key1 = form.s.grouping.key1, .key2 = form.s.grouping.key2,
+					.frames1 = form.frames1, .frames2 = form.frames2,
+					.pending = form.pending, .waits = form.waits,
+					.raw = form.raw, .symbolized = form.symbolized,
+				},
+			};
+			rc = st_run_autocommit("ingest_report", store_cb, &t);
+			srv_stored_form_clear(&form);
+			if (rc < 0 || t.result != ST_INGEST_STALE || attempt == POLICY_ATTEMPTS)
+				break;
+			st_app_config_clear(&policy);
+			rc = srv_policy_refresh(app->id, &policy);
+			if (rc >= 0 && srv_grouping_rules(policy.grouping_rules, batch->arena,
+							  &rules) != 0)
+				rc = ST_HARD_ERROR;
+			if (rc < 0)
+				break;
 		}
-		const char *kind = ing_kind_name(r->kind);
-		report_tx t = {
-			.app_id = app->id,
-			.row = {
-				.received_day = day, .received_at = at,
-				.sampled = ing_sampled(app->bundle_id, r->user_id, day,
-						       ct.cfg.sample_rate),
-				.quota = ct.cfg.daily_quota,
-				.report_id = r->report_id, .user_id = r->user_id,
-				.kind = kind, .source = r->source ? r->source : "native",
-				.app_version = r->app_version, .build = r->build, .os = r->os,
-				.os_version = r->os_version, .os_build = r->os_build,
-				.device = r->device, .client_timestamp = r->timestamp,
-				.duration_ms = r->duration_ms,
-				.key1 = form.s.grouping.key1, .key2 = form.s.grouping.key2,
-				.frames1 = form.frames1, .frames2 = form.frames2,
-				.pending = form.pending, .waits = form.waits,
-				.raw = form.raw, .symbolized = form.symbolized,
-			},
-		};
-		rc = st_run_autocommit("ingest_report", store_cb, &t);
-		srv_stored_form_clear(&form);
 		if (rc < 0)
 			break;
 		switch (t.result) {
@@ -306,6 +316,11 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 								      r->report_id, "id",
 								      (json_int_t)t.id)) < 0)
 				rc = ST_HARD_ERROR;
+			break;
+		case ST_INGEST_STALE:
+			/* The policy changed under every attempt: 503, and the
+			 * client's retry is safe. */
+			rc = ST_SOFT_ERROR;
 			break;
 		case ST_INGEST_NOT_SAMPLED:
 		case ST_INGEST_QUOTA:
@@ -335,7 +350,7 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	ing_memo_free(memo);
 	srv_symbol_set_free(set);
 	free(reports);
-	st_app_config_clear(&ct.cfg);
+	st_app_config_clear(&policy);
 	ing_batch_free(batch);
 	return ret;
 }

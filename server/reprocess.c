@@ -140,7 +140,7 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand)
 	ing_group_rules rules;
 	const ing_report *list[1] = {r};
 	if (srv_grouping_rules(p.cfg.grouping_rules, b->arena, &rules) != 0 ||
-	    (result = srv_symbol_set_load(data_dir, cand->app_id, list, 1, &set)) < 0 ||
+	    (result = srv_symbol_set_load(data_dir, cand->app_id, list, 1, true, &set)) < 0 ||
 	    srv_stored_form_make(set, r, &rules, NULL, b->arena, &form) != 0) {
 		result = result < 0 ? result : ST_HARD_ERROR;
 		goto done;

@@ -2,17 +2,21 @@
  * symbols.h — which symcache serves each image of a batch of reports, for
  * ingest, reprocessing and traces.
  *
- * A symbol set is made per request: one query finds the app's debug files
- * for every UUID the reports name, and their symcaches are opened through
- * the process-wide LRU (ingest/symcache_lru.h). Nothing is cached about
- * images that have no debug file, so a dSYM is used the moment its upload
- * commits.
+ * A symbol set is made per request: which debug files the app has for
+ * every UUID the reports name — remembered for two seconds per UUID, else
+ * one query for all the UUIDs not remembered — and their symcaches opened
+ * through the process-wide LRU (ingest/symcache_lru.h). An upload or
+ * delete in this process is seen by the next request (srv_symbols_forget);
+ * one in another instance within the two seconds, and the reports stored
+ * meanwhile wait for it like any report with a missing dSYM, so the
+ * reprocessor moves them.
  *
  * Memory: a set holds references into the LRU until srv_symbol_set_free.
  */
 #ifndef STALLSCOPE_SERVER_SYMBOLS_H
 #define STALLSCOPE_SERVER_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,11 +32,16 @@ typedef struct srv_symbol_set srv_symbol_set;
 
 /*
  * The debug files of APP_ID for the images of REPORTS (N of them), under
- * DATA_DIR. Returns 0 with *OUT, or a negative st_status (the database).
+ * DATA_DIR; FRESH asks the database about every UUID (the reprocessor,
+ * which acts on what the database says arrived). Returns 0 with *OUT, or
+ * a negative st_status (the database).
  */
 int srv_symbol_set_load(const char *data_dir, int64_t app_id,
-			const ing_report *const *reports, size_t n,
+			const ing_report *const *reports, size_t n, bool fresh,
 			srv_symbol_set **out);
+
+/* After a debug file was committed or deleted: what is remembered is stale. */
+void srv_symbols_forget(void);
 
 /* Fills OUT[i] for every image i of R (matched by UUID, arch breaking ties):
  * found with its cache, missing, or malformed (a file that cannot be

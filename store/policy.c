@@ -21,24 +21,26 @@ static int read_config(void *cls, const st_row *row)
 	const char *rules = st_row_text(row, 3);
 	free(cfg->grouping_rules);
 	cfg->grouping_rules = strdup(rules ? rules : "{}");
+	cfg->version = st_row_int64(row, 4);
 	return cfg->grouping_rules ? 0 : -1;
 }
 
 int st_config_get(st_conn *c, int64_t app_id, st_app_config *out)
 {
-	/* Every ingest request reads the policy: a plain read of the row
-	 * first, which is all it takes once the app has one. */
+	/* A plain read of the row first, which is all it takes once the app
+	 * has one. */
 	static const st_stmt read = {
 		"config_read",
-		"SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text"
-		" FROM app_config WHERE app_id = $1",
+		"SELECT sample_rate::text, daily_quota, retention_days, grouping_rules::text,"
+		" version FROM app_config WHERE app_id = $1",
 		1};
 	/* The defaults are the table's column defaults, so they are written
 	 * down once: an app without a row gets one, made from them. */
 	static const st_stmt make = {
 		"config_make",
 		"INSERT INTO app_config (app_id) VALUES ($1) ON CONFLICT DO NOTHING"
-		" RETURNING sample_rate::text, daily_quota, retention_days, grouping_rules::text",
+		" RETURNING sample_rate::text, daily_quota, retention_days, grouping_rules::text,"
+		" version",
 		1};
 	memset(out, 0, sizeof *out);
 	int rc = ST_EXEC(c, &read, read_config, out, ST_INT64(app_id));
@@ -71,7 +73,7 @@ int st_config_update_apply(st_conn *c, int64_t app_id, const st_config_update *u
 		" daily_quota = coalesce($3::integer, daily_quota),"
 		" retention_days = coalesce($4::integer, retention_days),"
 		" grouping_rules = coalesce($5::jsonb, grouping_rules),"
-		" updated_at = now() WHERE app_id = $1",
+		" version = version + 1, updated_at = now() WHERE app_id = $1",
 		5};
 	char rate[40];
 	snprintf(rate, sizeof rate, "%.17g", u->sample_rate);

@@ -28,7 +28,8 @@ static int read_outcome(void *cls, const st_row *row)
 	ingest_answer *out = cls;
 	static const char *const names[] = {
 		[ST_INGEST_STORED] = "stored", [ST_INGEST_DUPLICATE] = "duplicate",
-		[ST_INGEST_NOT_SAMPLED] = "not_sampled", [ST_INGEST_QUOTA] = "quota"};
+		[ST_INGEST_NOT_SAMPLED] = "not_sampled", [ST_INGEST_QUOTA] = "quota",
+		[ST_INGEST_STALE] = "stale"};
 	const char *name = st_row_text(row, 0);
 	for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i]) == 0) {
@@ -44,9 +45,8 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
 {
 	static const st_stmt q = {
 		"report_ingest",
-		"SELECT outcome, report FROM ingest_report($1, $2::date, $3::timestamptz, $4,"
-		" $5::integer, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10::json,"
-		" $11::json)",
+		"SELECT outcome, report FROM ingest_report($1, $2, $3::date, $4::timestamptz,"
+		" $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10::json, $11::json)",
 		11};
 	json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "report_id", r->report_id,
 				 "user_id", r->user_id, "kind", r->kind, "source", r->source,
@@ -72,8 +72,9 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
 		return ST_HARD_ERROR;
 	ingest_answer out = {outcome, id};
 	*id = 0;
-	int rc = ST_EXEC(c, &q, read_outcome, &out, ST_INT64(app_id), ST_TEXT(r->received_day),
-			 ST_TEXT(r->received_at), ST_BOOL(r->sampled), ST_INT64(r->quota),
+	int rc = ST_EXEC(c, &q, read_outcome, &out, ST_INT64(app_id),
+			 ST_INT64(r->config_version), ST_TEXT(r->received_day),
+			 ST_TEXT(r->received_at), ST_BOOL(r->sampled),
 			 ST_TEXT(meta_text), ST_TEXT(r->frames1), ST_TEXT(r->frames2),
 			 ST_TEXT(r->waits), ST_TEXT(r->raw), ST_TEXT(r->symbolized));
 	free(meta_text);

@@ -24,6 +24,7 @@ typedef struct st_app_config {
 	int64_t daily_quota;
 	int64_t retention_days;
 	char *grouping_rules; /* (malloc) JSON {"skip_images":[…],"skip_prefixes":[…]} */
+	int64_t version;      /* bumped by every change (st_report_ingest checks it) */
 } st_app_config;
 
 /* The policy of APP_ID: its row, or the defaults when it has none. 1. */
@@ -76,8 +77,8 @@ int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day);
 /* A symbolized report and the policy that decides whether it is kept. */
 typedef struct st_new_report {
 	const char *received_day, *received_at;
-	bool sampled;  /* ing_sampled for this user and day */
-	int64_t quota; /* the app's daily quota per user */
+	bool sampled;           /* ing_sampled for this user and day, */
+	int64_t config_version; /* under the policy of this version */
 	const char *report_id, *user_id, *kind, *source;
 	const char *app_version, *build, *os, *os_version, *os_build, *device;
 	const char *client_timestamp; /* NULL when unknown */
@@ -95,11 +96,12 @@ typedef enum st_ingest_outcome {
 	ST_INGEST_DUPLICATE,   /* a resend: *ID is the first report's, nothing changed */
 	ST_INGEST_NOT_SAMPLED, /* neither sampled today nor whitelisted */
 	ST_INGEST_QUOTA,       /* the user's quota for the day is used up */
+	ST_INGEST_STALE,       /* the policy changed since CONFIG_VERSION: nothing stored */
 } st_ingest_outcome;
 
 /*
- * Stores R for APP_ID as one statement (schema/003: ingest_report): the
- * idempotency key, whitelist, sampling and quota, the row in its day
+ * Stores R for APP_ID as one statement (schema/006: ingest_report): the
+ * policy version, idempotency key, whitelist, sampling and quota, the row in its day
  * partition, its waits and both groups' counters. Returns 1 with *OUTCOME
  * (and *ID for stored and duplicate), or a negative st_status. Safe to run
  * without st_run_tx's BEGIN: the statement is a transaction of its own.

@@ -9,10 +9,10 @@
  * Every report has a fresh report_id (unique across runs) and one of
  * 100,000 users.
  *
- * Bodies are built and compressed before the clock starts (POOL per
- * connection, then live if a connection runs out), so the generator takes
- * as little of the machine's CPU from the server as pgbench's client takes
- * from PostgreSQL.
+ * Bodies are built and compressed before the clock starts (POOL of them,
+ * shared by all connections, which take the next one in turn; built live
+ * once the pool runs out), so the generator takes as little of the
+ * machine's CPU from the server as pgbench's client takes from PostgreSQL.
  *
  * Prints one JSON object: requests, accepted, errors, seconds, reports/s,
  * p50/p99/max latency in ms.
@@ -37,7 +37,7 @@
 #define FRAMES 30
 #define MAX_IMAGES 10
 #define UNKNOWN_PERMILLE 50
-#define POOL 6000
+#define POOL 100000
 #define BODY_MAX (1 << 16)
 
 typedef struct image {
@@ -51,7 +51,8 @@ static const char *host, *key;
 static int port;
 static double seconds_to_run, deadline;
 static unsigned long long run_nonce;
-static atomic_long accepted_total, errors_total, built_live;
+static atomic_long accepted_total, errors_total, built_live, pool_next;
+static int nworkers;
 static pthread_barrier_t ready;
 
 typedef struct body {
@@ -63,8 +64,9 @@ typedef struct worker {
 	int id;
 	double *lat; /* seconds per request */
 	size_t n, cap;
-	body *pool;
 } worker;
+
+static body *pool;
 
 static double now(void)
 {
@@ -201,26 +203,26 @@ static void *run(void *arg)
 	z_stream z;
 	memset(&z, 0, sizeof z);
 	deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	w->pool = calloc(POOL, sizeof *w->pool);
-	for (long i = 0; i < POOL; i++)
-		build_body(w, i, &rng, json, &z, &w->pool[i]);
+	/* Each worker builds its share of the pool (ids unique per worker). */
+	for (long i = w->id; i < POOL; i += nworkers)
+		build_body(w, i, &rng, json, &z, &pool[i]);
 	int fd = connect_server();
 	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
 		deadline = now() + seconds_to_run;
 	pthread_barrier_wait(&ready);
 	body live = {NULL, 0};
-	long seq = 0;
+	long seq = POOL; /* ids of live bodies follow the pool's */
 	while (now() < deadline && fd >= 0) {
 		const body *b;
-		if (seq < POOL) {
-			b = &w->pool[seq];
+		long next = atomic_fetch_add(&pool_next, 1);
+		if (next < POOL) {
+			b = &pool[next];
 		} else {
 			free(live.gz);
-			build_body(w, seq, &rng, json, &z, &live);
+			build_body(w, seq++, &rng, json, &z, &live);
 			atomic_fetch_add(&built_live, 1);
 			b = &live;
 		}
-		seq++;
 		int hl = snprintf(head, 1024,
 				  "POST /api/v1/ingest HTTP/1.1\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n"
 				  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
@@ -248,9 +250,6 @@ static void *run(void *arg)
 	}
 	if (fd >= 0)
 		close(fd);
-	for (long i = 0; i < POOL; i++)
-		free(w->pool[i].gz);
-	free(w->pool);
 	free(live.gz);
 	deflateEnd(&z);
 	free(json);
@@ -293,6 +292,8 @@ int main(int argc, char **argv)
 	}
 	seconds_to_run = atof(argv[5]);
 	int threads = atoi(argv[6]);
+	nworkers = threads;
+	pool = calloc(POOL, sizeof *pool);
 	run_nonce = (unsigned long long)time(NULL) << 16 ^ (unsigned long long)getpid();
 	worker *w = calloc((size_t)threads, sizeof *w);
 	pthread_t *t = calloc((size_t)threads, sizeof *t);
@@ -324,6 +325,9 @@ int main(int argc, char **argv)
 	       total ? all[total / 2] * 1e3 : 0, total ? all[total * 99 / 100] * 1e3 : 0,
 	       total ? all[total - 1] * 1e3 : 0);
 	free(all);
+	for (long i = 0; i < POOL; i++)
+		free(pool[i].gz);
+	free(pool);
 	free(w);
 	free(t);
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "ingest/decode.h"
 #include "ingest/report_json.h"
@@ -62,7 +63,7 @@ static char *identities_json(const ing_grouping *g, size_t n)
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < n && i < g->nidentities; i++)
 		json_array_append_new(arr, json_string(g->identities[i]));
-	char *text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+	char *text = arr ? cm_json_dump(arr, NULL) : NULL;
 	json_decref(arr);
 	return text;
 }
@@ -107,7 +108,7 @@ static char *waits_json(const ing_report *r, const srv_stored_form *f)
 						       "image_name", img->name ? img->name : "?",
 						       "arch", arch, "reason", reason));
 	}
-	char *text = waits ? json_dumps(waits, JSON_COMPACT) : NULL;
+	char *text = waits ? cm_json_dump(waits, NULL) : NULL;
 	json_decref(waits);
 	return text;
 }
@@ -140,8 +141,8 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 				"threads", out->s.threads, "stack", stack, "key1",
 				out->s.grouping.key1, "key2", out->s.grouping.key2, "frames",
 				frames, "pending", out->pending);
-	out->raw = raw ? json_dumps(raw, JSON_COMPACT) : NULL;
-	out->symbolized = sym ? json_dumps(sym, JSON_COMPACT) : NULL;
+	out->raw = raw ? cm_json_dump(raw, NULL) : NULL;
+	out->symbolized = sym ? cm_json_dump(sym, NULL) : NULL;
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
 	out->waits = waits_json(r, out);

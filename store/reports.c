@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "store/internal.h"
 #include "store/reports.h"
 
@@ -66,7 +67,7 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
 			json_object_set_new(meta, optional[i].key, json_string(optional[i].value));
 	if (r->duration_ms >= 0)
 		json_object_set_new(meta, "duration_ms", json_integer(r->duration_ms));
-	char *meta_text = json_dumps(meta, JSON_COMPACT);
+	char *meta_text = cm_json_dump(meta, NULL);
 	json_decref(meta);
 	if (!meta_text)
 		return ST_HARD_ERROR;

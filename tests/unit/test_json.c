@@ -114,6 +114,73 @@ static void test_scalars_and_trailing_garbage(void **state)
 	assert_null(cm_json_parse("{} {}", 5, 64, err, sizeof err));
 }
 
+
+/* cm_json_dump must print exactly what json_dumps prints. */
+static void assert_dumps_alike(const json_t *v)
+{
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	size_t len = 0;
+	char *got = cm_json_dump(v, &len);
+	assert_non_null(want);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	assert_int_equal(len, strlen(want));
+	free(want);
+	free(got);
+}
+
+static void test_dump_matches_jansson(void **state)
+{
+	(void)state;
+	/* Every ASCII byte, in values and in keys, and multi-byte UTF-8. */
+	char ascii[128];
+	for (int i = 1; i < 128; i++)
+		ascii[i - 1] = (char)i;
+	ascii[127] = '\0';
+	json_t *shared = json_pack("[{s:s,s:i}]", "function", "-[A b:]", "line", 12);
+	json_t *v = json_pack("{s:s,s:s,s:s%,s:I,s:I,s:i,s:f,s:f,s:b,s:b,s:n,s:[],s:{},"
+			      "s:[O,O],s:[[[]]]}",
+			      ascii, "key with every byte", "text", ascii, "nul inside", "a\0b",
+			      (size_t)3, "max", (json_int_t)INT64_MAX, "min",
+			      (json_int_t)INT64_MIN, "zero", 0, "real", 0.05, "big real",
+			      1e300, "yes", 1, "no", 0, "nothing", "empty array",
+			      "empty object", "shared", shared, shared, "nested");
+	assert_non_null(v);
+	json_object_set_new(v, "utf8", json_string("caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80"));
+	assert_dumps_alike(v);
+	/* Insertion order survives deletions and replacements. */
+	json_object_del(v, "text");
+	json_object_set_new(v, "max", json_string("replaced"));
+	assert_dumps_alike(v);
+	json_t *scalars[] = {json_string(""), json_integer(-7), json_real(-1.5), json_true(),
+			     json_null()};
+	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+		assert_dumps_alike(scalars[i]);
+		json_decref(scalars[i]);
+	}
+	json_decref(shared);
+	json_decref(v);
+}
+
+static void test_dump_refuses_too_deep(void **state)
+{
+	(void)state;
+	json_t *v = json_array();
+	for (int i = 0; i < CM_JSON_DUMP_DEPTH; i++) {
+		json_t *outer = json_array();
+		json_array_append_new(outer, v);
+		v = outer;
+	}
+	char *text = cm_json_dump(v, NULL);
+	assert_non_null(text); /* CM_JSON_DUMP_DEPTH + 1 levels: the limit */
+	free(text);
+	json_t *outer = json_array();
+	json_array_append_new(outer, v);
+	assert_null(cm_json_dump(outer, NULL));
+	json_decref(outer);
+	assert_null(cm_json_dump(NULL, NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +190,8 @@ int main(void)
 		cmocka_unit_test(test_duplicates_rejected),
 		cmocka_unit_test(test_syntax_error_has_position),
 		cmocka_unit_test(test_scalars_and_trailing_garbage),
+		cmocka_unit_test(test_dump_matches_jansson),
+		cmocka_unit_test(test_dump_refuses_too_deep),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/json.h"
 
 static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
@@ -98,63 +99,37 @@ json_t *cm_json_parse(const char *buf, size_t len, size_t max_depth,
 
 /* ---- printing ----------------------------------------------------------- */
 
-typedef struct text {
-	char *buf;
-	size_t len, cap;
-	bool failed;
-} text;
-
-static void put(text *t, const char *s, size_t n)
-{
-	if (t->failed)
-		return;
-	if (t->cap - t->len <= n) {
-		size_t cap = t->cap ? t->cap : 4096;
-		while (cap - t->len <= n)
-			cap *= 2;
-		char *b = realloc(t->buf, cap);
-		if (!b) {
-			t->failed = true;
-			return;
-		}
-		t->buf = b;
-		t->cap = cap;
-	}
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-}
-
 /* jansson's escaping: '"', '\\' and bytes below 0x20; the rest as is
  * (its strings are valid UTF-8). */
-static void put_string(text *t, const char *s, size_t n)
+static void put_string(cm_buf *t, const char *s, size_t n)
 {
-	put(t, "\"", 1);
+	cm_buf_put(t, "\"", 1);
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		put(t, s + run, i - run);
+		cm_buf_put(t, s + run, i - run);
 		run = i + 1;
 		char esc[8];
 		switch (c) {
-		case '"': put(t, "\\\"", 2); break;
-		case '\\': put(t, "\\\\", 2); break;
-		case '\b': put(t, "\\b", 2); break;
-		case '\f': put(t, "\\f", 2); break;
-		case '\n': put(t, "\\n", 2); break;
-		case '\r': put(t, "\\r", 2); break;
-		case '\t': put(t, "\\t", 2); break;
+		case '"': cm_buf_put(t, "\\\"", 2); break;
+		case '\\': cm_buf_put(t, "\\\\", 2); break;
+		case '\b': cm_buf_put(t, "\\b", 2); break;
+		case '\f': cm_buf_put(t, "\\f", 2); break;
+		case '\n': cm_buf_put(t, "\\n", 2); break;
+		case '\r': cm_buf_put(t, "\\r", 2); break;
+		case '\t': cm_buf_put(t, "\\t", 2); break;
 		default:
 			snprintf(esc, sizeof esc, "\\u%04X", c);
-			put(t, esc, 6);
+			cm_buf_put(t, esc, 6);
 		}
 	}
-	put(t, s + run, n - run);
-	put(t, "\"", 1);
+	cm_buf_put(t, s + run, n - run);
+	cm_buf_put(t, "\"", 1);
 }
 
-static void put_value(text *t, const json_t *v, size_t depth)
+static void put_value(cm_buf *t, const json_t *v, size_t depth)
 {
 	if (depth > CM_JSON_DUMP_DEPTH) {
 		t->failed = true;
@@ -163,29 +138,29 @@ static void put_value(text *t, const json_t *v, size_t depth)
 	char num[32];
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
-		put(t, "{", 1);
+		cm_buf_put(t, "{", 1);
 		bool first = true;
 		const char *key;
 		json_t *member;
 		json_object_foreach((json_t *)v, key, member) {
 			if (!first)
-				put(t, ",", 1);
+				cm_buf_put(t, ",", 1);
 			first = false;
 			put_string(t, key, strlen(key));
-			put(t, ":", 1);
+			cm_buf_put(t, ":", 1);
 			put_value(t, member, depth + 1);
 		}
-		put(t, "}", 1);
+		cm_buf_put(t, "}", 1);
 		break;
 	}
 	case JSON_ARRAY: {
-		put(t, "[", 1);
+		cm_buf_put(t, "[", 1);
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			if (i)
-				put(t, ",", 1);
+				cm_buf_put(t, ",", 1);
 			put_value(t, json_array_get(v, i), depth + 1);
 		}
-		put(t, "]", 1);
+		cm_buf_put(t, "]", 1);
 		break;
 	}
 	case JSON_STRING:
@@ -193,7 +168,7 @@ static void put_value(text *t, const json_t *v, size_t depth)
 		break;
 	case JSON_INTEGER: {
 		int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		put(t, num, (size_t)n);
+		cm_buf_put(t, num, (size_t)n);
 		break;
 	}
 	case JSON_REAL: {
@@ -202,27 +177,27 @@ static void put_value(text *t, const json_t *v, size_t depth)
 		if (!real)
 			t->failed = true;
 		else
-			put(t, real, strlen(real));
+			cm_buf_put(t, real, strlen(real));
 		free(real);
 		break;
 	}
-	case JSON_TRUE: put(t, "true", 4); break;
-	case JSON_FALSE: put(t, "false", 5); break;
-	case JSON_NULL: put(t, "null", 4); break;
+	case JSON_TRUE: cm_buf_put(t, "true", 4); break;
+	case JSON_FALSE: cm_buf_put(t, "false", 5); break;
+	case JSON_NULL: cm_buf_put(t, "null", 4); break;
 	}
 }
 
 char *cm_json_dump(const json_t *value, size_t *len)
 {
-	text t = {NULL, 0, 0, false};
+	cm_buf t = {0};
 	if (value)
 		put_value(&t, value, 0);
-	put(&t, "", 1); /* the NUL, counted out below */
+	cm_buf_put(&t, "", 1); /* the NUL, counted out below */
 	if (!value || t.failed) {
-		free(t.buf);
+		free(t.data);
 		return NULL;
 	}
 	if (len)
 		*len = t.len - 1;
-	return t.buf;
+	return t.data;
 }

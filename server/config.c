@@ -34,7 +34,7 @@ static const struct var {
 	{"STALLSCOPE_DATA_DIR", V_TEXT, FIELD(data_dir), "var/", 0, 0,
 	 "where debug files, symcaches and in-flight uploads live"},
 	{"STALLSCOPE_THREADS", V_UINT, FIELD(threads), NULL, 2, 256,
-	 "HTTP threads (default: 4 per CPU, 8 to 32)"},
+	 "HTTP threads (default: 24 per CPU, 16 to 64)"},
 	{"STALLSCOPE_WORKERS", V_UINT, FIELD(workers), "2", 1, 64,
 	 "threads building symcaches of uploads"},
 	{"STALLSCOPE_MAX_BODY", V_SIZE, FIELD(max_body), "16M", 1024,
@@ -167,14 +167,16 @@ static int parse_uint(const char *text, uint64_t *out)
 	return 0;
 }
 
-/* Handlers block on PostgreSQL (round trips, the commit's WAL flush), so a
- * thread per CPU leaves the CPUs idle while they wait: bench/ingest.sh
- * measured 4 per CPU ingesting 14% more than 1 per CPU. Capped well below
- * PostgreSQL's default max_connections, since each thread holds one. */
+/* Handlers block: reads on PostgreSQL, ingest requests on their batch's
+ * commit (server/ingest_commit.c). The more reports wait, the bigger the
+ * batch and the less each costs, and libmicrohttpd spreads connections
+ * unevenly over threads, so bench/ingest.sh's 16 connections on 2 CPUs went
+ * fastest with 24 threads per CPU. Capped below PostgreSQL's default
+ * max_connections, since a thread querying holds a connection. */
 static unsigned default_threads(void)
 {
-	long n = 4 * sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 8 ? 8 : n > 32 ? 32 : (unsigned)n;
+	long n = 24 * sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 16 ? 16 : n > 64 ? 64 : (unsigned)n;
 }
 
 static int load_var(srv_config *cfg, const struct var *v, const char *text,

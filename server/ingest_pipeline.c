@@ -11,6 +11,7 @@
 #include "ingest/report_json.h"
 #include "ingest/sampling.h"
 #include "server/clock.h"
+#include "server/ingest_commit.h"
 #include "server/ingest_pipeline.h"
 #include "server/policy_cache.h"
 #include "server/reply.h"
@@ -155,23 +156,8 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 	return 0;
 }
 
-/* ---- one report, one statement -------------------------------------------- */
-
 /* Policy changes racing one report: each costs a read and a remake. */
 #define POLICY_ATTEMPTS 3
-
-typedef struct report_tx {
-	int64_t app_id;
-	st_new_report row;
-	st_ingest_outcome result;
-	int64_t id;
-} report_tx;
-
-static int store_cb(st_conn *c, void *cls)
-{
-	report_tx *t = cls;
-	return st_report_ingest(c, t->app_id, &t->row, &t->result, &t->id);
-}
 
 /* ---- the request ----------------------------------------------------------- */
 
@@ -268,16 +254,16 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 		}
 		/* The policy may have changed since it was cached: then nothing
 		 * was stored, and the report is made again under the new one. */
-		report_tx t;
+		st_new_report row;
+		st_ingest_outcome result = ST_INGEST_STALE;
+		int64_t id = 0;
 		for (int attempt = 1;; attempt++) {
 			srv_stored_form form;
 			if (srv_stored_form_make(set, r, &rules, memo, batch->arena, &form) != 0) {
 				rc = ST_HARD_ERROR;
 				break;
 			}
-			t = (report_tx){
-				.app_id = app->id,
-				.row = {
+			row = (st_new_report){
 					.received_day = day, .received_at = at,
 					.sampled = ing_sampled(app->bundle_id, r->user_id, day,
 							       policy.sample_rate),
@@ -294,11 +280,10 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 					.frames1 = form.frames1, .frames2 = form.frames2,
 					.pending = form.pending, .waits = form.waits,
 					.raw = form.raw, .symbolized = form.symbolized,
-				},
 			};
-			rc = st_run_autocommit("ingest_report", store_cb, &t);
+			rc = srv_ingest_commit(app->id, &row, &result, &id);
 			srv_stored_form_clear(&form);
-			if (rc < 0 || t.result != ST_INGEST_STALE || attempt == POLICY_ATTEMPTS)
+			if (rc < 0 || result != ST_INGEST_STALE || attempt == POLICY_ATTEMPTS)
 				break;
 			st_app_config_clear(&policy);
 			rc = srv_policy_refresh(app->id, &policy);
@@ -310,12 +295,12 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 		}
 		if (rc < 0)
 			break;
-		switch (t.result) {
+		switch (result) {
 		case ST_INGEST_STORED:
 		case ST_INGEST_DUPLICATE:
 			if (json_array_append_new(accepted, json_pack("{s:s,s:I}", "report_id",
 								      r->report_id, "id",
-								      (json_int_t)t.id)) < 0)
+								      (json_int_t)id)) < 0)
 				rc = ST_HARD_ERROR;
 			break;
 		case ST_INGEST_STALE:
@@ -326,9 +311,9 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 		case ST_INGEST_NOT_SAMPLED:
 		case ST_INGEST_QUOTA:
 			single_code =
-				t.result == ST_INGEST_QUOTA ? ERR_QUOTA_EXHAUSTED : ERR_NOT_SAMPLED;
+				result == ST_INGEST_QUOTA ? ERR_QUOTA_EXHAUSTED : ERR_NOT_SAMPLED;
 			snprintf(single_message, sizeof single_message, "%s",
-				 t.result == ST_INGEST_QUOTA
+				 result == ST_INGEST_QUOTA
 					 ? "this user's daily report quota is used up"
 					 : "this user is not sampled today");
 			if (reject(rejected, r->report_id, single_code, NULL) < 0)

@@ -36,6 +36,8 @@ static size_t nroutes;
 static atomic_uint_fast64_t uploads[2];    /* [ok] */
 static atomic_uint_fast64_t symcaches[2];  /* [ok] */
 static atomic_uint_fast64_t symcache_micros;
+static atomic_uint_fast64_t ingest_commits, ingest_committed;
+static atomic_long ingest_queued;
 
 int srv_metrics_init(void)
 {
@@ -68,6 +70,17 @@ void srv_metrics_request(int route, unsigned status, double seconds)
 	atomic_fetch_add(&r->bucket[b], 1);
 	atomic_fetch_add(&r->micros, (uint64_t)(seconds * 1e6));
 	atomic_fetch_add(&r->count, 1);
+}
+
+void srv_metrics_ingest_commit(size_t reports)
+{
+	atomic_fetch_add(&ingest_commits, 1);
+	atomic_fetch_add(&ingest_committed, reports);
+}
+
+void srv_metrics_ingest_queue(long delta)
+{
+	atomic_fetch_add(&ingest_queued, delta);
 }
 
 void srv_metrics_upload(bool ok)
@@ -198,6 +211,19 @@ char *srv_metrics_render(size_t *out_len)
 	    (uint64_t)atomic_load(&symcaches[1]),
 	    (uint64_t)atomic_load(&symcaches[0]),
 	    (double)atomic_load(&symcache_micros) / 1e6);
+	put(&b, "# HELP stallscope_ingest_commits_total Transactions that stored "
+		"ingested reports (each stores the reports queued meanwhile).\n"
+		"# TYPE stallscope_ingest_commits_total counter\n"
+		"stallscope_ingest_commits_total %" PRIu64 "\n"
+		"# HELP stallscope_ingest_commit_reports_total Reports those "
+		"transactions stored or refused.\n"
+		"# TYPE stallscope_ingest_commit_reports_total counter\n"
+		"stallscope_ingest_commit_reports_total %" PRIu64 "\n"
+		"# HELP stallscope_ingest_queued_reports Reports waiting for a "
+		"commit.\n# TYPE stallscope_ingest_queued_reports gauge\n"
+		"stallscope_ingest_queued_reports %ld\n",
+	    (uint64_t)atomic_load(&ingest_commits), (uint64_t)atomic_load(&ingest_committed),
+	    atomic_load(&ingest_queued));
 	st_pool_stats pool;
 	st_get_pool_stats(&pool);
 	put(&b, "# HELP stallscope_db_pool_size Database connections the pool "

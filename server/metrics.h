@@ -1,7 +1,8 @@
 /*
  * metrics.h — process counters exposed at GET /metrics in Prometheus text
  * format: requests by route pattern and status, a latency histogram per
- * route, dSYM uploads, symcache builds, the database pool and its errors.
+ * route, dSYM uploads, symcache builds, ingest commits and their queue,
+ * the database pool and its errors.
  *
  * Counters are lock-free atomics updated from any thread; srv_metrics_init
  * must run before the first update and srv_metrics_free after the last.
@@ -25,6 +26,13 @@ void srv_metrics_upload(bool ok);
 
 /* One symcache built (OK) or failed, taking SECONDS. */
 void srv_metrics_symcache_build(bool ok, double seconds);
+
+/* A group commit of REPORTS reports ended (server/ingest_commit.c). */
+void srv_metrics_ingest_commit(size_t reports);
+
+/* Reports waiting for a commit: DELTA +1 when one is queued, -N when a
+ * batch of N is taken. */
+void srv_metrics_ingest_queue(long delta);
 
 /* The exposition text (malloc'ed, caller frees) and its length; NULL when
  * out of memory. */

@@ -29,7 +29,7 @@ typedef struct st_stmt {
 typedef enum st_param_kind {
 	ST_PARAM_NULL,
 	ST_PARAM_TEXT,
-	ST_PARAM_BYTES, /* bytea, sent binary */
+	ST_PARAM_BYTES, /* sent binary: bytea, or the binary form of the SQL's cast */
 	ST_PARAM_INT64,
 	ST_PARAM_BOOL,
 } st_param_kind;

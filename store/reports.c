@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/json.h"
 #include "store/internal.h"
 #include "store/reports.h"
@@ -19,41 +20,68 @@ int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day)
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day));
 }
 
-typedef struct ingest_answer {
-	st_ingest_outcome *outcome;
-	int64_t *id;
-} ingest_answer;
+typedef struct ingest_answers {
+	st_ingest_outcome *outcomes;
+	int64_t *ids;
+	size_t n, got;
+} ingest_answers;
 
 static int read_outcome(void *cls, const st_row *row)
 {
-	ingest_answer *out = cls;
+	ingest_answers *out = cls;
 	static const char *const names[] = {
 		[ST_INGEST_STORED] = "stored", [ST_INGEST_DUPLICATE] = "duplicate",
 		[ST_INGEST_NOT_SAMPLED] = "not_sampled", [ST_INGEST_QUOTA] = "quota",
 		[ST_INGEST_STALE] = "stale"};
+	if (out->got == out->n)
+		return -1;
 	const char *name = st_row_text(row, 0);
 	for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
 		if (strcmp(name, names[i]) == 0) {
-			*out->outcome = (st_ingest_outcome)i;
-			*out->id = st_row_int64(row, 1);
+			out->outcomes[out->got] = (st_ingest_outcome)i;
+			out->ids[out->got++] = st_row_int64(row, 1);
 			return 0;
 		}
 	return -1;
 }
 
-int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
-		     st_ingest_outcome *outcome, int64_t *id)
+static void wire_int32(cm_buf *w, uint32_t v)
 {
-	static const st_stmt q = {
-		"report_ingest",
-		"SELECT outcome, report FROM ingest_report($1, $2, $3::date, $4::timestamptz,"
-		" $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::jsonb, $10::json, $11::json)",
-		11};
-	json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "report_id", r->report_id,
-				 "user_id", r->user_id, "kind", r->kind, "source", r->source,
-				 "key1", r->key1, "key2", r->key2, "pending", r->pending);
+	uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+	cm_buf_put(w, b, sizeof b);
+}
+
+/* ITEMS[0..N) as a one-dimensional text[] in array_recv's form: the JSON
+ * inside needs no quoting or escaping, unlike in the text form. */
+#define TEXT_OID 25u
+static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
+{
+	wire_int32(w, 1);	/* dimensions */
+	wire_int32(w, 0);	/* no NULLs */
+	wire_int32(w, TEXT_OID); /* element type */
+	wire_int32(w, (uint32_t)n);
+	wire_int32(w, 1); /* lower bound */
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(items[i]);
+		if (len > INT32_MAX) {
+			w->failed = true;
+			return;
+		}
+		wire_int32(w, (uint32_t)len);
+		cm_buf_put(w, items[i], len);
+	}
+}
+
+/* The metadata of R as the JSON object ingest_reports reads. */
+static char *report_meta(const st_new_report *r)
+{
+	json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:b}", "report_id",
+				 r->report_id, "user_id", r->user_id, "kind", r->kind, "source",
+				 r->source, "key1", r->key1, "key2", r->key2, "pending",
+				 r->pending, "day", r->received_day, "at", r->received_at,
+				 "sampled", r->sampled);
 	if (!meta)
-		return ST_HARD_ERROR;
+		return NULL;
 	const struct {
 		const char *key, *value;
 	} optional[] = {
@@ -67,19 +95,64 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
 			json_object_set_new(meta, optional[i].key, json_string(optional[i].value));
 	if (r->duration_ms >= 0)
 		json_object_set_new(meta, "duration_ms", json_integer(r->duration_ms));
-	char *meta_text = cm_json_dump(meta, NULL);
+	char *text = cm_json_dump(meta, NULL);
 	json_decref(meta);
-	if (!meta_text)
-		return ST_HARD_ERROR;
-	ingest_answer out = {outcome, id};
-	*id = 0;
-	int rc = ST_EXEC(c, &q, read_outcome, &out, ST_INT64(app_id),
-			 ST_INT64(r->config_version), ST_TEXT(r->received_day),
-			 ST_TEXT(r->received_at), ST_BOOL(r->sampled),
-			 ST_TEXT(meta_text), ST_TEXT(r->frames1), ST_TEXT(r->frames2),
-			 ST_TEXT(r->waits), ST_TEXT(r->raw), ST_TEXT(r->symbolized));
-	free(meta_text);
-	return rc == 0 ? ST_HARD_ERROR : rc;
+	return text;
+}
+
+int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *rows, size_t n,
+		     st_ingest_outcome *outcomes, int64_t *ids)
+{
+	static const st_stmt q = {
+		"reports_ingest",
+		"SELECT outcome, report FROM ingest_reports($1, $2, $3::text[], $4::text[],"
+		" $5::text[], $6::text[], $7::text[], $8::text[])",
+		8};
+	enum { META, FRAMES1, FRAMES2, WAITS, RAW, SYMBOLIZED, NCOLUMNS };
+	if (n == 0 || n > INT32_MAX)
+		return n == 0 ? ST_NO_RESULTS : ST_HARD_ERROR;
+	const char **columns = calloc(NCOLUMNS * n, sizeof *columns);
+	char **metas = calloc(n, sizeof *metas);
+	cm_buf arrays[NCOLUMNS] = {{0}};
+	int rc = columns && metas ? 0 : ST_HARD_ERROR;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const st_new_report *r = rows[i];
+		if (r->config_version != rows[0]->config_version || !(metas[i] = report_meta(r))) {
+			rc = ST_HARD_ERROR;
+			break;
+		}
+		columns[META * n + i] = metas[i];
+		columns[FRAMES1 * n + i] = r->frames1;
+		columns[FRAMES2 * n + i] = r->frames2;
+		columns[WAITS * n + i] = r->waits;
+		columns[RAW * n + i] = r->raw;
+		columns[SYMBOLIZED * n + i] = r->symbolized;
+	}
+	for (size_t col = 0; rc == 0 && col < NCOLUMNS; col++) {
+		wire_text_array(&arrays[col], columns + col * n, n);
+		if (arrays[col].failed)
+			rc = ST_HARD_ERROR;
+	}
+	if (rc == 0) {
+		ingest_answers out = {outcomes, ids, n, 0};
+		rc = ST_EXEC(c, &q, read_outcome, &out, ST_INT64(app_id),
+			     ST_INT64(rows[0]->config_version),
+			     ST_BYTES(arrays[META].data, arrays[META].len),
+			     ST_BYTES(arrays[FRAMES1].data, arrays[FRAMES1].len),
+			     ST_BYTES(arrays[FRAMES2].data, arrays[FRAMES2].len),
+			     ST_BYTES(arrays[WAITS].data, arrays[WAITS].len),
+			     ST_BYTES(arrays[RAW].data, arrays[RAW].len),
+			     ST_BYTES(arrays[SYMBOLIZED].data, arrays[SYMBOLIZED].len));
+		if (rc >= 0 && out.got != n)
+			rc = ST_HARD_ERROR;
+	}
+	for (size_t i = 0; metas && i < n; i++)
+		free(metas[i]);
+	free(metas);
+	free(columns);
+	for (size_t col = 0; col < NCOLUMNS; col++)
+		free(arrays[col].data);
+	return rc;
 }
 
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,

@@ -100,14 +100,17 @@ typedef enum st_ingest_outcome {
 } st_ingest_outcome;
 
 /*
- * Stores R for APP_ID as one statement (schema/006: ingest_report): the
- * policy version, idempotency key, whitelist, sampling and quota, the row in its day
- * partition, its waits and both groups' counters. Returns 1 with *OUTCOME
- * (and *ID for stored and duplicate), or a negative st_status. Safe to run
- * without st_run_tx's BEGIN: the statement is a transaction of its own.
+ * Stores the N reports ROWS of APP_ID, all made under the same
+ * config_version, as one statement (schema/008: ingest_reports): per
+ * report the idempotency key, whitelist, sampling and quota, the row in its
+ * day partition, its waits and both groups' counters. Returns N with
+ * OUTCOMES[i] (and IDS[i] for stored and duplicate) per report, or a
+ * negative st_status for the whole batch. Safe to run without st_run_tx's
+ * BEGIN: the statement is a transaction of its own, so a failure stores
+ * none of them.
  */
-int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *r,
-		     st_ingest_outcome *outcome, int64_t *id);
+int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *rows, size_t n,
+		     st_ingest_outcome *outcomes, int64_t *ids);
 
 /* Replaces the symbolization of report ID (reprocessing). */
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,
@@ -127,9 +130,9 @@ typedef struct st_group_ref {
 
 /*
  * Adds (DELTA +1) or removes (DELTA -1) one report to/from both groups of
- * REF: groups.reports, group_users (groups.users follows its rows),
- * group_daily; first/last seen grow on +1 (schema/003: count_report, which
- * ingest_report uses too).
+ * REF: groups.reports and .users, group_daily; first/last seen grow on +1
+ * (schema/008: count_report, the rule ingest_reports applies level by
+ * level through count_report_level).
  */
 int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta);
 

@@ -85,7 +85,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.listen_host, "127.0.0.1");
 	assert_int_equal(cfg.listen_port, 8080);
 	assert_string_equal(cfg.data_dir, "var/");
-	assert_true(cfg.threads >= 8 && cfg.threads <= 32);
+	assert_true(cfg.threads >= 16 && cfg.threads <= 64);
 	assert_int_equal(cfg.workers, 2);
 	assert_int_equal(cfg.max_body, 16u << 20);
 	assert_int_equal(cfg.max_upload, UINT64_C(4) << 30);

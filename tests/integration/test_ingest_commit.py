@@ -1,0 +1,172 @@
+"""Group commit (server/ingest_commit.c, schema/008): reports that arrive
+while a transaction is in flight are stored together in the next one, with
+every per-report rule intact (quota, resends, counters), and a report the
+database refuses fails alone. A psql session holds user_quota locked so
+the first transaction waits and the others queue behind it for certain."""
+
+import re
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import create_app, fixture_of
+from ingest_util import Image, allow_everyone, fresh_id, native, post
+
+PSQL = "/usr/lib/postgresql/15/bin/psql"
+
+
+@pytest.fixture(scope="module")
+def image(manifest):
+    return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
+
+
+@pytest.fixture
+def server(make_server):
+    """Enough HTTP threads for every request of a test to wait at once."""
+    return make_server(env={"STALLSCOPE_THREADS": "32"})
+
+
+def psql(url, sql):
+    return subprocess.run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def metric(server, name):
+    # A libmicrohttpd thread that accepted this connection together with
+    # one whose report now waits serves it only afterwards: ask again on
+    # another connection.
+    for _ in range(20):
+        try:
+            text = server.request("GET", "/metrics", timeout=2).raw.decode()
+            return int(re.search(rf"^{name} (-?\d+)$", text, re.M)[1])
+        except TimeoutError:
+            continue
+    raise AssertionError(f"no answer from /metrics for {name}")
+
+
+def wait_for(what, condition, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+class QuotaLock:
+    """Holds user_quota locked in an open transaction until released: an
+    ingest transaction storing a sampled report waits on it."""
+
+    def __init__(self, url):
+        self.url = url
+        self.proc = subprocess.Popen([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Aq"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        self.proc.stdin.write("BEGIN;\nLOCK TABLE user_quota IN EXCLUSIVE MODE;\n")
+        self.proc.stdin.flush()
+        wait_for("the lock", lambda: psql(url, (
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+            " WHERE c.relname = 'user_quota' AND l.mode = 'ExclusiveLock'"
+            " AND l.granted")) == "1")
+
+    def release(self):
+        if self.proc.poll() is None:
+            _, err = self.proc.communicate("COMMIT;\n", timeout=60)
+            assert self.proc.returncode == 0, err
+
+
+def post_waiting(server, app, bodies, waiting):
+    """Posts BODIES from a thread each, the next once WAITING(i) says the
+    previous one waits (a libmicrohttpd thread may accept several
+    connections that arrive together, and serves them one after the other);
+    returns the threads and the replies they fill in, in order."""
+    replies = [None] * len(bodies)
+
+    def one(i):
+        replies[i] = post(server, app, "/api/v1/ingest", bodies[i])
+
+    threads = []
+    for i in range(len(bodies)):
+        threads.append(threading.Thread(target=one, args=(i,)))
+        threads[-1].start()
+        wait_for(f"report {i} to wait", lambda: waiting(i))
+    return threads, replies
+
+
+def queue_behind_a_waiting_commit(server, db, app, first, rest):
+    """Stores FIRST in a transaction made to wait, queues REST behind it,
+    then lets everything run; returns FIRST's and REST's replies."""
+    lock = QuotaLock(db)
+    try:
+        t_first, r_first = post_waiting(server, app, [first], lambda _: psql(db, (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND query LIKE '%ingest_reports%'")) == "1")
+        queued = metric(server, "stallscope_ingest_queued_reports")
+        threads, replies = post_waiting(server, app, rest, lambda i: metric(
+            server, "stallscope_ingest_queued_reports") == queued + i + 1)
+    finally:
+        lock.release()
+    for t in t_first + threads:
+        t.join(60)
+    return r_first[0], replies
+
+
+def test_reports_queued_meanwhile_share_one_transaction(server, db, image):
+    app = create_app(db)
+    allow_everyone(server, app, daily_quota=3)
+    stack = [image.by_function[1], image.by_function[2]]
+    resent = fresh_id()
+    # Ten users once each, one user five times (quota 3), one report twice.
+    rest = ([native(fresh_id(), image, stack, user=f"user-{i}") for i in range(10)]
+            + [native(fresh_id(), image, stack, user="busy") for _ in range(5)]
+            + [native(resent, image, stack, user="twice")] * 2)
+    commits = metric(server, "stallscope_ingest_commits_total")
+    reports = metric(server, "stallscope_ingest_commit_reports_total")
+
+    first, replies = queue_behind_a_waiting_commit(
+        server, db, app, native(fresh_id(), image, stack, user="first"), rest)
+
+    assert first.status == 202, first
+    assert metric(server, "stallscope_ingest_commits_total") == commits + 2
+    assert metric(server, "stallscope_ingest_commit_reports_total") == reports + 1 + len(rest)
+    assert all(r.status == 202 for r in replies[:10]), replies[:10]
+    assert sorted(r.status for r in replies[10:15]) == [202, 202, 202, 429, 429]
+    assert [r.status for r in replies[15:]] == [202, 202]
+    assert replies[15].json["accepted"] == replies[16].json["accepted"]
+
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    stored = 1 + 10 + 3 + 1
+    assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {app_id}") == str(stored)
+    # first, user-0…9, busy, twice
+    assert psql(db, f"SELECT level, reports, users FROM groups WHERE app_id = {app_id}"
+                    " ORDER BY level").splitlines() == [f"1|{stored}|13", f"2|{stored}|13"]
+    assert psql(db, f"SELECT reports FROM user_quota WHERE app_id = {app_id}"
+                    " AND user_id = 'busy'") == "3"
+
+
+def test_a_report_the_database_refuses_fails_alone(server, db, image):
+    app = create_app(db)
+    allow_everyone(server, app)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    stack = [image.by_function[1], image.by_function[2]]
+    psql(db, f"""
+        CREATE FUNCTION refuse_poison_{app_id}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'poisoned report'; END $$;
+        CREATE TRIGGER refuse_poison_{app_id} BEFORE INSERT ON report_keys FOR EACH ROW
+          WHEN (NEW.app_id = {app_id} AND NEW.report_id LIKE 'poison-%')
+          EXECUTE FUNCTION refuse_poison_{app_id}();""")
+    try:
+        rest = [native(fresh_id(), image, stack, user=f"user-{i}") for i in range(5)]
+        rest.insert(2, native("poison-" + fresh_id(), image, stack, user="poisoner"))
+        first, replies = queue_behind_a_waiting_commit(
+            server, db, app, native(fresh_id(), image, stack, user="first"), rest)
+    finally:
+        psql(db, f"DROP TRIGGER refuse_poison_{app_id} ON report_keys;"
+                 f" DROP FUNCTION refuse_poison_{app_id}();")
+
+    assert first.status == 202, first
+    assert replies[2].status == 500 and replies[2].json["error"]["code"], replies[2]
+    others = replies[:2] + replies[3:]
+    assert all(r.status == 202 for r in others), others
+    assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {app_id}") == "6"
+    assert psql(db, f"SELECT reports FROM groups WHERE app_id = {app_id} AND level = 1") == "6"

@@ -83,8 +83,7 @@ static int move_cb(st_conn *c, void *cls)
 	fresh.key2 = f->s.grouping.key2;
 	fresh.frames1 = f->frames1;
 	fresh.frames2 = f->frames2;
-	if ((rc = st_group_count(c, cand->app_id, &old, -1)) < 0 ||
-	    (rc = st_group_count(c, cand->app_id, &fresh, +1)) < 0 ||
+	if ((rc = st_group_move(c, cand->app_id, &old, &fresh)) < 0 ||
 	    (rc = st_report_update_symbols(c, cand->app_id, cand->day, cand->report,
 					   f->s.grouping.key1, f->s.grouping.key2, f->pending,
 					   f->symbolized)) < 0 ||

@@ -168,21 +168,21 @@ int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_
 		       ST_TEXT(key1), ST_TEXT(key2), ST_BOOL(pending), ST_TEXT(symbolized));
 }
 
-int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta)
+int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
+		  const st_group_ref *to)
 {
 	static const st_stmt q = {
-		"group_count",
-		"SELECT count_report($1, $2, $3, $4::jsonb, $5::jsonb, $6::date,"
-		" $7::timestamptz, $8, $9, $10, $11, $12, $13::integer)",
-		13};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(ref->key1),
-		       ST_TEXT(ref->key2), ST_TEXT(ref->frames1), ST_TEXT(ref->frames2),
-		       ST_TEXT(ref->day), ST_TEXT(ref->at),
-		       ST_TEXT(ref->app_version ? ref->app_version : ""),
-		       ST_TEXT(ref->os_version ? ref->os_version : ""),
-		       ST_TEXT(ref->device ? ref->device : ""),
-		       ST_TEXT(ref->kind ? ref->kind : ""), ST_TEXT(ref->user_id),
-		       ST_INT64(delta));
+		"group_move",
+		"SELECT move_report($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::date,"
+		" $9::timestamptz, $10, $11, $12, $13, $14)",
+		14};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(from->key1),
+		       ST_TEXT(from->key2), ST_TEXT(to->key1), ST_TEXT(to->key2),
+		       ST_TEXT(to->frames1), ST_TEXT(to->frames2), ST_TEXT(to->day),
+		       ST_TEXT(to->at), ST_TEXT(to->app_version ? to->app_version : ""),
+		       ST_TEXT(to->os_version ? to->os_version : ""),
+		       ST_TEXT(to->device ? to->device : ""), ST_TEXT(to->kind ? to->kind : ""),
+		       ST_TEXT(to->user_id));
 }
 
 int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,

@@ -129,12 +129,13 @@ typedef struct st_group_ref {
 } st_group_ref;
 
 /*
- * Adds (DELTA +1) or removes (DELTA -1) one report to/from both groups of
- * REF: groups.reports and .users, group_daily; first/last seen grow on +1
- * (schema/008: count_report, the rule ingest_reports applies level by
- * level through count_report_level).
+ * Moves one report from the groups of FROM (its keys only) to those of TO
+ * (keys, identities and the report's dimensions, which both share):
+ * groups.reports and .users, group_daily, first/last seen grow on the new
+ * ones (schema/009: move_report, in the lock order ingest_reports keeps).
  */
-int st_group_count(st_conn *c, int64_t app_id, const st_group_ref *ref, int delta);
+int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
+		  const st_group_ref *to);
 
 /* ---- Debug files for symbolization ---------------------------------------------- */
 

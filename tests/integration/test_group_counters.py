@@ -1,21 +1,17 @@
 """Distinct users per group stay exact when two transactions of one user
-overlap (schema/007: count_report takes the user's lock before asking
-group_daily whether the user is new to the group). Driven through psql so
-the overlap is certain: the first transaction holds its rows uncommitted
-while the second counts."""
+overlap: ingest_reports (schema/008) and move_report (schema/009) take the
+user's lock before asking group_daily whether the user is new to a group or
+leaves it. Driven through psql so the overlap is certain: the first
+transaction holds its rows uncommitted while the second counts."""
 
+import json
 import subprocess
 import time
 
 from conftest import create_app
 
 PSQL = "/usr/lib/postgresql/15/bin/psql"
-
-
-def count_sql(app_id, version, delta=1):
-    return (f"SELECT count_report({app_id}, 'k1', 'k2', '[\"a\"]', '[\"a\",\"b\"]', "
-            f"'2026-11-20', '2026-11-20T10:00:00Z', '{version}', '17.2', 'iPhone14,2', "
-            f"'stall', 'same-user', {delta})")
+USER = "same-user"
 
 
 def psql(url, sql):
@@ -23,9 +19,29 @@ def psql(url, sql):
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
+def ingest_sql(app_id, version, app_version):
+    """One report of USER in groups k1/k2, as the server stores it."""
+    meta = (f"jsonb_build_object('report_id', '{app_version}-' || md5(random()::text),"
+            f" 'user_id', '{USER}', 'kind', 'stall', 'source', 'native', 'key1', 'k1',"
+            f" 'key2', 'k2', 'pending', false, 'day', current_date, 'at', now(),"
+            f" 'sampled', true, 'app_version', '{app_version}', 'os_version', '17.2',"
+            f" 'device', 'iPhone14,2')::text")
+    one = lambda value: f"ARRAY['{value}']"
+    return (f"SELECT outcome FROM ingest_reports({app_id}, {version}, ARRAY[{meta}],"
+            f" {one(json.dumps(['a']))}, {one(json.dumps(['a', 'b']))}, {one('[]')},"
+            f" {one('{}')}, {one('{}')})")
+
+
+def move_sql(app_id, app_version):
+    """Reprocessing moving USER's report of APP_VERSION from k1/k2 to m1/m2."""
+    return (f"SELECT move_report({app_id}, 'k1', 'k2', 'm1', 'm2', '[\"m\"]',"
+            f" '[\"m\",\"n\"]', current_date, now(), '{app_version}', '17.2',"
+            f" 'iPhone14,2', 'stall', '{USER}')")
+
+
 def counters(url, app_id):
-    return psql(url, f"SELECT level, reports, users FROM groups WHERE app_id = {app_id}"
-                     " ORDER BY level").splitlines()
+    return psql(url, f"SELECT key, reports, users FROM groups WHERE app_id = {app_id}"
+                     " ORDER BY level, key").splitlines()
 
 
 def overlap(url, first_sql, second_sql):
@@ -44,14 +60,21 @@ def overlap(url, first_sql, second_sql):
 def test_one_user_counted_once_when_their_reports_overlap(db):
     bundle = create_app(db)["app"]
     app_id = int(psql(db, f"SELECT id FROM apps WHERE bundle_id = '{bundle}'"))
+    version = psql(db, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app_id})"
+                       " RETURNING version) SELECT version FROM made")
+    # Whitelisted: no quota row, whose lock would serialize the user anyway.
+    psql(db, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app_id}, '{USER}')")
+
     # Two app versions: two group_daily rows of one user in one group.
-    overlap(db, count_sql(app_id, "8.0.1"), count_sql(app_id, "8.0.2"))
-    assert counters(db, app_id) == ["1|2|1", "2|2|1"]
-    # Taking one report out keeps the user (their other row remains);
-    # taking the last one out removes them, even overlapping.
-    overlap(db, count_sql(app_id, "8.0.1", -1), count_sql(app_id, "8.0.3"))
-    assert counters(db, app_id) == ["1|2|1", "2|2|1"]
-    psql(db, count_sql(app_id, "8.0.2", -1))
-    psql(db, count_sql(app_id, "8.0.3", -1))
-    assert counters(db, app_id) == ["1|0|0", "2|0|0"]
-    assert psql(db, f"SELECT count(*) FROM group_daily WHERE app_id = {app_id}") == "0"
+    overlap(db, ingest_sql(app_id, version, "8.0.1"), ingest_sql(app_id, version, "8.0.2"))
+    assert counters(db, app_id) == ["k1|2|1", "k2|2|1"]
+    psql(db, move_sql(app_id, "8.0.1"))
+    assert counters(db, app_id) == ["k1|1|1", "m1|1|1", "k2|1|1", "m2|1|1"]
+    # Moving the user's last committed report out of k1 while a new one
+    # arrives in it: the user stays.
+    overlap(db, ingest_sql(app_id, version, "8.0.3"), move_sql(app_id, "8.0.2"))
+    assert counters(db, app_id) == ["k1|1|1", "m1|2|1", "k2|1|1", "m2|2|1"]
+    psql(db, move_sql(app_id, "8.0.3"))
+    assert counters(db, app_id) == ["k1|0|0", "m1|3|1", "k2|0|0", "m2|3|1"]
+    assert psql(db, f"SELECT count(*) FROM group_daily WHERE app_id = {app_id}"
+                    " AND key IN ('k1', 'k2')") == "0"

@@ -20,6 +20,7 @@
 
 #include "common/buf.h"
 #include "common/json.h"
+#include "common/jsonw.h"
 
 static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -99,36 +100,6 @@ json_t *cm_json_parse(const char *buf, size_t len, size_t max_depth,
 
 /* ---- printing ----------------------------------------------------------- */
 
-/* jansson's escaping: '"', '\\' and bytes below 0x20; the rest as is
- * (its strings are valid UTF-8). */
-static void put_string(cm_buf *t, const char *s, size_t n)
-{
-	cm_buf_put(t, "\"", 1);
-	size_t run = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		cm_buf_put(t, s + run, i - run);
-		run = i + 1;
-		char esc[8];
-		switch (c) {
-		case '"': cm_buf_put(t, "\\\"", 2); break;
-		case '\\': cm_buf_put(t, "\\\\", 2); break;
-		case '\b': cm_buf_put(t, "\\b", 2); break;
-		case '\f': cm_buf_put(t, "\\f", 2); break;
-		case '\n': cm_buf_put(t, "\\n", 2); break;
-		case '\r': cm_buf_put(t, "\\r", 2); break;
-		case '\t': cm_buf_put(t, "\\t", 2); break;
-		default:
-			snprintf(esc, sizeof esc, "\\u%04X", c);
-			cm_buf_put(t, esc, 6);
-		}
-	}
-	cm_buf_put(t, s + run, n - run);
-	cm_buf_put(t, "\"", 1);
-}
-
 static void put_value(cm_buf *t, const json_t *v, size_t depth)
 {
 	if (depth > CM_JSON_DUMP_DEPTH) {
@@ -146,7 +117,7 @@ static void put_value(cm_buf *t, const json_t *v, size_t depth)
 			if (!first)
 				cm_buf_put(t, ",", 1);
 			first = false;
-			put_string(t, key, strlen(key));
+			cm_json_put_string(t, key, strlen(key));
 			cm_buf_put(t, ":", 1);
 			put_value(t, member, depth + 1);
 		}
@@ -164,7 +135,7 @@ static void put_value(cm_buf *t, const json_t *v, size_t depth)
 		break;
 	}
 	case JSON_STRING:
-		put_string(t, json_string_value(v), json_string_length(v));
+		cm_json_put_string(t, json_string_value(v), json_string_length(v));
 		break;
 	case JSON_INTEGER: {
 		int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));

@@ -1,22 +1,23 @@
 /*
  * report_json.h — an ing_report written back as a native v1 report, so a
- * stored report can be parsed again with ing_parse_native_json and
+ * stored report can be parsed again with ing_parse_native and
  * re-symbolized when its symbols arrive (reprocessing).
  */
 #ifndef STALLSCOPE_INGEST_REPORT_JSON_H
 #define STALLSCOPE_INGEST_REPORT_JSON_H
 
-#include <jansson.h>
+#include <stddef.h>
 
 #include "ingest/report.h"
 
 /*
  * R's identity, kind, device metadata and stacks (images, threads,
- * samples) as a native v1 object; addresses as "0x…" strings. The client
- * timestamp is left out: it is kept as metadata beside the stored report,
- * and formats other than native may give it in other spellings. Returns a
- * new reference, or NULL when out of memory.
+ * samples) as the JSON text of a native v1 object; addresses as "0x…"
+ * strings. The client timestamp is left out: it is kept as metadata beside
+ * the stored report, and formats other than native may give it in other
+ * spellings. Returns malloc'ed text (caller frees) with its length in *LEN
+ * (may be NULL), or NULL when out of memory.
  */
-json_t *ing_report_to_native(const ing_report *r);
+char *ing_report_to_native(const ing_report *r, size_t *len);
 
 #endif

@@ -3,13 +3,12 @@
  * indexed by load address once, each distinct (debug file, lookup address,
  * load address) symbolized once per memo — a request's batch, where stall
  * samples and sibling reports repeat the same frames many times — JSON
- * built as we go.
+ * text written as we go.
  */
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "ingest/symbolicate.h"
 
 const char *ing_image_status_name(ing_image_status s)
@@ -22,12 +21,14 @@ const char *ing_image_status_name(ing_image_status s)
 	return "missing";
 }
 
-/* One memoized lookup: the inline chain as JSON (its symbol addresses are
- * runtime ones, hence the load address in the key) and its function names. */
+/* One memoized lookup: the inline chain as JSON text (its symbol addresses
+ * are runtime ones, hence the load address in the key) and its function
+ * names, both in the arena of the call that looked it up. */
 typedef struct memo_entry {
 	const sym_cache *key_cache;
 	uint64_t key_addr, key_load;
-	json_t *chain;
+	const char *chain;
+	size_t chain_len;
 	const char **functions;
 	size_t nfunctions;
 	bool used;
@@ -49,14 +50,8 @@ typedef struct ctx {
 	const ing_group_rules *rules;
 	ing_memo *memo;
 	ing_symbolized *out;
+	cm_jw scratch; /* an inline chain being written */
 } ctx;
-
-static json_t *jhex(uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-	return json_string(buf);
-}
 
 static int cmp_load(const void *a, const void *b, void *arg)
 {
@@ -98,9 +93,6 @@ void ing_memo_free(ing_memo *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].used)
-			json_decref(m->slots[i].chain);
 	free(m->slots);
 	free(m);
 }
@@ -155,164 +147,195 @@ static memo_entry *lookup(ctx *c, long i, uint64_t lookup_addr)
 		return e;
 	sym_frame frames[SYM_MAX_FRAMES];
 	size_t n = sym_cache_lookup(c->images[i].cache, lookup_addr, frames, SYM_MAX_FRAMES);
-	json_t *chain = json_array();
 	const char **names = n ? ing_arena_calloc(c->arena, n, sizeof *names) : NULL;
-	if (!chain || (n && !names)) {
-		json_decref(chain);
+	if (n && !names)
 		return NULL;
-	}
 	const sym_cache_info *info = &c->info[i];
+	/* Written in the call's scratch buffer, kept in the arena. */
+	cm_jw *w = &c->scratch;
+	w->buf.len = 0;
+	w->comma = false;
+	cm_jw_array(w);
 	for (size_t k = 0; k < n; k++) {
 		const sym_frame *f = &frames[k];
-		names[k] = ing_arena_strdup(c->arena, f->function);
-		json_t *jf = json_object();
-		if (!names[k] || !jf || json_array_append_new(chain, jf) != 0) {
-			json_decref(chain);
+		if (!(names[k] = ing_arena_strdup(c->arena, f->function)))
 			return NULL;
+		cm_jw_object(w);
+		cm_jw_key(w, "function");
+		cm_jw_string(w, f->function);
+		cm_jw_key(w, "symbol");
+		cm_jw_string(w, f->symbol);
+		if (f->symbol_address >= info->base_address) {
+			cm_jw_key(w, "symbol_address");
+			cm_jw_hex(w, f->symbol_address - info->base_address + img->load_address);
 		}
-		json_object_set_new(jf, "function", json_string(f->function));
-		json_object_set_new(jf, "symbol", json_string(f->symbol));
-		if (f->symbol_address >= info->base_address)
-			json_object_set_new(jf, "symbol_address",
-					    jhex(f->symbol_address - info->base_address +
-						 img->load_address));
-		if (f->file)
-			json_object_set_new(jf, "file", json_string(f->file));
-		if (f->line)
-			json_object_set_new(jf, "line", json_integer(f->line));
-		if (f->column)
-			json_object_set_new(jf, "column", json_integer(f->column));
-		json_object_set_new(jf, "inlined", json_boolean(f->inlined));
+		if (f->file) {
+			cm_jw_key(w, "file");
+			cm_jw_string(w, f->file);
+		}
+		if (f->line) {
+			cm_jw_key(w, "line");
+			cm_jw_int(w, f->line);
+		}
+		if (f->column) {
+			cm_jw_key(w, "column");
+			cm_jw_int(w, f->column);
+		}
+		cm_jw_key(w, "inlined");
+		cm_jw_bool(w, f->inlined);
+		cm_jw_object_end(w);
 	}
+	cm_jw_array_end(w);
+	size_t len = w->buf.len;
+	const char *chain = w->buf.failed ? NULL : ing_arena_strndup(c->arena, w->buf.data, len);
+	if (!chain)
+		return NULL;
 	e->used = true;
 	e->key_cache = c->images[i].cache;
 	e->key_addr = lookup_addr;
 	e->key_load = img->load_address;
 	e->chain = chain;
+	e->chain_len = len;
 	e->functions = names;
 	e->nfunctions = n;
 	c->memo->n++;
 	return e;
 }
 
-/* One frame of a stack (INDEX from the innermost) as JSON; fills G for
- * grouping when non-NULL. Thread frames (COUNT) feed the statistics. */
-static json_t *frame_json(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
-			  bool count)
+/* One frame of a stack (INDEX from the innermost), written to W unless W
+ * is NULL; fills G for grouping when non-NULL. Thread frames (COUNT) feed
+ * the statistics. Returns 0, or -1 when out of memory. */
+static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g, bool count,
+		       cm_jw *w)
 {
 	uint64_t addr = c->strip_pac ? sym_addr_strip_pac(fr->address, SYM_ARCH_ARM64E)
 				     : fr->address;
 	long i = find_image(c, addr);
-	json_t *j = json_object();
-	if (!j)
-		return NULL;
-	json_object_set_new(j, "address", jhex(fr->address));
-	if (fr->symbol_hint)
-		json_object_set_new(j, "symbol_hint", json_string(fr->symbol_hint));
+	if (w) {
+		cm_jw_object(w);
+		cm_jw_key(w, "address");
+		cm_jw_hex(w, fr->address);
+		if (fr->symbol_hint) {
+			cm_jw_key(w, "symbol_hint");
+			cm_jw_string(w, fr->symbol_hint);
+		}
+	}
 	if (g) {
 		memset(g, 0, sizeof *g);
 		g->hint = fr->symbol_hint;
 		g->address = addr;
 	}
-	if (i < 0) {
-		json_object_set_new(j, "status", json_string("unknown_image"));
-		json_object_set_new(j, "image", json_null());
-		json_object_set_new(j, "frames", json_array());
-		return j;
-	}
-	const ing_image *img = &c->r->images[i];
-	uint64_t offset = addr - img->load_address;
-	c->out->image_used[i] = true;
-	json_object_set_new(j, "image", json_string(img->name ? img->name : "?"));
-	json_object_set_new(j, "offset", jhex(offset));
-	if (g) {
-		g->image = img->name ? img->name : "?";
-		g->offset = offset;
-	}
-	if (c->images[i].status != ING_IMAGE_FOUND) {
-		c->out->image_needed[i] = true;
-		c->out->unsymbolized_frames += count;
-		json_object_set_new(j, "status", json_string("missing_symbols"));
-		json_object_set_new(j, "frames", json_array());
-		return j;
-	}
-	uint64_t file = 0;
+	const char *status;
 	memo_entry *e = NULL;
-	if (sym_addr_runtime_to_file(addr, img->load_address, 0, c->info[i].base_address, &file)) {
-		e = lookup(c, i, sym_addr_caller_adjust(file, index));
-		if (!e) {
-			json_decref(j);
-			return NULL;
+	if (i < 0) {
+		status = "unknown_image";
+		if (w) {
+			cm_jw_key(w, "status");
+			cm_jw_string(w, status);
+			cm_jw_key(w, "image");
+			cm_jw_null(w);
+		}
+	} else {
+		const ing_image *img = &c->r->images[i];
+		uint64_t offset = addr - img->load_address;
+		c->out->image_used[i] = true;
+		if (w) {
+			cm_jw_key(w, "image");
+			cm_jw_string(w, img->name ? img->name : "?");
+			cm_jw_key(w, "offset");
+			cm_jw_hex(w, offset);
+		}
+		if (g) {
+			g->image = img->name ? img->name : "?";
+			g->offset = offset;
+		}
+		if (c->images[i].status != ING_IMAGE_FOUND) {
+			c->out->image_needed[i] = true;
+			c->out->unsymbolized_frames += count;
+			status = "missing_symbols";
+		} else {
+			uint64_t file = 0;
+			if (sym_addr_runtime_to_file(addr, img->load_address, 0,
+						     c->info[i].base_address, &file) &&
+			    !(e = lookup(c, i, sym_addr_caller_adjust(file, index))))
+				return -1;
+			if (c->images[i].from_symbol_table)
+				c->out->symtab_frames += count;
+			status = "symbolicated";
+		}
+		if (w) {
+			cm_jw_key(w, "status");
+			cm_jw_string(w, status);
 		}
 	}
-	if (c->images[i].from_symbol_table)
-		c->out->symtab_frames += count;
-	json_object_set_new(j, "status", json_string("symbolicated"));
-	if (e)
-		json_object_set(j, "frames", e->chain); /* shared by equal frames */
-	else
-		json_object_set_new(j, "frames", json_array());
+	if (w) {
+		cm_jw_key(w, "frames");
+		if (e)
+			cm_jw_raw(w, e->chain, e->chain_len);
+		else
+			cm_jw_raw(w, "[]", 2);
+		cm_jw_object_end(w);
+	}
 	if (g && e) {
 		g->functions = e->functions;
 		g->nfunctions = e->nfunctions;
 	}
-	return j;
+	return 0;
 }
 
-/* STACK as a JSON array of frames; GFRAMES (may be NULL) receives one
- * grouping frame per stack frame. */
-static json_t *stack_json(ctx *c, const ing_stack *stack, ing_gframe *gframes, bool count)
+/* STACK's frames, as a JSON array to W unless W is NULL; GFRAMES (may be
+ * NULL) receives one grouping frame per stack frame. */
+static int stack_visit(ctx *c, const ing_stack *stack, ing_gframe *gframes, bool count,
+		       cm_jw *w)
 {
-	json_t *arr = json_array();
-	if (!arr)
-		return NULL;
-	for (size_t k = 0; k < stack->nframes; k++) {
-		json_t *f = frame_json(c, &stack->frames[k], k, gframes ? &gframes[k] : NULL,
-				       count);
-		if (!f || json_array_append_new(arr, f) != 0) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
+	if (w)
+		cm_jw_array(w);
+	for (size_t k = 0; k < stack->nframes; k++)
+		if (frame_visit(c, &stack->frames[k], k, gframes ? &gframes[k] : NULL, count, w) != 0)
+			return -1;
+	if (w)
+		cm_jw_array_end(w);
+	return 0;
 }
 
-static json_t *images_json(const ctx *c)
+static void images_write(const ctx *c, cm_jw *w)
 {
-	json_t *arr = json_array();
-	for (size_t i = 0; arr && i < c->r->nimages; i++) {
+	cm_jw_array(w);
+	for (size_t i = 0; i < c->r->nimages; i++) {
 		const ing_image *img = &c->r->images[i];
-		json_t *j = json_object();
-		if (!j || json_array_append_new(arr, j) != 0) {
-			json_decref(arr);
-			return NULL;
-		}
-		json_object_set_new(j, "name", img->name ? json_string(img->name) : json_null());
+		cm_jw_object(w);
+		cm_jw_key(w, "name");
+		cm_jw_string(w, img->name);
+		cm_jw_key(w, "uuid");
 		if (img->has_uuid) {
 			char uuid[37];
 			sym_uuid_format(img->uuid, uuid);
-			json_object_set_new(j, "uuid", json_string(uuid));
+			cm_jw_string(w, uuid);
 		} else {
-			json_object_set_new(j, "uuid", json_null());
+			cm_jw_null(w);
 		}
-		json_object_set_new(j, "arch", img->arch == SYM_ARCH_UNKNOWN
-							? json_null()
-							: json_string(sym_arch_name(img->arch)));
-		json_object_set_new(j, "load_address", jhex(img->load_address));
-		json_object_set_new(j, "size", json_integer((json_int_t)img->size));
-		json_object_set_new(j, "status",
-				    json_string(ing_image_status_name(c->images[i].status)));
-		json_object_set_new(j, "needed", json_boolean(c->out->image_needed[i]));
+		cm_jw_key(w, "arch");
+		cm_jw_string(w, img->arch == SYM_ARCH_UNKNOWN ? NULL : sym_arch_name(img->arch));
+		cm_jw_key(w, "load_address");
+		cm_jw_hex(w, img->load_address);
+		cm_jw_key(w, "size");
+		cm_jw_int(w, (int64_t)img->size);
+		cm_jw_key(w, "status");
+		cm_jw_string(w, ing_image_status_name(c->images[i].status));
+		cm_jw_key(w, "needed");
+		cm_jw_bool(w, c->out->image_needed[i]);
+		cm_jw_object_end(w);
 	}
-	return arr;
+	cm_jw_array_end(w);
 }
 
 void ing_symbolized_clear(ing_symbolized *s)
 {
-	json_decref(s->images);
-	json_decref(s->threads);
-	json_decref(s->stack);
+	free(s->images);
+	free(s->threads);
+	free(s->stack);
 	s->images = s->threads = s->stack = NULL;
+	s->images_len = s->threads_len = s->stack_len = 0;
 }
 
 static const char *source_name(ing_rep_source s)
@@ -340,39 +363,57 @@ static int run(ctx *c)
 	c->norder = r->nimages;
 	qsort_r(c->order, c->norder, sizeof *c->order, cmp_load, (void *)r);
 
-	if (!(out->threads = json_array()))
-		return -1;
+	cm_jw w = {0};
+	cm_jw_array(&w);
 	for (size_t t = 0; t < r->nthreads; t++) {
 		const ing_thread *th = &r->threads[t];
-		json_t *j = json_object(), *frames = j ? stack_json(c, &th->stack, NULL, true) : NULL;
-		if (!frames || json_array_append_new(out->threads, j) != 0) {
-			json_decref(frames);
-			json_decref(j);
+		cm_jw_object(&w);
+		cm_jw_key(&w, "name");
+		cm_jw_string(&w, th->name);
+		cm_jw_key(&w, "main");
+		cm_jw_bool(&w, th->main);
+		cm_jw_key(&w, "frames");
+		if (stack_visit(c, &th->stack, NULL, true, &w) != 0) {
+			free(w.buf.data);
 			return -1;
 		}
-		json_object_set_new(j, "name", th->name ? json_string(th->name) : json_null());
-		json_object_set_new(j, "main", json_boolean(th->main));
-		json_object_set_new(j, "frames", frames);
+		cm_jw_object_end(&w);
 	}
+	cm_jw_array_end(&w);
+	if (!(out->threads = cm_jw_finish(&w, &out->threads_len)))
+		return -1;
 
-	/* The representative stack: its frames were mostly symbolized with the
-	 * threads already (memoized); its grouping frames are taken here. */
+	/* The representative stack: a thread's is stored as a reference to
+	 * that thread; its frames were symbolized with the threads already
+	 * (memoized), and its grouping frames are taken here. */
 	const ing_stack *rep = ing_representative(r, &out->source);
 	size_t n = rep ? rep->nframes : 0;
 	ing_gframe *g = n ? ing_arena_calloc(c->arena, n, sizeof *g) : NULL;
 	if (n && !g)
 		return -1;
-	json_t *frames = rep ? stack_json(c, rep, g, false) : json_array();
-	if (!frames || !(out->stack = json_object())) {
-		json_decref(frames);
-		return -1;
-	}
-	json_object_set_new(out->stack, "source", json_string(source_name(out->source)));
+	long thread = -1;
 	for (size_t t = 0; rep && t < r->nthreads; t++)
 		if (&r->threads[t].stack == rep)
-			json_object_set_new(out->stack, "thread", json_integer((json_int_t)t));
-	json_object_set_new(out->stack, "frames", frames);
-	if (!(out->images = images_json(c)))
+			thread = (long)t;
+	cm_jw_object(&w);
+	cm_jw_key(&w, "source");
+	cm_jw_string(&w, source_name(out->source));
+	if (thread >= 0) {
+		cm_jw_key(&w, "thread");
+		cm_jw_int(&w, thread);
+	} else {
+		cm_jw_key(&w, "frames");
+	}
+	static const ing_stack none = {0};
+	if (stack_visit(c, rep ? rep : &none, g, false, thread >= 0 ? NULL : &w) != 0) {
+		free(w.buf.data);
+		return -1;
+	}
+	cm_jw_object_end(&w);
+	if (!(out->stack = cm_jw_finish(&w, &out->stack_len)))
+		return -1;
+	images_write(c, &w);
+	if (!(out->images = cm_jw_finish(&w, &out->images_len)))
 		return -1;
 	return ing_group(g, n, c->rules, c->arena, &out->grouping);
 }
@@ -402,6 +443,7 @@ int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
 	ing_memo_free(own);
 	free(c.info);
 	free(c.order);
+	free(c.scratch.buf.data);
 	if (rc)
 		ing_symbolized_clear(out);
 	return rc;

@@ -7,14 +7,17 @@
  * Used at ingest and again when reprocessing a report whose symbols
  * arrived later, so both give the same answer for the same inputs.
  *
- * Memory: the json_t values in ing_symbolized are new references owned by
- * the caller (ing_symbolized_clear drops them); strings of the grouping live
- * in the arena passed in. Symcaches are borrowed for the call only.
+ * The symbolized form is written as JSON text directly (common/jsonw.h):
+ * it is stored as text, and building jansson trees for it cost the ingest
+ * server more than everything else it does per report.
+ *
+ * Memory: the texts in ing_symbolized are malloc'ed and owned by the caller
+ * (ing_symbolized_clear frees them); strings of the grouping live in the
+ * arena passed in. Symcaches are borrowed for the call only.
  */
 #ifndef STALLSCOPE_INGEST_SYMBOLICATE_H
 #define STALLSCOPE_INGEST_SYMBOLICATE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 
 #include "ingest/grouping.h"
@@ -39,16 +42,18 @@ typedef struct ing_image_symbols {
 } ing_image_symbols;
 
 typedef struct ing_symbolized {
-	/* [{"name","uuid","arch","load_address","size","status"}] */
-	json_t *images;
-	/* [{"name","main","frames":[frame…]}] where a frame is
-	 * {"address","status","image","offset","symbol_hint","frames":[…]} and
-	 * its "frames" are the inline chain, innermost first:
-	 * {"function","symbol","symbol_address","file","line","column",
-	 *  "inlined"} with symbol_address a runtime address. */
-	json_t *threads;
-	/* The representative stack: {"source","thread"?,"frames":[frame…]} */
-	json_t *stack;
+	/* JSON texts, malloc'ed (ing_symbolized_clear frees them):
+	 * images  [{"name","uuid","arch","load_address","size","status","needed"}]
+	 * threads [{"name","main","frames":[frame…]}] where a frame is
+	 *   {"address","symbol_hint"?,"image","offset"?,"status","frames":[…]}
+	 *   and its "frames" are the inline chain, innermost first:
+	 *   {"function","symbol","symbol_address"?,"file"?,"line"?,"column"?,
+	 *    "inlined"} with symbol_address a runtime address;
+	 * stack   the representative stack: {"source","thread":T} when it is
+	 *   thread T's stack (whose frames are in threads), else
+	 *   {"source","frames":[frame…]}. */
+	char *images, *threads, *stack;
+	size_t images_len, threads_len, stack_len;
 	ing_rep_source source;
 	ing_grouping grouping;
 	/* Images frames of this report fall in that have no debug file:

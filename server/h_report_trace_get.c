@@ -123,9 +123,21 @@ static int transition(json_t *events, const names *prev, const names *next, int6
 	return rc;
 }
 
-static json_t *build_trace(const ing_report *r, const ing_symbolized *s)
+/* The frames of the representative stack STACK: its own, or those of the
+ * thread it names. */
+static const json_t *stack_frames(const json_t *threads, const json_t *stack)
 {
-	json_t *events = json_array();
+	const json_t *thread = json_object_get(stack, "thread");
+	if (json_is_integer(thread))
+		return json_object_get(
+			json_array_get(threads, (size_t)json_integer_value(thread)), "frames");
+	return json_object_get(stack, "frames");
+}
+
+/* THREADS and STACK: the symbolized texts of ing_symbolized, parsed. */
+static json_t *build_trace(const ing_report *r, const json_t *threads, const json_t *stack)
+{
+	json_t *events = threads && stack ? json_array() : NULL;
 	if (!events)
 		return NULL;
 	json_array_append_new(events, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "thread_name",
@@ -139,8 +151,8 @@ static json_t *build_trace(const ing_report *r, const ing_symbolized *s)
 	size_t first = r->nthreads, count = r->nsamples;
 	for (size_t i = 0; rc == 0 && i < (count ? count : 1); i++) {
 		const json_t *frames =
-			count ? json_object_get(json_array_get(s->threads, first + i), "frames")
-			      : json_object_get(s->stack, "frames");
+			count ? json_object_get(json_array_get(threads, first + i), "frames")
+			      : stack_frames(threads, stack);
 		int64_t t_ms = count ? r->samples[i].t_ms : 0;
 		rc = stack_names(frames, &cur);
 		if (rc == 0)
@@ -222,7 +234,11 @@ enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request 
 		ret = srv_reply_error(conn, ERR_INTERNAL, NULL);
 		goto done;
 	}
-	json_t *trace = build_trace(&r, &s);
+	json_t *threads_json = json_loadb(s.threads, s.threads_len, 0, NULL);
+	json_t *stack_json = json_loadb(s.stack, s.stack_len, 0, NULL);
+	json_t *trace = build_trace(&r, threads_json, stack_json);
+	json_decref(threads_json);
+	json_decref(stack_json);
 	ing_symbolized_clear(&s);
 	ret = trace ? srv_reply_json(conn, 200, trace) : srv_reply_error(conn, ERR_INTERNAL, NULL);
 done:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "ingest/decode.h"
 #include "ingest/report_json.h"
@@ -61,12 +62,12 @@ int srv_grouping_rules(const char *json, ing_arena *arena, ing_group_rules *out)
 
 static char *identities_json(const ing_grouping *g, size_t n)
 {
-	json_t *arr = json_array();
-	for (size_t i = 0; arr && i < n && i < g->nidentities; i++)
-		json_array_append_new(arr, json_string(g->identities[i]));
-	char *text = arr ? cm_json_dump(arr, NULL) : NULL;
-	json_decref(arr);
-	return text;
+	cm_jw w = {0};
+	cm_jw_array(&w);
+	for (size_t i = 0; i < n && i < g->nidentities; i++)
+		cm_jw_string(&w, g->identities[i]);
+	cm_jw_array_end(&w);
+	return cm_jw_finish(&w, NULL);
 }
 
 void srv_stored_form_clear(srv_stored_form *f)
@@ -95,23 +96,55 @@ static const char *wait_reason(const srv_stored_form *f, size_t i)
 
 static char *waits_json(const ing_report *r, const srv_stored_form *f)
 {
-	json_t *waits = json_array();
-	for (size_t i = 0; waits && i < r->nimages; i++) {
+	cm_jw w = {0};
+	cm_jw_array(&w);
+	for (size_t i = 0; i < r->nimages; i++) {
 		const ing_image *img = &r->images[i];
 		const char *reason = wait_reason(f, i);
 		if (!img->has_uuid || !f->s.image_used[i] || !reason)
 			continue;
 		char uuid[37];
 		sym_uuid_format(img->uuid, uuid);
-		json_t *arch = img->arch == SYM_ARCH_UNKNOWN ? json_null()
-							     : json_string(sym_arch_name(img->arch));
-		json_array_append_new(waits, json_pack("{s:s,s:s,s:o,s:s}", "uuid", uuid,
-						       "image_name", img->name ? img->name : "?",
-						       "arch", arch, "reason", reason));
+		cm_jw_object(&w);
+		cm_jw_key(&w, "uuid");
+		cm_jw_string(&w, uuid);
+		cm_jw_key(&w, "image_name");
+		cm_jw_string(&w, img->name ? img->name : "?");
+		cm_jw_key(&w, "arch");
+		cm_jw_string(&w, img->arch == SYM_ARCH_UNKNOWN ? NULL : sym_arch_name(img->arch));
+		cm_jw_key(&w, "reason");
+		cm_jw_string(&w, reason);
+		cm_jw_object_end(&w);
 	}
-	char *text = waits ? cm_json_dump(waits, NULL) : NULL;
-	json_decref(waits);
-	return text;
+	cm_jw_array_end(&w);
+	return cm_jw_finish(&w, NULL);
+}
+
+/* The symbolized document stored with the report (see srv_stored_form). */
+static char *symbolized_json(const srv_stored_form *f)
+{
+	const ing_symbolized *s = &f->s;
+	cm_jw w = {0};
+	cm_jw_object(&w);
+	cm_jw_key(&w, "images");
+	cm_jw_raw(&w, s->images, s->images_len);
+	cm_jw_key(&w, "threads");
+	cm_jw_raw(&w, s->threads, s->threads_len);
+	cm_jw_key(&w, "stack");
+	cm_jw_raw(&w, s->stack, s->stack_len);
+	cm_jw_key(&w, "key1");
+	cm_jw_string(&w, s->grouping.key1);
+	cm_jw_key(&w, "key2");
+	cm_jw_string(&w, s->grouping.key2);
+	cm_jw_key(&w, "frames");
+	cm_jw_array(&w);
+	for (size_t i = 0; i < s->grouping.nidentities; i++)
+		cm_jw_string(&w, s->grouping.identities[i]);
+	cm_jw_array_end(&w);
+	cm_jw_key(&w, "pending");
+	cm_jw_bool(&w, f->pending);
+	cm_jw_object_end(&w);
+	return cm_jw_finish(&w, NULL);
 }
 
 int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
@@ -128,27 +161,11 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 	for (size_t i = 0; i < r->nimages; i++)
 		if (out->s.image_used[i] && out->images[i].status != ING_IMAGE_FOUND)
 			out->pending = true;
-	json_t *raw = ing_report_to_native(r);
-	json_t *frames = json_array();
-	for (size_t i = 0; frames && i < out->s.grouping.nidentities; i++)
-		json_array_append_new(frames, json_string(out->s.grouping.identities[i]));
-	/* A stack taken from a thread is stored as a reference to it, without
-	 * its frames (st_report_json puts them back): a third less to encode,
-	 * send, parse, compress and write per report. */
-	json_t *stack = json_copy(out->s.stack);
-	if (stack && json_object_get(stack, "thread"))
-		json_object_del(stack, "frames");
-	json_t *sym = json_pack("{s:O,s:O,s:o,s:s,s:s,s:o,s:b}", "images", out->s.images,
-				"threads", out->s.threads, "stack", stack, "key1",
-				out->s.grouping.key1, "key2", out->s.grouping.key2, "frames",
-				frames, "pending", out->pending);
-	out->raw = raw ? cm_json_dump(raw, NULL) : NULL;
-	out->symbolized = sym ? cm_json_dump(sym, NULL) : NULL;
+	out->raw = ing_report_to_native(r, NULL);
+	out->symbolized = symbolized_json(out);
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
 	out->waits = waits_json(r, out);
-	json_decref(raw);
-	json_decref(sym);
 	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2 || !out->waits) {
 		srv_stored_form_clear(out);
 		return -1;

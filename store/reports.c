@@ -3,12 +3,11 @@
  * rows, their waits for symbols, group counters and retention. See
  * reports.h and docs/STORAGE.md.
  */
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "store/internal.h"
 #include "store/reports.h"
 
@@ -75,29 +74,34 @@ static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
 /* The metadata of R as the JSON object ingest_reports reads. */
 static char *report_meta(const st_new_report *r)
 {
-	json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:s,s:b}", "report_id",
-				 r->report_id, "user_id", r->user_id, "kind", r->kind, "source",
-				 r->source, "key1", r->key1, "key2", r->key2, "pending",
-				 r->pending, "day", r->received_day, "at", r->received_at,
-				 "sampled", r->sampled);
-	if (!meta)
-		return NULL;
+	cm_jw w = {0};
+	cm_jw_object(&w);
 	const struct {
 		const char *key, *value;
-	} optional[] = {
+	} text[] = {
+		{"report_id", r->report_id}, {"user_id", r->user_id}, {"kind", r->kind},
+		{"source", r->source}, {"key1", r->key1}, {"key2", r->key2},
+		{"day", r->received_day}, {"at", r->received_at},
 		{"app_version", r->app_version}, {"build", r->build},
 		{"os", r->os}, {"os_version", r->os_version},
 		{"os_build", r->os_build}, {"device", r->device},
 		{"client_timestamp", r->client_timestamp},
 	};
-	for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
-		if (optional[i].value)
-			json_object_set_new(meta, optional[i].key, json_string(optional[i].value));
-	if (r->duration_ms >= 0)
-		json_object_set_new(meta, "duration_ms", json_integer(r->duration_ms));
-	char *text = cm_json_dump(meta, NULL);
-	json_decref(meta);
-	return text;
+	for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+		if (text[i].value) {
+			cm_jw_key(&w, text[i].key);
+			cm_jw_string(&w, text[i].value);
+		}
+	cm_jw_key(&w, "pending");
+	cm_jw_bool(&w, r->pending);
+	cm_jw_key(&w, "sampled");
+	cm_jw_bool(&w, r->sampled);
+	if (r->duration_ms >= 0) {
+		cm_jw_key(&w, "duration_ms");
+		cm_jw_int(&w, r->duration_ms);
+	}
+	cm_jw_object_end(&w);
+	return cm_jw_finish(&w, NULL);
 }
 
 int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *rows, size_t n,

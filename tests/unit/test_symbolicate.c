@@ -144,6 +144,35 @@ static const char *jstr(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
+/* The texts of ing_symbolized, parsed. */
+typedef struct parsed {
+	json_t *images, *threads, *stack;
+} parsed;
+
+static json_t *load(const char *text, size_t len)
+{
+	json_error_t err;
+	json_t *j = json_loadb(text, len, 0, &err);
+	if (!j)
+		fail_msg("not JSON: %s: %.*s", err.text, (int)len, text);
+	return j;
+}
+
+static parsed parse_symbolized(const ing_symbolized *s)
+{
+	parsed p = {load(s->images, s->images_len), load(s->threads, s->threads_len),
+		    load(s->stack, s->stack_len)};
+	assert_int_equal(strlen(s->images), s->images_len);
+	return p;
+}
+
+static void parsed_free(parsed *p)
+{
+	json_decref(p->images);
+	json_decref(p->threads);
+	json_decref(p->stack);
+}
+
 /* The chain JSON of a symbolized frame equals a direct lookup at FILE. */
 static void expect_chain(const json_t *frame, uint64_t file)
 {
@@ -190,7 +219,8 @@ static void test_thread_frames_and_keys(void **state)
 	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(r, imgs, NULL, NULL, b->arena, &s), 0);
-	json_t *frames = json_object_get(json_array_get(s.threads, 0), "frames");
+	parsed ps = parse_symbolized(&s);
+	json_t *frames = json_object_get(json_array_get(ps.threads, 0), "frames");
 	assert_int_equal(json_array_size(frames), 3);
 	expect_chain(json_array_get(frames, 0), fx.inlined);
 	/* Return addresses are looked up one byte back, echoed as sent. */
@@ -200,8 +230,11 @@ static void test_thread_frames_and_keys(void **state)
 	snprintf(echoed, sizeof echoed, "0x%" PRIx64, r1);
 	assert_string_equal(jstr(json_array_get(frames, 1), "address"), echoed);
 	assert_string_equal(jstr(json_array_get(frames, 0), "status"), "symbolicated");
-	assert_string_equal(jstr(json_array_get(s.images, 0), "status"), "found");
-	assert_string_equal(jstr(s.stack, "source"), "main_thread");
+	assert_string_equal(jstr(json_array_get(ps.images, 0), "status"), "found");
+	/* A thread's stack is stored as a reference to the thread. */
+	assert_string_equal(jstr(ps.stack, "source"), "main_thread");
+	assert_int_equal(json_integer_value(json_object_get(ps.stack, "thread")), 0);
+	assert_null(json_object_get(ps.stack, "frames"));
 
 	/* Identities: the inline chain expanded innermost first. */
 	sym_frame f0[SYM_MAX_FRAMES], f1[SYM_MAX_FRAMES], f2[SYM_MAX_FRAMES];
@@ -222,6 +255,7 @@ static void test_thread_frames_and_keys(void **state)
 	free(k1);
 	free(k2);
 	assert_int_equal(s.unsymbolized_frames, 0);
+	parsed_free(&ps);
 	ing_symbolized_clear(&s);
 	ing_batch_free(b);
 }
@@ -240,12 +274,13 @@ static void test_missing_and_unknown_images(void **state)
 	ing_image_symbols imgs[1] = {{ING_IMAGE_MISSING, NULL, false}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(r, imgs, NULL, NULL, b->arena, &s), 0);
-	json_t *frames = json_object_get(json_array_get(s.threads, 0), "frames");
+	parsed ps = parse_symbolized(&s);
+	json_t *frames = json_object_get(json_array_get(ps.threads, 0), "frames");
 	assert_string_equal(jstr(json_array_get(frames, 0), "status"), "missing_symbols");
 	assert_string_equal(jstr(json_array_get(frames, 1), "status"), "unknown_image");
 	assert_true(s.image_needed[0]);
 	assert_int_equal(s.unsymbolized_frames, 1);
-	assert_string_equal(jstr(json_array_get(s.images, 0), "status"), "missing");
+	assert_string_equal(jstr(json_array_get(ps.images, 0), "status"), "missing");
 	/* Unsymbolized frames group by the device's hint, then by address. */
 	char a[64], bb[64];
 	snprintf(a, sizeof a, "libDemo.dylib!on_device_name");
@@ -255,6 +290,7 @@ static void test_missing_and_unknown_images(void **state)
 	assert_string_equal(s.grouping.key1, k1);
 	assert_string_equal(s.grouping.key2, k1); /* only two frames */
 	free(k1);
+	parsed_free(&ps);
 	ing_symbolized_clear(&s);
 	ing_batch_free(b);
 }
@@ -271,9 +307,11 @@ static void test_arm64e_pointer_signatures(void **state)
 	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, NULL, b->arena, &s), 0);
-	json_t *f = json_array_get(json_object_get(json_array_get(s.threads, 0), "frames"), 0);
+	parsed ps = parse_symbolized(&s);
+	json_t *f = json_array_get(json_object_get(json_array_get(ps.threads, 0), "frames"), 0);
 	assert_string_equal(jstr(f, "status"), "symbolicated");
 	expect_chain(f, fx.plain1);
+	parsed_free(&ps);
 	ing_symbolized_clear(&s);
 	ing_batch_free(b);
 }
@@ -304,8 +342,9 @@ static void test_batch_shares_lookups(void **state)
 		ing_symbolized s;
 		assert_int_equal(ing_symbolicate(b->entries[i].report, imgs, NULL, memo, b->arena, &s),
 				 0);
+	parsed ps = parse_symbolized(&s);
 		after[i] = ing_memo_size(memo);
-		json_t *frames = json_object_get(json_array_get(s.threads, 0), "frames");
+		json_t *frames = json_object_get(json_array_get(ps.threads, 0), "frames");
 		if (i < 2) {
 			expect_chain(json_array_get(frames, 0), fx.inlined);
 			expect_chain(json_array_get(frames, 1), fx.plain1);
@@ -319,7 +358,8 @@ static void test_batch_shares_lookups(void **state)
 			assert_string_equal(jstr(f, "symbol_address"), sa);
 			assert_string_equal(jstr(f, "function"), want[0].function);
 		}
-		ing_symbolized_clear(&s);
+		parsed_free(&ps);
+	ing_symbolized_clear(&s);
 	}
 	assert_int_equal(after[0], 2);
 	assert_int_equal(after[1], 2);
@@ -343,10 +383,12 @@ static void test_samples_choose_the_stack(void **state)
 	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, NULL, b->arena, &s), 0);
+	parsed ps = parse_symbolized(&s);
 	/* Samples are c, a, c: c is the heaviest stack. */
-	assert_string_equal(jstr(s.stack, "source"), "samples");
-	json_t *top = json_array_get(json_object_get(s.stack, "frames"), 0);
+	assert_string_equal(jstr(ps.stack, "source"), "samples");
+	json_t *top = json_array_get(json_object_get(ps.stack, "frames"), 0);
 	expect_chain(top, fx.plain2);
+	parsed_free(&ps);
 	ing_symbolized_clear(&s);
 	ing_batch_free(b);
 }
@@ -365,11 +407,13 @@ static void test_native_round_trip(void **state)
 			     "\"samples\":[{\"t_ms\":50,\"frames\":[\"0x100000030\"]}]}",
 			     fx.uuid);
 	const ing_report *r = b->entries[0].report;
-	json_t *j = ing_report_to_native(r);
-	assert_non_null(j);
+	size_t len = 0;
+	char *text = ing_report_to_native(r, &len);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
 	ing_batch *b2 = NULL;
 	ing_error err;
-	assert_int_equal(ing_parse_native_json(j, NULL, NULL, &b2, &err), 0);
+	assert_int_equal(ing_parse_native(text, len, NULL, NULL, &b2, &err), 0);
 	const ing_report *r2 = b2->entries[0].report;
 	assert_non_null(r2);
 	assert_string_equal(r2->report_id, "rt-1");
@@ -387,7 +431,7 @@ static void test_native_round_trip(void **state)
 	assert_true(r2->threads[0].main);
 	assert_int_equal(r2->nsamples, 1);
 	assert_int_equal(r2->samples[0].t_ms, 50);
-	json_decref(j);
+	free(text);
 	ing_batch_free(b2);
 	ing_batch_free(b);
 }

@@ -1,0 +1,124 @@
+/* test_jsonw.c — the JSON text writer prints what jansson prints for the
+ * same values, places commas itself, and writes hex and integers at their
+ * limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/jsonw.h"
+
+/* Every ASCII byte but NUL, a NUL in the middle, and UTF-8 beyond ASCII. */
+static size_t awkward_string(char *buf)
+{
+	size_t n = 0;
+	for (int c = 1; c < 128; c++)
+		buf[n++] = (char)c;
+	buf[n++] = '\0';
+	memcpy(buf + n, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9);
+	return n + 9;
+}
+
+static void test_matches_jansson(void **state)
+{
+	(void)state;
+	char s[160];
+	size_t slen = awkward_string(s);
+
+	cm_jw w = {0};
+	cm_jw_object(&w);
+	cm_jw_key(&w, "s");
+	cm_jw_stringn(&w, s, slen);
+	cm_jw_key(&w, "ints");
+	cm_jw_array(&w);
+	const int64_t ints[] = {0, 1, -1, 9, 10, -10, 1234567890123, INT64_MAX, INT64_MIN};
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		cm_jw_int(&w, ints[i]);
+	cm_jw_array_end(&w);
+	cm_jw_key(&w, "flags");
+	cm_jw_array(&w);
+	cm_jw_bool(&w, true);
+	cm_jw_bool(&w, false);
+	cm_jw_null(&w);
+	cm_jw_string(&w, NULL);
+	cm_jw_array(&w);
+	cm_jw_array_end(&w);
+	cm_jw_object(&w);
+	cm_jw_object_end(&w);
+	cm_jw_array_end(&w);
+	cm_jw_key(&w, "raw");
+	cm_jw_raw(&w, "{\"a\":[1,2]}", 11);
+	cm_jw_key(&w, "nested");
+	cm_jw_array(&w);
+	cm_jw_object(&w);
+	cm_jw_key(&w, "k");
+	cm_jw_string(&w, "v");
+	cm_jw_object_end(&w);
+	cm_jw_object(&w);
+	cm_jw_object_end(&w);
+	cm_jw_array_end(&w);
+	cm_jw_object_end(&w);
+	size_t len = 0;
+	char *got = cm_jw_finish(&w, &len);
+	assert_non_null(got);
+	assert_int_equal(strlen(got), len);
+
+	json_t *ints_j = json_array();
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+		json_array_append_new(ints_j, json_integer(ints[i]));
+	json_t *want_tree = json_pack(
+		"{s:s%,s:o,s:[b,b,n,n,[],{}],s:{s:[i,i]},s:[{s:s},{}]}", "s", s, slen, "ints",
+		ints_j, "flags", 1, 0, "raw", "a", 1, 2, "nested", "k", "v");
+	assert_non_null(want_tree);
+	char *want = json_dumps(want_tree, JSON_COMPACT);
+	assert_string_equal(got, want);
+	free(want);
+	json_decref(want_tree);
+	free(got);
+}
+
+static void test_hex(void **state)
+{
+	(void)state;
+	cm_jw w = {0};
+	cm_jw_array(&w);
+	cm_jw_hex(&w, 0);
+	cm_jw_hex(&w, 0x1a2b);
+	cm_jw_hex(&w, 0x100000000ull);
+	cm_jw_hex(&w, UINT64_MAX);
+	cm_jw_array_end(&w);
+	char *got = cm_jw_finish(&w, NULL);
+	assert_string_equal(got, "[\"0x0\",\"0x1a2b\",\"0x100000000\",\"0xffffffffffffffff\"]");
+	free(got);
+}
+
+/* A finished writer starts over empty; a top-level scalar needs no
+ * container. */
+static void test_finish_resets(void **state)
+{
+	(void)state;
+	cm_jw w = {0};
+	cm_jw_int(&w, 5);
+	char *a = cm_jw_finish(&w, NULL);
+	cm_jw_string(&w, "x");
+	char *b = cm_jw_finish(&w, NULL);
+	assert_string_equal(a, "5");
+	assert_string_equal(b, "\"x\"");
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_matches_jansson),
+		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_finish_resets),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "server/ingest_commit.h"
 #include "server/metrics.h"
@@ -40,9 +41,20 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static job *queue_head;
 static unsigned writing;
 
+/* True when BATCH's N jobs hold J's report_id already. */
+static bool holds_report(job *const *batch, size_t n, const job *j)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(batch[i]->row->report_id, j->row->report_id) == 0)
+			return true;
+	return false;
+}
+
 /* Moves the oldest job and the queued jobs of its app and policy version
- * (up to MAX_BATCH, oldest first) into BATCH. Called with LOCK held and
- * the queue not empty. */
+ * (up to MAX_BATCH, oldest first) into BATCH. A second report with the
+ * same report_id (a resend racing the first) waits for the next batch:
+ * ingest_reports decides each report before storing any, so it would
+ * count the pair twice. Called with LOCK held and the queue not empty. */
 static size_t take_batch(job **batch)
 {
 	const job *first = queue_head;
@@ -50,7 +62,8 @@ static size_t take_batch(job **batch)
 	size_t n = 0;
 	for (job **link = &queue_head; *link && n < MAX_BATCH;) {
 		job *j = *link;
-		if (j->app_id == app_id && j->row->config_version == version) {
+		if (j->app_id == app_id && j->row->config_version == version &&
+		    !holds_report(batch, n, j)) {
 			*link = j->next;
 			batch[n++] = j;
 		} else {

@@ -6,7 +6,7 @@
  * two processes). Instead, an HTTP thread hands its report in here and
  * waits: while a transaction is in flight, reports queue, and the next
  * one stores every queued report of the same app and policy version in one
- * call of ingest_reports (schema/008), which takes its locks in the one
+ * call of ingest_reports (schema/010), which takes its locks in the one
  * order every batch uses. Each caller returns only once its
  * report's transaction committed, so a 2xx still means stored. At low load
  * a report finds a writer free and goes alone, without waiting for

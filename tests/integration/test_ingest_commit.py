@@ -1,4 +1,4 @@
-"""Group commit (server/ingest_commit.c, schema/008): reports that arrive
+"""Group commit (server/ingest_commit.c, schema/008 and 010): reports that arrive
 while a transaction is in flight are stored together in the next one, with
 every per-report rule intact (quota, resends, counters), and a report the
 database refuses fails alone. A psql session holds user_quota locked so
@@ -116,7 +116,9 @@ def test_reports_queued_meanwhile_share_one_transaction(server, db, image):
     allow_everyone(server, app, daily_quota=3)
     stack = [image.by_function[1], image.by_function[2]]
     resent = fresh_id()
-    # Ten users once each, one user five times (quota 3), one report twice.
+    # Ten users once each, one user five times (quota 3), one report twice:
+    # its second copy waits for the transaction after (a batch never holds
+    # one report_id twice).
     rest = ([native(fresh_id(), image, stack, user=f"user-{i}") for i in range(10)]
             + [native(fresh_id(), image, stack, user="busy") for _ in range(5)]
             + [native(resent, image, stack, user="twice")] * 2)
@@ -127,7 +129,7 @@ def test_reports_queued_meanwhile_share_one_transaction(server, db, image):
         server, db, app, native(fresh_id(), image, stack, user="first"), rest)
 
     assert first.status == 202, first
-    assert metric(server, "stallscope_ingest_commits_total") == commits + 2
+    assert metric(server, "stallscope_ingest_commits_total") == commits + 3
     assert metric(server, "stallscope_ingest_commit_reports_total") == reports + 1 + len(rest)
     assert all(r.status == 202 for r in replies[:10]), replies[:10]
     assert sorted(r.status for r in replies[10:15]) == [202, 202, 202, 429, 429]
@@ -170,3 +172,39 @@ def test_a_report_the_database_refuses_fails_alone(server, db, image):
     assert all(r.status == 202 for r in others), others
     assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {app_id}") == "6"
     assert psql(db, f"SELECT reports FROM groups WHERE app_id = {app_id} AND level = 1") == "6"
+
+
+def test_a_resend_stored_meanwhile_by_another_transaction(server, db, image):
+    """The same report_id committed by a concurrent transaction (another
+    server, a resend under another user id) after this batch looked for it:
+    the key insert loses, and the report is the other's duplicate, counted
+    nowhere."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    stack = [image.by_function[1], image.by_function[2]]
+    rid = fresh_id()
+    other = subprocess.Popen([PSQL, db, "-v", "ON_ERROR_STOP=1", "-Aqt"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        other.stdin.write("BEGIN;\nINSERT INTO report_keys (app_id, report_id, id, received_day)"
+                          f" VALUES ({app_id}, '{rid}', nextval('report_ids'), current_date)"
+                          " RETURNING id;\n")
+        other.stdin.flush()
+        other_id = int(other.stdout.readline())
+        threads, replies = post_waiting(
+            server, app, [native(rid, image, stack, user="racer")],
+            lambda _: psql(db, "SELECT count(*) FROM pg_stat_activity"
+                               " WHERE wait_event_type = 'Lock'"
+                               " AND query LIKE '%ingest_reports%'") == "1")
+    finally:
+        _, err = other.communicate("COMMIT;\n", timeout=60)
+        assert other.returncode == 0, err
+    threads[0].join(60)
+
+    assert replies[0].status == 202, replies[0]
+    assert replies[0].json["accepted"] == [{"report_id": rid, "id": other_id}]
+    assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {app_id}") == "0"
+    assert psql(db, f"SELECT count(*) FROM groups WHERE app_id = {app_id}") == "0"
+    assert psql(db, f"SELECT count(*) FROM user_quota WHERE app_id = {app_id}") == "0"

@@ -219,8 +219,9 @@ char *srv_metrics_render(size_t *out_len)
 		"transactions stored or refused.\n"
 		"# TYPE stallscope_ingest_commit_reports_total counter\n"
 		"stallscope_ingest_commit_reports_total %" PRIu64 "\n"
-		"# HELP stallscope_ingest_queued_reports Reports waiting for a "
-		"commit.\n# TYPE stallscope_ingest_queued_reports gauge\n"
+		"# HELP stallscope_ingest_queued_reports Reports waiting for "
+		"their answer: queued or being stored.\n"
+		"# TYPE stallscope_ingest_queued_reports gauge\n"
 		"stallscope_ingest_queued_reports %ld\n",
 	    (uint64_t)atomic_load(&ingest_commits), (uint64_t)atomic_load(&ingest_committed),
 	    atomic_load(&ingest_queued));

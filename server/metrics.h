@@ -30,8 +30,8 @@ void srv_metrics_symcache_build(bool ok, double seconds);
 /* A group commit of REPORTS reports ended (server/ingest_commit.c). */
 void srv_metrics_ingest_commit(size_t reports);
 
-/* Reports waiting for a commit: DELTA +1 when one is queued, -N when a
- * batch of N is taken. */
+/* Reports waiting for their answer: DELTA +1 when one is queued, -N when
+ * N are answered. */
 void srv_metrics_ingest_queue(long delta);
 
 /* The exposition text (malloc'ed, caller frees) and its length; NULL when

@@ -67,6 +67,22 @@ int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
 		(cb), (cls))
 
 /*
+ * Runs CB(p, CLS) with a pooled connection in pipeline mode for STMT, the
+ * one statement the pipeline sends (prepared first). Whatever is still in
+ * flight when CB returns is read and dropped. Returns CB's result, or a
+ * negative st_status when no connection could be had.
+ */
+int st_run_pipeline(const st_stmt *stmt, st_pipe_cb cb, void *cls);
+
+/* Sends the pipeline's statement with PARAMS (borrowed for the call). 0, or
+ * a negative st_status (the pipeline is lost then). */
+int st_pipe_send(st_pipe *p, const st_param *params, size_t nparams);
+
+/* The result of the oldest statement in flight, rows to CB (may be NULL),
+ * as st_exec returns it. */
+int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls);
+
+/*
  * Runs SQL, which may hold several statements and no parameters, with the
  * simple-query protocol. Only for migrations: DDL cannot be prepared.
  */

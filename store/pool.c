@@ -351,6 +351,44 @@ static int collect(st_conn *c, PGresult *res, const char *label, st_row_cb cb,
 	}
 }
 
+/* PARAMS in libpq's form, into arrays of room ST_MAX_PARAMS; NUMS holds
+ * the text of integers. */
+typedef struct bound {
+	const char *values[ST_MAX_PARAMS];
+	int lengths[ST_MAX_PARAMS], formats[ST_MAX_PARAMS];
+	char nums[ST_MAX_PARAMS][24];
+} bound;
+
+static void bind(bound *b, const st_param *params, size_t nparams)
+{
+	for (size_t i = 0; i < nparams; i++) {
+		const st_param *p = &params[i];
+		b->values[i] = NULL;
+		b->lengths[i] = 0;
+		b->formats[i] = 0;
+		switch (p->kind) {
+		case ST_PARAM_NULL:
+			break;
+		case ST_PARAM_TEXT:
+			b->values[i] = p->data;
+			break;
+		case ST_PARAM_BYTES:
+			assert(p->len <= INT32_MAX);
+			b->values[i] = p->data;
+			b->lengths[i] = (int)p->len;
+			b->formats[i] = 1;
+			break;
+		case ST_PARAM_INT64:
+			snprintf(b->nums[i], sizeof b->nums[i], "%" PRId64, p->i64);
+			b->values[i] = b->nums[i];
+			break;
+		case ST_PARAM_BOOL:
+			b->values[i] = p->i64 ? "t" : "f";
+			break;
+		}
+	}
+}
+
 int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
 	    size_t nparams, st_row_cb cb, void *cls)
 {
@@ -358,37 +396,10 @@ int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
 	int rc = prepare(c, stmt);
 	if (rc < 0)
 		return rc;
-	const char *values[ST_MAX_PARAMS];
-	int lengths[ST_MAX_PARAMS], formats[ST_MAX_PARAMS];
-	char nums[ST_MAX_PARAMS][24];
-	for (size_t i = 0; i < nparams; i++) {
-		const st_param *p = &params[i];
-		values[i] = NULL;
-		lengths[i] = 0;
-		formats[i] = 0;
-		switch (p->kind) {
-		case ST_PARAM_NULL:
-			break;
-		case ST_PARAM_TEXT:
-			values[i] = p->data;
-			break;
-		case ST_PARAM_BYTES:
-			assert(p->len <= INT32_MAX);
-			values[i] = p->data;
-			lengths[i] = (int)p->len;
-			formats[i] = 1;
-			break;
-		case ST_PARAM_INT64:
-			snprintf(nums[i], sizeof nums[i], "%" PRId64, p->i64);
-			values[i] = nums[i];
-			break;
-		case ST_PARAM_BOOL:
-			values[i] = p->i64 ? "t" : "f";
-			break;
-		}
-	}
+	bound b;
+	bind(&b, params, nparams);
 	PGresult *res = PQexecPrepared(c->pg, stmt->name, (int)nparams,
-				       values, lengths, formats, 0);
+				       b.values, b.lengths, b.formats, 0);
 	rc = collect(c, res, stmt->name, cb, cls);
 	PQclear(res);
 	return rc;
@@ -464,6 +475,92 @@ int st_run_tx(const char *name, st_tx_cb cb, void *cls)
 int st_run_autocommit(const char *name, st_tx_cb cb, void *cls)
 {
 	return run(name, false, cb, cls);
+}
+
+/* ---- Pipelines ------------------------------------------------------------ */
+
+struct st_pipe {
+	st_conn *c;
+	const st_stmt *stmt;
+	size_t inflight;
+	bool lost; /* the session's state is unknown: results cannot be matched */
+};
+
+int st_run_pipeline(const st_stmt *stmt, st_pipe_cb cb, void *cls)
+{
+	st_conn *c;
+	int rc = acquire(&c);
+	if (rc < 0)
+		return rc;
+	rc = prepare(c, stmt);
+	if (rc >= 0 && PQenterPipelineMode(c->pg) != 1)
+		rc = fail(c, NULL, stmt->name);
+	if (rc >= 0) {
+		st_pipe p = {c, stmt, 0, false};
+		rc = cb(&p, cls);
+		while (p.inflight && !p.lost)
+			st_pipe_recv(&p, NULL, NULL);
+		if (p.lost || PQexitPipelineMode(c->pg) != 1)
+			c->broken = true;
+	}
+	release(c);
+	return rc;
+}
+
+int st_pipe_send(st_pipe *p, const st_param *params, size_t nparams)
+{
+	assert(nparams == (size_t)p->stmt->nparams && nparams <= ST_MAX_PARAMS);
+	if (p->lost)
+		return ST_SOFT_ERROR;
+	bound b;
+	bind(&b, params, nparams);
+	/* The Sync ends the statement's implicit transaction: each statement
+	 * commits on its own, as with st_run_autocommit. */
+	if (PQsendQueryPrepared(p->c->pg, p->stmt->name, (int)nparams, b.values, b.lengths,
+				b.formats, 0) != 1 ||
+	    PQpipelineSync(p->c->pg) != 1) {
+		p->lost = true;
+		return fail(p->c, NULL, p->stmt->name);
+	}
+	p->inflight++;
+	return 0;
+}
+
+int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls)
+{
+	assert(p->inflight > 0);
+	p->inflight--;
+	if (p->lost)
+		return ST_SOFT_ERROR;
+	/* The statement's result, NULL, then the Sync's PGRES_PIPELINE_SYNC.
+	 * A second NULL in a row means libpq has nothing more coming. */
+	int rc = ST_HARD_ERROR, nulls = 0;
+	bool answered = false;
+	for (;;) {
+		PGresult *res = PQgetResult(p->c->pg);
+		if (!res) {
+			if (++nulls < 2 && PQstatus(p->c->pg) == CONNECTION_OK)
+				continue;
+			p->lost = true;
+			return fail(p->c, NULL, p->stmt->name);
+		}
+		nulls = 0;
+		ExecStatusType status = PQresultStatus(res);
+		if (status == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			return answered ? rc : ST_HARD_ERROR;
+		}
+		if (!answered) {
+			rc = collect(p->c, res, p->stmt->name, cb, cls);
+			answered = true;
+		}
+		PQclear(res);
+	}
+}
+
+bool st_pipe_lost(const st_pipe *p)
+{
+	return p->lost;
 }
 
 static int ping_tx(st_conn *c, void *cls)

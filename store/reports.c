@@ -104,20 +104,35 @@ static char *report_meta(const st_new_report *r)
 	return cm_jw_finish(&w, NULL);
 }
 
-int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *rows, size_t n,
-		     st_ingest_outcome *outcomes, int64_t *ids)
+static const st_stmt ingest_stmt = {
+	"reports_ingest",
+	"SELECT outcome, report FROM ingest_reports($1, $2, $3::text[], $4::text[],"
+	" $5::text[], $6::text[], $7::text[], $8::text[])",
+	8};
+
+/* One call of ingest_reports, encoded: PARAMS point into ARRAYS. */
+enum { META, FRAMES1, FRAMES2, WAITS, RAW, SYMBOLIZED, NCOLUMNS };
+typedef struct ingest_call {
+	cm_buf arrays[NCOLUMNS];
+	st_param params[8];
+} ingest_call;
+
+static void ingest_call_free(ingest_call *call)
 {
-	static const st_stmt q = {
-		"reports_ingest",
-		"SELECT outcome, report FROM ingest_reports($1, $2, $3::text[], $4::text[],"
-		" $5::text[], $6::text[], $7::text[], $8::text[])",
-		8};
-	enum { META, FRAMES1, FRAMES2, WAITS, RAW, SYMBOLIZED, NCOLUMNS };
+	for (size_t col = 0; col < NCOLUMNS; col++)
+		free(call->arrays[col].data);
+}
+
+/* 0, or ST_HARD_ERROR (out of memory, rows of different policy versions);
+ * free CALL either way. */
+static int ingest_call_make(ingest_call *call, int64_t app_id, const st_new_report *const *rows,
+			    size_t n)
+{
+	memset(call, 0, sizeof *call);
 	if (n == 0 || n > INT32_MAX)
-		return n == 0 ? ST_NO_RESULTS : ST_HARD_ERROR;
+		return ST_HARD_ERROR;
 	const char **columns = calloc(NCOLUMNS * n, sizeof *columns);
 	char **metas = calloc(n, sizeof *metas);
-	cm_buf arrays[NCOLUMNS] = {{0}};
 	int rc = columns && metas ? 0 : ST_HARD_ERROR;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		const st_new_report *r = rows[i];
@@ -133,30 +148,59 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *row
 		columns[SYMBOLIZED * n + i] = r->symbolized;
 	}
 	for (size_t col = 0; rc == 0 && col < NCOLUMNS; col++) {
-		wire_text_array(&arrays[col], columns + col * n, n);
-		if (arrays[col].failed)
-			rc = ST_HARD_ERROR;
-	}
-	if (rc == 0) {
-		ingest_answers out = {outcomes, ids, n, 0};
-		rc = ST_EXEC(c, &q, read_outcome, &out, ST_INT64(app_id),
-			     ST_INT64(rows[0]->config_version),
-			     ST_BYTES(arrays[META].data, arrays[META].len),
-			     ST_BYTES(arrays[FRAMES1].data, arrays[FRAMES1].len),
-			     ST_BYTES(arrays[FRAMES2].data, arrays[FRAMES2].len),
-			     ST_BYTES(arrays[WAITS].data, arrays[WAITS].len),
-			     ST_BYTES(arrays[RAW].data, arrays[RAW].len),
-			     ST_BYTES(arrays[SYMBOLIZED].data, arrays[SYMBOLIZED].len));
-		if (rc >= 0 && out.got != n)
+		wire_text_array(&call->arrays[col], columns + col * n, n);
+		if (call->arrays[col].failed)
 			rc = ST_HARD_ERROR;
 	}
 	for (size_t i = 0; metas && i < n; i++)
 		free(metas[i]);
 	free(metas);
 	free(columns);
-	for (size_t col = 0; col < NCOLUMNS; col++)
-		free(arrays[col].data);
+	if (rc == 0) {
+		call->params[0] = ST_INT64(app_id);
+		call->params[1] = ST_INT64(rows[0]->config_version);
+		for (size_t col = 0; col < NCOLUMNS; col++)
+			call->params[2 + col] = ST_BYTES(call->arrays[col].data, call->arrays[col].len);
+	}
 	return rc;
+}
+
+int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *rows, size_t n,
+		     st_ingest_outcome *outcomes, int64_t *ids)
+{
+	ingest_call call;
+	int rc = ingest_call_make(&call, app_id, rows, n);
+	if (rc == 0) {
+		ingest_answers out = {outcomes, ids, n, 0};
+		rc = st_exec(c, &ingest_stmt, call.params, 8, read_outcome, &out);
+		if (rc >= 0 && out.got != n)
+			rc = ST_HARD_ERROR;
+	}
+	ingest_call_free(&call);
+	return rc;
+}
+
+int st_report_ingest_pipeline(st_pipe_cb cb, void *cls)
+{
+	return st_run_pipeline(&ingest_stmt, cb, cls);
+}
+
+int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows,
+			  size_t n)
+{
+	ingest_call call;
+	int rc = ingest_call_make(&call, app_id, rows, n);
+	if (rc == 0)
+		rc = st_pipe_send(p, call.params, 8);
+	ingest_call_free(&call);
+	return rc;
+}
+
+int st_report_ingest_recv(st_pipe *p, size_t n, st_ingest_outcome *outcomes, int64_t *ids)
+{
+	ingest_answers out = {outcomes, ids, n, 0};
+	int rc = st_pipe_recv(p, read_outcome, &out);
+	return rc >= 0 && out.got != n ? ST_HARD_ERROR : rc;
 }
 
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,

@@ -101,7 +101,7 @@ typedef enum st_ingest_outcome {
 
 /*
  * Stores the N reports ROWS of APP_ID, all made under the same
- * config_version, as one statement (schema/008: ingest_reports): per
+ * config_version, as one statement (schema/010: ingest_reports): per
  * report the idempotency key, whitelist, sampling and quota, the row in its
  * day partition, its waits and both groups' counters. Returns N with
  * OUTCOMES[i] (and IDS[i] for stored and duplicate) per report, or a
@@ -111,6 +111,19 @@ typedef enum st_ingest_outcome {
  */
 int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *rows, size_t n,
 		     st_ingest_outcome *outcomes, int64_t *ids);
+
+/*
+ * The same through a pipeline (store.h: st_pipe), so the database finds
+ * the next batch waiting when it commits one: st_report_ingest_pipeline
+ * runs CB with a pipeline for ingest_reports; in it, st_report_ingest_send
+ * sends a batch (0 or a negative st_status) and st_report_ingest_recv
+ * reads the answer to the oldest batch sent, of N reports, as
+ * st_report_ingest returns it. ROWS are only read during the send.
+ */
+int st_report_ingest_pipeline(st_pipe_cb cb, void *cls);
+int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows,
+			  size_t n);
+int st_report_ingest_recv(st_pipe *p, size_t n, st_ingest_outcome *outcomes, int64_t *ids);
 
 /* Replaces the symbolization of report ID (reprocessing). */
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,

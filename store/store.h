@@ -69,6 +69,23 @@ int st_run_tx(const char *name, st_tx_cb cb, void *cls);
  */
 int st_run_autocommit(const char *name, st_tx_cb cb, void *cls);
 
+/*
+ * A pooled connection in libpq's pipeline mode: statements are sent before
+ * the results of those before them are read, so the database never waits
+ * for the client between two. Each statement is a transaction of its own,
+ * as with st_run_autocommit. The statements a pipeline runs are the
+ * store's own (see e.g. st_report_ingest_pipeline).
+ */
+typedef struct st_pipe st_pipe;
+
+/* A pipeline's body: sends and receives, and returns once nothing is in
+ * flight (what it returns is passed through). */
+typedef int (*st_pipe_cb)(st_pipe *p, void *cls);
+
+/* True once P's connection failed: the results of statements in flight
+ * are lost, and whether they committed is unknown. */
+bool st_pipe_lost(const st_pipe *p);
+
 /* Round-trips to the database: 1 when it answers, a negative st_status not. */
 int st_ping(void);
 

@@ -24,7 +24,7 @@ typedef struct st_stmt {
 	int nparams;
 } st_stmt;
 
-#define ST_MAX_PARAMS 16
+#define ST_MAX_PARAMS 32
 
 typedef enum st_param_kind {
 	ST_PARAM_NULL,

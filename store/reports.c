@@ -3,11 +3,12 @@
  * rows, their waits for symbols, group counters and retention. See
  * reports.h and docs/STORAGE.md.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/buf.h"
-#include "common/jsonw.h"
 #include "store/internal.h"
 #include "store/reports.h"
 
@@ -50,17 +51,25 @@ static void wire_int32(cm_buf *w, uint32_t v)
 	cm_buf_put(w, b, sizeof b);
 }
 
-/* ITEMS[0..N) as a one-dimensional text[] in array_recv's form: the JSON
- * inside needs no quoting or escaping, unlike in the text form. */
+/* ITEMS[0..N) (NULL items are SQL NULLs) as a one-dimensional text[] in
+ * array_recv's form: the JSON inside needs no quoting or escaping, unlike
+ * in the text form. */
 #define TEXT_OID 25u
 static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
 {
-	wire_int32(w, 1);	/* dimensions */
-	wire_int32(w, 0);	/* no NULLs */
+	bool nulls = false;
+	for (size_t i = 0; i < n; i++)
+		nulls = nulls || !items[i];
+	wire_int32(w, 1);	 /* dimensions */
+	wire_int32(w, nulls);	 /* has NULLs */
 	wire_int32(w, TEXT_OID); /* element type */
 	wire_int32(w, (uint32_t)n);
 	wire_int32(w, 1); /* lower bound */
 	for (size_t i = 0; i < n; i++) {
+		if (!items[i]) {
+			wire_int32(w, UINT32_MAX); /* length -1: NULL */
+			continue;
+		}
 		size_t len = strlen(items[i]);
 		if (len > INT32_MAX) {
 			w->failed = true;
@@ -71,56 +80,73 @@ static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
 	}
 }
 
-/* The metadata of R as the JSON object ingest_reports reads. */
-static char *report_meta(const st_new_report *r)
-{
-	cm_jw w = {0};
-	cm_jw_object(&w);
-	const struct {
-		const char *key, *value;
-	} text[] = {
-		{"report_id", r->report_id}, {"user_id", r->user_id}, {"kind", r->kind},
-		{"source", r->source}, {"key1", r->key1}, {"key2", r->key2},
-		{"day", r->received_day}, {"at", r->received_at},
-		{"app_version", r->app_version}, {"build", r->build},
-		{"os", r->os}, {"os_version", r->os_version},
-		{"os_build", r->os_build}, {"device", r->device},
-		{"client_timestamp", r->client_timestamp},
-	};
-	for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
-		if (text[i].value) {
-			cm_jw_key(&w, text[i].key);
-			cm_jw_string(&w, text[i].value);
-		}
-	cm_jw_key(&w, "pending");
-	cm_jw_bool(&w, r->pending);
-	cm_jw_key(&w, "sampled");
-	cm_jw_bool(&w, r->sampled);
-	if (r->duration_ms >= 0) {
-		cm_jw_key(&w, "duration_ms");
-		cm_jw_int(&w, r->duration_ms);
-	}
-	cm_jw_object_end(&w);
-	return cm_jw_finish(&w, NULL);
-}
+/* The arrays ingest_reports takes after (app, policy version), in order;
+ * all are sent as text[], those of other types cast by the statement. */
+enum {
+	C_REPORT_ID, C_USER_ID, C_DAY, C_AT, C_SAMPLED, C_KIND, C_SOURCE, C_APP_VERSION,
+	C_BUILD, C_OS, C_OS_VERSION, C_OS_BUILD, C_DEVICE, C_CLIENT_TIMESTAMP, C_DURATION,
+	C_KEY1, C_KEY2, C_PENDING, C_FRAMES1, C_FRAMES2, C_WAITS, C_RAW, C_SYMBOLIZED,
+	NCOLUMNS
+};
 
 static const st_stmt ingest_stmt = {
 	"reports_ingest",
 	"SELECT outcome, report FROM ingest_reports($1, $2, $3::text[], $4::text[],"
-	" $5::text[], $6::text[], $7::text[], $8::text[])",
-	8};
+	" $5::text[]::date[], $6::text[]::timestamptz[], $7::text[]::boolean[], $8::text[],"
+	" $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],"
+	" $15::text[], $16::text[], $17::text[]::bigint[], $18::text[], $19::text[],"
+	" $20::text[]::boolean[], $21::text[], $22::text[], $23::text[], $24::text[],"
+	" $25::text[])",
+	2 + NCOLUMNS};
 
 /* One call of ingest_reports, encoded: PARAMS point into ARRAYS. */
-enum { META, FRAMES1, FRAMES2, WAITS, RAW, SYMBOLIZED, NCOLUMNS };
 typedef struct ingest_call {
 	cm_buf arrays[NCOLUMNS];
-	st_param params[8];
+	char (*durations)[24];
+	st_param params[2 + NCOLUMNS];
 } ingest_call;
 
 static void ingest_call_free(ingest_call *call)
 {
 	for (size_t col = 0; col < NCOLUMNS; col++)
 		free(call->arrays[col].data);
+	free(call->durations);
+}
+
+/* Column COL of R as text, NULL for SQL NULL; DURATION is room for the
+ * number. */
+static const char *column_text(const st_new_report *r, size_t col, char duration[24])
+{
+	switch (col) {
+	case C_REPORT_ID: return r->report_id;
+	case C_USER_ID: return r->user_id;
+	case C_DAY: return r->received_day;
+	case C_AT: return r->received_at;
+	case C_SAMPLED: return r->sampled ? "t" : "f";
+	case C_KIND: return r->kind;
+	case C_SOURCE: return r->source;
+	case C_APP_VERSION: return r->app_version;
+	case C_BUILD: return r->build;
+	case C_OS: return r->os;
+	case C_OS_VERSION: return r->os_version;
+	case C_OS_BUILD: return r->os_build;
+	case C_DEVICE: return r->device;
+	case C_CLIENT_TIMESTAMP: return r->client_timestamp;
+	case C_DURATION:
+		if (r->duration_ms < 0)
+			return NULL;
+		snprintf(duration, 24, "%" PRId64, r->duration_ms);
+		return duration;
+	case C_KEY1: return r->key1;
+	case C_KEY2: return r->key2;
+	case C_PENDING: return r->pending ? "t" : "f";
+	case C_FRAMES1: return r->frames1;
+	case C_FRAMES2: return r->frames2;
+	case C_WAITS: return r->waits;
+	case C_RAW: return r->raw;
+	case C_SYMBOLIZED: return r->symbolized;
+	}
+	return NULL;
 }
 
 /* 0, or ST_HARD_ERROR (out of memory, rows of different policy versions);
@@ -131,37 +157,23 @@ static int ingest_call_make(ingest_call *call, int64_t app_id, const st_new_repo
 	memset(call, 0, sizeof *call);
 	if (n == 0 || n > INT32_MAX)
 		return ST_HARD_ERROR;
-	const char **columns = calloc(NCOLUMNS * n, sizeof *columns);
-	char **metas = calloc(n, sizeof *metas);
-	int rc = columns && metas ? 0 : ST_HARD_ERROR;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const st_new_report *r = rows[i];
-		if (r->config_version != rows[0]->config_version || !(metas[i] = report_meta(r))) {
+	const char **items = calloc(n, sizeof *items);
+	call->durations = calloc(n, sizeof *call->durations);
+	int rc = items && call->durations ? 0 : ST_HARD_ERROR;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (rows[i]->config_version != rows[0]->config_version)
 			rc = ST_HARD_ERROR;
-			break;
-		}
-		columns[META * n + i] = metas[i];
-		columns[FRAMES1 * n + i] = r->frames1;
-		columns[FRAMES2 * n + i] = r->frames2;
-		columns[WAITS * n + i] = r->waits;
-		columns[RAW * n + i] = r->raw;
-		columns[SYMBOLIZED * n + i] = r->symbolized;
-	}
 	for (size_t col = 0; rc == 0 && col < NCOLUMNS; col++) {
-		wire_text_array(&call->arrays[col], columns + col * n, n);
+		for (size_t i = 0; i < n; i++)
+			items[i] = column_text(rows[i], col, call->durations[i]);
+		wire_text_array(&call->arrays[col], items, n);
 		if (call->arrays[col].failed)
 			rc = ST_HARD_ERROR;
+		call->params[2 + col] = ST_BYTES(call->arrays[col].data, call->arrays[col].len);
 	}
-	for (size_t i = 0; metas && i < n; i++)
-		free(metas[i]);
-	free(metas);
-	free(columns);
-	if (rc == 0) {
-		call->params[0] = ST_INT64(app_id);
-		call->params[1] = ST_INT64(rows[0]->config_version);
-		for (size_t col = 0; col < NCOLUMNS; col++)
-			call->params[2 + col] = ST_BYTES(call->arrays[col].data, call->arrays[col].len);
-	}
+	free(items);
+	call->params[0] = ST_INT64(app_id);
+	call->params[1] = ST_INT64(rows[0]->config_version);
 	return rc;
 }
 
@@ -172,7 +184,7 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *row
 	int rc = ingest_call_make(&call, app_id, rows, n);
 	if (rc == 0) {
 		ingest_answers out = {outcomes, ids, n, 0};
-		rc = st_exec(c, &ingest_stmt, call.params, 8, read_outcome, &out);
+		rc = st_exec(c, &ingest_stmt, call.params, 2 + NCOLUMNS, read_outcome, &out);
 		if (rc >= 0 && out.got != n)
 			rc = ST_HARD_ERROR;
 	}
@@ -191,7 +203,7 @@ int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const
 	ingest_call call;
 	int rc = ingest_call_make(&call, app_id, rows, n);
 	if (rc == 0)
-		rc = st_pipe_send(p, call.params, 8);
+		rc = st_pipe_send(p, call.params, 2 + NCOLUMNS);
 	ingest_call_free(&call);
 	return rc;
 }

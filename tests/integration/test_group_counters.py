@@ -1,5 +1,5 @@
 """Distinct users per group stay exact when two transactions of one user
-overlap: ingest_reports (schema/008) and move_report (schema/009) take the
+overlap: ingest_reports (schema/010) and move_report (schema/009) take the
 user's lock before asking group_daily whether the user is new to a group or
 leaves it. Driven through psql so the overlap is certain: the first
 transaction holds its rows uncommitted while the second counts."""
@@ -21,15 +21,17 @@ def psql(url, sql):
 
 def ingest_sql(app_id, version, app_version):
     """One report of USER in groups k1/k2, as the server stores it."""
-    meta = (f"jsonb_build_object('report_id', '{app_version}-' || md5(random()::text),"
-            f" 'user_id', '{USER}', 'kind', 'stall', 'source', 'native', 'key1', 'k1',"
-            f" 'key2', 'k2', 'pending', false, 'day', current_date, 'at', now(),"
-            f" 'sampled', true, 'app_version', '{app_version}', 'os_version', '17.2',"
-            f" 'device', 'iPhone14,2')::text")
-    one = lambda value: f"ARRAY['{value}']"
-    return (f"SELECT outcome FROM ingest_reports({app_id}, {version}, ARRAY[{meta}],"
-            f" {one(json.dumps(['a']))}, {one(json.dumps(['a', 'b']))}, {one('[]')},"
-            f" {one('{}')}, {one('{}')})")
+    one = lambda value, cast="text": f"ARRAY[{value}]::{cast}[]"
+    text = lambda value: one("'" + value.replace("'", "''") + "'")
+    null = one("NULL")
+    return (f"SELECT outcome FROM ingest_reports({app_id}, {version},"
+            f" {one(repr(app_version + '-') + ' || md5(random()::text)')}, {text(USER)},"
+            f" {one('current_date', 'date')}, {one('now()', 'timestamptz')},"
+            f" {one('true', 'boolean')}, {text('stall')}, {text('native')},"
+            f" {text(app_version)}, {null}, {null}, {text('17.2')}, {null},"
+            f" {text('iPhone14,2')}, {null}, {one('NULL', 'bigint')}, {text('k1')},"
+            f" {text('k2')}, {one('false', 'boolean')}, {text(json.dumps(['a']))},"
+            f" {text(json.dumps(['a', 'b']))}, {text('[]')}, {text('{}')}, {text('{}')})")
 
 
 def move_sql(app_id, app_version):

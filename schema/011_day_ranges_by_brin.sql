@@ -13,8 +13,8 @@
 -- the primary keys are the only choice. Rows arrive day after day, so a
 -- BRIN on the day narrows a day range to the pages holding it, which is
 -- what the date-filtered group lists and retention ask; and it costs an
--- insert nothing but an occasional summary, where each B-tree took an
--- index entry per row (three per report).
+-- insert next to nothing, where each B-tree took an index entry per row
+-- (three per report).
 
 DROP INDEX group_daily_day_idx;
 CREATE INDEX group_daily_day_brin ON group_daily USING brin (day)

@@ -134,9 +134,7 @@ static void put_value(cm_buf *t, const json_t *v, size_t depth)
 		cm_buf_put(t, "]", 1);
 		break;
 	}
-	case JSON_STRING:
-		cm_json_put_string(t, json_string_value(v), json_string_length(v));
-		break;
+	case JSON_STRING: cm_json_put_string(t, json_string_value(v), json_string_length(v)); break;
 	case JSON_INTEGER: {
 		int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 		cm_buf_put(t, num, (size_t)n);

@@ -285,13 +285,13 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 
 /* STACK's frames, as a JSON array to W unless W is NULL; GFRAMES (may be
  * NULL) receives one grouping frame per stack frame. */
-static int stack_visit(ctx *c, const ing_stack *stack, ing_gframe *gframes, bool count,
-		       cm_jw *w)
+static int stack_visit(ctx *c, const ing_stack *stack, ing_gframe *gframes, bool count, cm_jw *w)
 {
 	if (w)
 		cm_jw_array(w);
 	for (size_t k = 0; k < stack->nframes; k++)
-		if (frame_visit(c, &stack->frames[k], k, gframes ? &gframes[k] : NULL, count, w) != 0)
+		if (frame_visit(c, &stack->frames[k], k, gframes ? &gframes[k] : NULL, count, w) !=
+		    0)
 			return -1;
 	if (w)
 		cm_jw_array_end(w);

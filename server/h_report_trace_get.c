@@ -129,8 +129,8 @@ static const json_t *stack_frames(const json_t *threads, const json_t *stack)
 {
 	const json_t *thread = json_object_get(stack, "thread");
 	if (json_is_integer(thread))
-		return json_object_get(
-			json_array_get(threads, (size_t)json_integer_value(thread)), "frames");
+		return json_object_get(json_array_get(threads, (size_t)json_integer_value(thread)),
+				       "frames");
 	return json_object_get(stack, "frames");
 }
 

@@ -211,18 +211,19 @@ char *srv_metrics_render(size_t *out_len)
 	    (uint64_t)atomic_load(&symcaches[1]),
 	    (uint64_t)atomic_load(&symcaches[0]),
 	    (double)atomic_load(&symcache_micros) / 1e6);
-	put(&b, "# HELP stallscope_ingest_commits_total Transactions that stored "
-		"ingested reports (each stores the reports queued meanwhile).\n"
-		"# TYPE stallscope_ingest_commits_total counter\n"
-		"stallscope_ingest_commits_total %" PRIu64 "\n"
-		"# HELP stallscope_ingest_commit_reports_total Reports those "
-		"transactions stored or refused.\n"
-		"# TYPE stallscope_ingest_commit_reports_total counter\n"
-		"stallscope_ingest_commit_reports_total %" PRIu64 "\n"
-		"# HELP stallscope_ingest_queued_reports Reports waiting for "
-		"their answer: queued or being stored.\n"
-		"# TYPE stallscope_ingest_queued_reports gauge\n"
-		"stallscope_ingest_queued_reports %ld\n",
+	put(&b,
+	    "# HELP stallscope_ingest_commits_total Transactions that stored "
+	    "ingested reports (each stores the reports queued meanwhile).\n"
+	    "# TYPE stallscope_ingest_commits_total counter\n"
+	    "stallscope_ingest_commits_total %" PRIu64 "\n"
+	    "# HELP stallscope_ingest_commit_reports_total Reports those "
+	    "transactions stored or refused.\n"
+	    "# TYPE stallscope_ingest_commit_reports_total counter\n"
+	    "stallscope_ingest_commit_reports_total %" PRIu64 "\n"
+	    "# HELP stallscope_ingest_queued_reports Reports waiting for "
+	    "their answer: queued or being stored.\n"
+	    "# TYPE stallscope_ingest_queued_reports gauge\n"
+	    "stallscope_ingest_queued_reports %ld\n",
 	    (uint64_t)atomic_load(&ingest_commits), (uint64_t)atomic_load(&ingest_committed),
 	    atomic_load(&ingest_queued));
 	st_pool_stats pool;

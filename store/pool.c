@@ -369,9 +369,7 @@ static void bind(bound *b, const st_param *params, size_t nparams)
 		switch (p->kind) {
 		case ST_PARAM_NULL:
 			break;
-		case ST_PARAM_TEXT:
-			b->values[i] = p->data;
-			break;
+		case ST_PARAM_TEXT: b->values[i] = p->data; break;
 		case ST_PARAM_BYTES:
 			assert(p->len <= INT32_MAX);
 			b->values[i] = p->data;
@@ -382,15 +380,13 @@ static void bind(bound *b, const st_param *params, size_t nparams)
 			snprintf(b->nums[i], sizeof b->nums[i], "%" PRId64, p->i64);
 			b->values[i] = b->nums[i];
 			break;
-		case ST_PARAM_BOOL:
-			b->values[i] = p->i64 ? "t" : "f";
-			break;
+		case ST_PARAM_BOOL: b->values[i] = p->i64 ? "t" : "f"; break;
 		}
 	}
 }
 
-int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
-	    size_t nparams, st_row_cb cb, void *cls)
+int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params, size_t nparams, st_row_cb cb,
+	    void *cls)
 {
 	assert(nparams == (size_t)stmt->nparams && nparams <= ST_MAX_PARAMS);
 	int rc = prepare(c, stmt);
@@ -398,8 +394,8 @@ int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
 		return rc;
 	bound b;
 	bind(&b, params, nparams);
-	PGresult *res = PQexecPrepared(c->pg, stmt->name, (int)nparams,
-				       b.values, b.lengths, b.formats, 0);
+	PGresult *res =
+		PQexecPrepared(c->pg, stmt->name, (int)nparams, b.values, b.lengths, b.formats, 0);
 	rc = collect(c, res, stmt->name, cb, cls);
 	PQclear(res);
 	return rc;

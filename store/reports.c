@@ -83,9 +83,29 @@ static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
 /* The arrays ingest_reports takes after (app, policy version), in order;
  * all are sent as text[], those of other types cast by the statement. */
 enum {
-	C_REPORT_ID, C_USER_ID, C_DAY, C_AT, C_SAMPLED, C_KIND, C_SOURCE, C_APP_VERSION,
-	C_BUILD, C_OS, C_OS_VERSION, C_OS_BUILD, C_DEVICE, C_CLIENT_TIMESTAMP, C_DURATION,
-	C_KEY1, C_KEY2, C_PENDING, C_FRAMES1, C_FRAMES2, C_WAITS, C_RAW, C_SYMBOLIZED,
+	C_REPORT_ID,
+	C_USER_ID,
+	C_DAY,
+	C_AT,
+	C_SAMPLED,
+	C_KIND,
+	C_SOURCE,
+	C_APP_VERSION,
+	C_BUILD,
+	C_OS,
+	C_OS_VERSION,
+	C_OS_BUILD,
+	C_DEVICE,
+	C_CLIENT_TIMESTAMP,
+	C_DURATION,
+	C_KEY1,
+	C_KEY2,
+	C_PENDING,
+	C_FRAMES1,
+	C_FRAMES2,
+	C_WAITS,
+	C_RAW,
+	C_SYMBOLIZED,
 	NCOLUMNS
 };
 
@@ -197,8 +217,7 @@ int st_report_ingest_pipeline(st_pipe_cb cb, void *cls)
 	return st_run_pipeline(&ingest_stmt, cb, cls);
 }
 
-int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows,
-			  size_t n)
+int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows, size_t n)
 {
 	ingest_call call;
 	int rc = ingest_call_make(&call, app_id, rows, n);

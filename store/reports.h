@@ -121,8 +121,7 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *row
  * st_report_ingest returns it. ROWS are only read during the send.
  */
 int st_report_ingest_pipeline(st_pipe_cb cb, void *cls);
-int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows,
-			  size_t n);
+int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows, size_t n);
 int st_report_ingest_recv(st_pipe *p, size_t n, st_ingest_outcome *outcomes, int64_t *ids);
 
 /* Replaces the symbolization of report ID (reprocessing). */

@@ -71,9 +71,9 @@ static void test_matches_jansson(void **state)
 	json_t *ints_j = json_array();
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
 		json_array_append_new(ints_j, json_integer(ints[i]));
-	json_t *want_tree = json_pack(
-		"{s:s%,s:o,s:[b,b,n,n,[],{}],s:{s:[i,i]},s:[{s:s},{}]}", "s", s, slen, "ints",
-		ints_j, "flags", 1, 0, "raw", "a", 1, 2, "nested", "k", "v");
+	json_t *want_tree =
+		json_pack("{s:s%,s:o,s:[b,b,n,n,[],{}],s:{s:[i,i]},s:[{s:s},{}]}", "s", s, slen,
+			  "ints", ints_j, "flags", 1, 0, "raw", "a", 1, 2, "nested", "k", "v");
 	assert_non_null(want_tree);
 	char *want = json_dumps(want_tree, JSON_COMPACT);
 	assert_string_equal(got, want);

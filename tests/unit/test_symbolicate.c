@@ -342,7 +342,7 @@ static void test_batch_shares_lookups(void **state)
 		ing_symbolized s;
 		assert_int_equal(ing_symbolicate(b->entries[i].report, imgs, NULL, memo, b->arena, &s),
 				 0);
-	parsed ps = parse_symbolized(&s);
+		parsed ps = parse_symbolized(&s);
 		after[i] = ing_memo_size(memo);
 		json_t *frames = json_object_get(json_array_get(ps.threads, 0), "frames");
 		if (i < 2) {
@@ -359,7 +359,7 @@ static void test_batch_shares_lookups(void **state)
 			assert_string_equal(jstr(f, "function"), want[0].function);
 		}
 		parsed_free(&ps);
-	ing_symbolized_clear(&s);
+		ing_symbolized_clear(&s);
 	}
 	assert_int_equal(after[0], 2);
 	assert_int_equal(after[1], 2);

@@ -4,7 +4,7 @@
  * of its own reading it.
  *
  * A cached policy is never trusted alone: the report is stored under the
- * version it was made with, and ingest_reports (schema/008) answers stale
+ * version it was made with, and ingest_reports (schema/010) answers stale
  * when the row has changed since; the caller then takes the policy from
  * srv_policy_refresh and makes the report again. So a change committed by
  * any server applies to the very next report.

@@ -7,7 +7,7 @@
 
 #include "common/buf.h"
 
-void cm_buf_put(cm_buf *b, const void *p, size_t n)
+void cm_buf_put_grow(cm_buf *b, const void *p, size_t n)
 {
 	if (b->failed || n == 0)
 		return;

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct cm_buf {
 	char *data;
@@ -18,7 +19,21 @@ typedef struct cm_buf {
 	bool failed;
 } cm_buf;
 
-/* Appends N bytes of P; after a failure, nothing. */
-void cm_buf_put(cm_buf *b, const void *p, size_t n);
+/* cm_buf_put when B lacks room or has failed: grows B, or marks it failed. */
+void cm_buf_put_grow(cm_buf *b, const void *p, size_t n);
+
+/* Appends N bytes of P; after a failure, nothing. Inline: JSON writers
+ * append a few bytes at a time, and a call per piece was most of their
+ * cost. */
+static inline void cm_buf_put(cm_buf *b, const void *p, size_t n)
+{
+	if (!b->failed && b->cap - b->len >= n) {
+		if (n)
+			memcpy(b->data + b->len, p, n);
+		b->len += n;
+		return;
+	}
+	cm_buf_put_grow(b, p, n);
+}
 
 #endif

@@ -108,6 +108,14 @@ void cm_jw_string(cm_jw *w, const char *s)
 		cm_jw_null(w);
 }
 
+void cm_jw_optional_string(cm_jw *w, const char *key, const char *s)
+{
+	if (!s)
+		return;
+	cm_jw_key(w, key);
+	cm_jw_string(w, s);
+}
+
 void cm_jw_int(cm_jw *w, int64_t v)
 {
 	char digits[24];
@@ -147,6 +155,12 @@ void cm_jw_bool(cm_jw *w, bool v)
 void cm_jw_null(cm_jw *w)
 {
 	cm_jw_raw(w, "null", 4);
+}
+
+void cm_jw_line_end(cm_jw *w)
+{
+	cm_buf_put(&w->buf, "\n", 1);
+	w->comma = false;
 }
 
 char *cm_jw_finish(cm_jw *w, size_t *len)

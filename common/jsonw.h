@@ -39,6 +39,8 @@ void cm_jw_key(cm_jw *w, const char *key);
 /* S as a string, escaped; NULL writes null. */
 void cm_jw_string(cm_jw *w, const char *s);
 void cm_jw_stringn(cm_jw *w, const char *s, size_t n);
+/* KEY and S, or nothing when S is NULL: a member left out when unknown. */
+void cm_jw_optional_string(cm_jw *w, const char *key, const char *s);
 void cm_jw_int(cm_jw *w, int64_t v);
 /* V as the string "0x…" (lowercase, no leading zeros). */
 void cm_jw_hex(cm_jw *w, uint64_t v);
@@ -46,6 +48,10 @@ void cm_jw_bool(cm_jw *w, bool v);
 void cm_jw_null(cm_jw *w);
 /* N bytes of JSON text written as one value (the caller vouches for it). */
 void cm_jw_raw(cm_jw *w, const char *json, size_t n);
+
+/* Ends a top-level value with a newline (JSON Lines): the next value
+ * starts a line of its own rather than continuing a list. */
+void cm_jw_line_end(cm_jw *w);
 
 /* Appends the NUL and hands the text over: malloc'ed (caller frees), its
  * length without the NUL in *LEN (may be NULL). NULL when an allocation

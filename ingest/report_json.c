@@ -22,14 +22,6 @@ static void frames_write(cm_jw *w, const ing_stack *s)
 	cm_jw_array_end(w);
 }
 
-static void optional(cm_jw *w, const char *key, const char *value)
-{
-	if (!value)
-		return;
-	cm_jw_key(w, key);
-	cm_jw_string(w, value);
-}
-
 char *ing_report_to_native(const ing_report *r, size_t *len)
 {
 	cm_jw w = {0};
@@ -38,13 +30,13 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 	cm_jw_string(&w, r->report_id);
 	cm_jw_key(&w, "kind");
 	cm_jw_string(&w, ing_kind_name(r->kind));
-	optional(&w, "app_version", r->app_version);
-	optional(&w, "build", r->build);
-	optional(&w, "os", r->os);
-	optional(&w, "os_version", r->os_version);
-	optional(&w, "os_build", r->os_build);
-	optional(&w, "device", r->device);
-	optional(&w, "user_id", r->user_id);
+	cm_jw_optional_string(&w, "app_version", r->app_version);
+	cm_jw_optional_string(&w, "build", r->build);
+	cm_jw_optional_string(&w, "os", r->os);
+	cm_jw_optional_string(&w, "os_version", r->os_version);
+	cm_jw_optional_string(&w, "os_build", r->os_build);
+	cm_jw_optional_string(&w, "device", r->device);
+	cm_jw_optional_string(&w, "user_id", r->user_id);
 	if (r->duration_ms >= 0) {
 		cm_jw_key(&w, "duration_ms");
 		cm_jw_int(&w, r->duration_ms);
@@ -67,7 +59,7 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 			cm_jw_string(&w, uuid);
 		}
 		if (img->arch != SYM_ARCH_UNKNOWN)
-			optional(&w, "arch", sym_arch_name(img->arch));
+			cm_jw_optional_string(&w, "arch", sym_arch_name(img->arch));
 		cm_jw_object_end(&w);
 	}
 	cm_jw_array_end(&w);
@@ -80,7 +72,7 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 		cm_jw_bool(&w, th->main);
 		cm_jw_key(&w, "frames");
 		frames_write(&w, &th->stack);
-		optional(&w, "name", th->name);
+		cm_jw_optional_string(&w, "name", th->name);
 		cm_jw_object_end(&w);
 	}
 	cm_jw_array_end(&w);

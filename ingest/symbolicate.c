@@ -10,6 +10,7 @@
 
 #include "common/jsonw.h"
 #include "ingest/symbolicate.h"
+#include "symbolizer/frame_json.h"
 
 const char *ing_image_status_name(ing_image_status s)
 {
@@ -160,30 +161,8 @@ static memo_entry *lookup(ctx *c, long i, uint64_t lookup_addr)
 		const sym_frame *f = &frames[k];
 		if (!(names[k] = ing_arena_strdup(c->arena, f->function)))
 			return NULL;
-		cm_jw_object(w);
-		cm_jw_key(w, "function");
-		cm_jw_string(w, f->function);
-		cm_jw_key(w, "symbol");
-		cm_jw_string(w, f->symbol);
-		if (f->symbol_address >= info->base_address) {
-			cm_jw_key(w, "symbol_address");
-			cm_jw_hex(w, f->symbol_address - info->base_address + img->load_address);
-		}
-		if (f->file) {
-			cm_jw_key(w, "file");
-			cm_jw_string(w, f->file);
-		}
-		if (f->line) {
-			cm_jw_key(w, "line");
-			cm_jw_int(w, f->line);
-		}
-		if (f->column) {
-			cm_jw_key(w, "column");
-			cm_jw_int(w, f->column);
-		}
-		cm_jw_key(w, "inlined");
-		cm_jw_bool(w, f->inlined);
-		cm_jw_object_end(w);
+		sym_frame_json(w, f, f->symbol_address >= info->base_address,
+			       f->symbol_address - info->base_address + img->load_address);
 	}
 	cm_jw_array_end(w);
 	size_t len = w->buf.len;
@@ -215,10 +194,7 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 		cm_jw_object(w);
 		cm_jw_key(w, "address");
 		cm_jw_hex(w, fr->address);
-		if (fr->symbol_hint) {
-			cm_jw_key(w, "symbol_hint");
-			cm_jw_string(w, fr->symbol_hint);
-		}
+		cm_jw_optional_string(w, "symbol_hint", fr->symbol_hint);
 	}
 	if (g) {
 		memset(g, 0, sizeof *g);

@@ -8,13 +8,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "server/cli_util.h"
 #include "server/commands.h"
+#include "symbolizer/frame_json.h"
 #include "symbolizer/symbolizer.h"
 
 static void usage(FILE *to)
@@ -35,117 +36,19 @@ static void usage(FILE *to)
 		"                       after the first is a return address, looked up at addr-1\n");
 }
 
-typedef struct outbuf {
-	char *p;
-	size_t n, cap;
-} outbuf;
-
-static void out_reserve(outbuf *o, size_t more)
+/* One JSON line for the address SHOWN and its N frames. */
+static void emit(cm_jw *w, uint64_t shown, const sym_frame *frames, size_t n)
 {
-	if (o->n + more <= o->cap)
-		return;
-	size_t cap = o->cap ? o->cap : 1 << 16;
-	while (cap < o->n + more)
-		cap *= 2;
-	char *p = realloc(o->p, cap);
-	if (!p) {
-		fprintf(stderr, "stallscope symbolicate: out of memory\n");
-		exit(1);
-	}
-	o->p = p;
-	o->cap = cap;
-}
-
-static void out_str(outbuf *o, const char *s)
-{
-	size_t k = strlen(s);
-	out_reserve(o, k);
-	memcpy(o->p + o->n, s, k);
-	o->n += k;
-}
-
-/* Numbers by hand: printf's machinery is most of the cost of a line. */
-static void out_hex(outbuf *o, uint64_t v)
-{
-	char tmp[16];
-	size_t n = 0;
-	do {
-		tmp[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	out_reserve(o, n + 2);
-	o->p[o->n++] = '0';
-	o->p[o->n++] = 'x';
-	while (n)
-		o->p[o->n++] = tmp[--n];
-}
-
-static void out_dec(outbuf *o, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	out_reserve(o, n);
-	while (n)
-		o->p[o->n++] = tmp[--n];
-}
-
-/* A JSON string literal: quotes, escapes, control characters as \u00XX. */
-static void out_json_string(outbuf *o, const char *s)
-{
-	size_t k = strlen(s);
-	out_reserve(o, k * 6 + 2);
-	char *d = o->p + o->n;
-	*d++ = '"';
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			*d++ = '\\';
-			*d++ = (char)*p;
-		} else if (*p < 0x20) {
-			memcpy(d, "\\u00", 4);
-			d[4] = "0123456789abcdef"[*p >> 4];
-			d[5] = "0123456789abcdef"[*p & 15];
-			d += 6;
-		} else {
-			*d++ = (char)*p;
-		}
-	}
-	*d++ = '"';
-	o->n = (size_t)(d - o->p);
-}
-
-static void emit(outbuf *o, uint64_t shown, const sym_frame *frames, size_t n)
-{
-	out_str(o, "{\"address\":\"");
-	out_hex(o, shown);
-	out_str(o, "\",\"frames\":[");
-	for (size_t i = 0; i < n; i++) {
-		const sym_frame *f = &frames[i];
-		out_str(o, i ? ",{\"function\":" : "{\"function\":");
-		out_json_string(o, f->function);
-		out_str(o, ",\"symbol\":");
-		out_json_string(o, f->symbol);
-		out_str(o, ",\"symbol_address\":\"");
-		out_hex(o, f->symbol_address);
-		out_str(o, "\"");
-		if (f->file) {
-			out_str(o, ",\"file\":");
-			out_json_string(o, f->file);
-		}
-		if (f->line) {
-			out_str(o, ",\"line\":");
-			out_dec(o, f->line);
-		}
-		if (f->column) {
-			out_str(o, ",\"column\":");
-			out_dec(o, f->column);
-		}
-		out_str(o, f->inlined ? ",\"inlined\":true}" : ",\"inlined\":false}");
-	}
-	out_str(o, "]}\n");
+	cm_jw_object(w);
+	cm_jw_key(w, "address");
+	cm_jw_hex(w, shown);
+	cm_jw_key(w, "frames");
+	cm_jw_array(w);
+	for (size_t i = 0; i < n; i++)
+		sym_frame_json(w, &frames[i], true, frames[i].symbol_address);
+	cm_jw_array_end(w);
+	cm_jw_object_end(w);
+	cm_jw_line_end(w);
 }
 
 typedef struct session {
@@ -155,16 +58,35 @@ typedef struct session {
 	uint64_t load_address;
 	bool caller_adjust;
 	size_t index; /* position in the stack, for --caller-adjust */
-	outbuf out;
+	cm_jw out;    /* lines not yet written to stdout */
 } session;
+
+/* Writes W's complete lines to stdout and empties it; exits when an
+ * allocation failed, as nothing sensible can be printed then. */
+static void flush_lines(cm_jw *w)
+{
+	if (w->buf.failed) {
+		fprintf(stderr, "stallscope symbolicate: out of memory\n");
+		exit(1);
+	}
+	fwrite(w->buf.data, 1, w->buf.len, stdout);
+	w->buf.len = 0;
+}
 
 static void symbolicate_one(session *s, const char *token)
 {
 	uint64_t addr;
 	if (!cli_parse_u64(token, &addr)) {
-		out_str(&s->out, "{\"address\":");
-		out_json_string(&s->out, token);
-		out_str(&s->out, ",\"frames\":[],\"error\":\"not an address\"}\n");
+		cm_jw_object(&s->out);
+		cm_jw_key(&s->out, "address");
+		cm_jw_string(&s->out, token);
+		cm_jw_key(&s->out, "frames");
+		cm_jw_array(&s->out);
+		cm_jw_array_end(&s->out);
+		cm_jw_key(&s->out, "error");
+		cm_jw_string(&s->out, "not an address");
+		cm_jw_object_end(&s->out);
+		cm_jw_line_end(&s->out);
 		s->index++;
 		return;
 	}
@@ -181,10 +103,8 @@ static void symbolicate_one(session *s, const char *token)
 	}
 	emit(&s->out, addr, frames, n);
 	s->index++;
-	if (s->out.n > (1 << 20)) {
-		fwrite(s->out.p, 1, s->out.n, stdout);
-		s->out.n = 0;
-	}
+	if (s->out.buf.len > (1 << 20))
+		flush_lines(&s->out);
 }
 
 int srv_cmd_symbolicate(int argc, char **argv)
@@ -252,8 +172,8 @@ int srv_cmd_symbolicate(int argc, char **argv)
 		}
 		free(line);
 	}
-	fwrite(s.out.p, 1, s.out.n, stdout);
-	free(s.out.p);
+	flush_lines(&s.out);
+	free(s.out.buf.data);
 	sym_cache_close(s.cache);
 	free(owned);
 	if (fflush(stdout) != 0) {

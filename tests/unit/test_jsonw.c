@@ -113,12 +113,32 @@ static void test_finish_resets(void **state)
 	free(b);
 }
 
+/* An optional member is left out when unknown; lines of JSON Lines are
+ * values of their own, not elements of a list. */
+static void test_optional_and_lines(void **state)
+{
+	(void)state;
+	cm_jw w = {0};
+	cm_jw_object(&w);
+	cm_jw_optional_string(&w, "file", NULL);
+	cm_jw_optional_string(&w, "name", "a\"b");
+	cm_jw_optional_string(&w, "arch", NULL);
+	cm_jw_object_end(&w);
+	cm_jw_line_end(&w);
+	cm_jw_int(&w, 7);
+	cm_jw_line_end(&w);
+	char *got = cm_jw_finish(&w, NULL);
+	assert_string_equal(got, "{\"name\":\"a\\\"b\"}\n7\n");
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_jansson),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_finish_resets),
+		cmocka_unit_test(test_optional_and_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,7 +139,7 @@ for i, (l, t) in enumerate(zip(loads, tps), 1):
           f" (p50 {l['p50_ms']:.1f} ms, p99 {l['p99_ms']:.1f} ms, errors {l['errors']}),"
           f" pgbench {t:7.1f} tps, ratio {l['reports_per_second'] / t:.2f}")
     if l["built_live"]:
-        print(f"    ({l['built_live']} bodies were built during the run: raise POOL)")
+        print(f"    ({l['built_live']} bodies were built during the run: raise POOL_PER_SECOND)")
 med = lambda key: statistics.median(l[key] for l in loads)
 rate, ceiling = med("reports_per_second"), statistics.median(tps)
 print(f"stallscope ingest  {rate:9.1f} reports/s (median)  p50 {med('p50_ms'):.1f} ms  "

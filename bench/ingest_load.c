@@ -9,9 +9,9 @@
  * Every report has a fresh report_id (unique across runs) and one of
  * 100,000 users.
  *
- * Bodies are built and compressed before the clock starts (POOL of them,
- * shared by all connections, which take the next one in turn; built live
- * once the pool runs out), so the generator takes as little of the
+ * Bodies are built and compressed before the clock starts (POOL_PER_SECOND
+ * for each second of the run, shared by all connections, which take the
+ * next one in turn; built live once the pool runs out), so the generator takes as little of the
  * machine's CPU from the server as pgbench's client takes from PostgreSQL.
  *
  * Prints one JSON object: requests, accepted, errors, seconds, reports/s,
@@ -37,7 +37,9 @@
 #define FRAMES 30
 #define MAX_IMAGES 10
 #define UNKNOWN_PERMILLE 50
-#define POOL 100000
+/* Bodies per second of the run: above any rate this server reaches on the
+ * machines we measure, so none is built while the clock runs. */
+#define POOL_PER_SECOND 10000
 #define BODY_MAX (1 << 16)
 
 typedef struct image {
@@ -53,6 +55,7 @@ static double seconds_to_run, deadline;
 static unsigned long long run_nonce;
 static atomic_long accepted_total, errors_total, built_live, pool_next;
 static int nworkers;
+static long pool_size;
 static pthread_barrier_t ready;
 
 typedef struct body {
@@ -204,18 +207,18 @@ static void *run(void *arg)
 	memset(&z, 0, sizeof z);
 	deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	/* Each worker builds its share of the pool (ids unique per worker). */
-	for (long i = w->id; i < POOL; i += nworkers)
+	for (long i = w->id; i < pool_size; i += nworkers)
 		build_body(w, i, &rng, json, &z, &pool[i]);
 	int fd = connect_server();
 	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
 		deadline = now() + seconds_to_run;
 	pthread_barrier_wait(&ready);
 	body live = {NULL, 0};
-	long seq = POOL; /* ids of live bodies follow the pool's */
+	long seq = pool_size; /* ids of live bodies follow the pool's */
 	while (now() < deadline && fd >= 0) {
 		const body *b;
 		long next = atomic_fetch_add(&pool_next, 1);
-		if (next < POOL) {
+		if (next < pool_size) {
 			b = &pool[next];
 		} else {
 			free(live.gz);
@@ -293,7 +296,8 @@ int main(int argc, char **argv)
 	seconds_to_run = atof(argv[5]);
 	int threads = atoi(argv[6]);
 	nworkers = threads;
-	pool = calloc(POOL, sizeof *pool);
+	pool_size = (long)(seconds_to_run * POOL_PER_SECOND) + 1;
+	pool = calloc((size_t)pool_size, sizeof *pool);
 	run_nonce = (unsigned long long)time(NULL) << 16 ^ (unsigned long long)getpid();
 	worker *w = calloc((size_t)threads, sizeof *w);
 	pthread_t *t = calloc((size_t)threads, sizeof *t);
@@ -325,7 +329,7 @@ int main(int argc, char **argv)
 	       total ? all[total / 2] * 1e3 : 0, total ? all[total * 99 / 100] * 1e3 : 0,
 	       total ? all[total - 1] * 1e3 : 0);
 	free(all);
-	for (long i = 0; i < POOL; i++)
+	for (long i = 0; i < pool_size; i++)
 		free(pool[i].gz);
 	free(pool);
 	free(w);

@@ -240,7 +240,7 @@ int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_
 {
 	static const st_stmt q = {
 		"report_update_symbols",
-		"UPDATE reports SET key1 = $4, key2 = $5, pending = $6, symbolized = $7::json"
+		"UPDATE reports SET key1 = $4, key2 = $5, pending = $6, symbolized = $7"
 		" WHERE app_id = $1 AND received_day = $2::date AND id = $3",
 		7};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id),

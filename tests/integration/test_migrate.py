@@ -68,6 +68,43 @@ def test_failing_migration_applies_nothing(cluster, tmp_path):
                               "WHERE version = 999").strip() == "0"
 
 
+def test_report_documents_become_text_and_stay_lz4(cluster, tmp_path):
+    """012 turns the two documents of stored reports into text: the rows
+    read back the same, and every table of the partition tree, old or made
+    afterwards, still compresses them with lz4 (a type change resets it)."""
+    url = cluster.create_db("it_migrate_documents")
+    before_012 = tmp_path / "schema"
+    before_012.mkdir()
+    for f in (REPO / "schema").glob("*.sql"):
+        if int(f.name.split("_")[0]) < 12:
+            shutil.copy(f, before_012)
+    migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(before_012)})
+    app = psql(cluster, url, "SELECT id FROM apps WHERE bundle_id = '%s'" %
+               create_app(url)["app"]).strip()
+    raw, sym = '{"report_id": "r1", "n": [1, 2]}', '{"images": [], "x": "\\u00e9"}'
+    psql(cluster, url, f"""
+        SELECT ensure_report_partition({app}, DATE '2026-11-01');
+        INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id,
+                             kind, source, key1, key2, pending, raw, symbolized)
+        VALUES (1, {app}, '2026-11-01', now(), 'r1', 'u1', 'stall', 'native', 'k1',
+                'k2', false, '{raw}', '{sym}')""")
+    stored = psql(cluster, url, "SELECT raw::text, symbolized::text FROM reports")
+
+    assert "applied 012_" in migrate(url).stdout
+    psql(cluster, url, f"SELECT ensure_report_partition({app}, DATE '2026-11-02')")
+    assert psql(cluster, url, "SELECT raw, symbolized FROM reports") == stored
+    columns = psql(cluster, url, """
+        SELECT t.relid::regclass, a.attname, a.atttypid::regtype, a.attcompression
+          FROM pg_partition_tree('reports') t
+          JOIN pg_attribute a ON a.attrelid = t.relid
+         WHERE a.attname IN ('raw', 'symbolized') ORDER BY 1, 2""").split()
+    assert len(columns) == 2 * 4  # reports, the app's table, two days
+    assert all(c.endswith("|text|l") for c in columns), columns
+    # ...and ingest stores them without PostgreSQL parsing them again.
+    assert psql(cluster, url, "SELECT prosrc ~ '::json[^b]' FROM pg_proc"
+                              " WHERE proname = 'ingest_reports'").strip() == "f"
+
+
 def test_migrate_without_database_url_fails_clearly():
     p = subprocess.run([str(BIN), "migrate"], capture_output=True, text=True,
                        env={"PATH": "/usr/bin:/bin"})

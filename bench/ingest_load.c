@@ -11,8 +11,9 @@
  *
  * Bodies are built and compressed before the clock starts (POOL_PER_SECOND
  * for each second of the run, shared by all connections, which take the
- * next one in turn; built live once the pool runs out), so the generator takes as little of the
- * machine's CPU from the server as pgbench's client takes from PostgreSQL.
+ * next one in turn; built live once the pool runs out), so the generator
+ * takes as little of the machine's CPU from the server as pgbench's client
+ * takes from PostgreSQL.
  *
  * Prints one JSON object: requests, accepted, errors, seconds, reports/s,
  * p50/p99/max latency in ms.

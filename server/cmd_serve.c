@@ -69,9 +69,9 @@ int srv_cmd_serve(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
-	/* Every HTTP thread and worker may hold a connection at once. */
-	/* …and the reprocessing and retention threads one each. */
-	if (st_init(cfg.database_url, cfg.threads + cfg.workers + 2) < 0 ||
+	/* The workers, and the reprocessing and retention threads, one each
+	 * besides the requests' share: a long import never starves them. */
+	if (st_init(cfg.database_url, cfg.db_connections + cfg.workers + 2) < 0 ||
 	    srv_metrics_init() < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
 		fprintf(stderr, "stallscope serve: out of memory\n");
 		return 1;
@@ -87,8 +87,8 @@ int srv_cmd_serve(int argc, char **argv)
 	}
 	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0)
 		cm_log(CM_ERROR, "cannot start the reprocessing or retention thread");
-	cm_log(CM_INFO, "listening on %s:%u (threads %u, workers %u, data "
-	       "dir %s)", cfg.listen_host, srv_http_port(http), cfg.threads,
+	cm_log(CM_INFO, "listening on %s:%u (database connections %u, workers "
+	       "%u, data dir %s)", cfg.listen_host, srv_http_port(http), cfg.db_connections,
 	       cfg.workers, cfg.data_dir);
 
 	int sig = 0;

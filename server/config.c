@@ -33,8 +33,8 @@ static const struct var {
 	 0, 0, "address:port to serve HTTP on ([::1]:8080 for IPv6)"},
 	{"STALLSCOPE_DATA_DIR", V_TEXT, FIELD(data_dir), "var/", 0, 0,
 	 "where debug files, symcaches and in-flight uploads live"},
-	{"STALLSCOPE_THREADS", V_UINT, FIELD(threads), NULL, 2, 256,
-	 "HTTP threads (default: 24 per CPU, 16 to 64)"},
+	{"STALLSCOPE_DB_CONNECTIONS", V_UINT, FIELD(db_connections), NULL, 2, 256,
+	 "PostgreSQL connections HTTP requests share (default: 4 per CPU, 8 to 64)"},
 	{"STALLSCOPE_WORKERS", V_UINT, FIELD(workers), "2", 1, 64,
 	 "threads building symcaches of uploads"},
 	{"STALLSCOPE_MAX_BODY", V_SIZE, FIELD(max_body), "16M", 1024,
@@ -167,16 +167,13 @@ static int parse_uint(const char *text, uint64_t *out)
 	return 0;
 }
 
-/* Handlers block: reads on PostgreSQL, ingest requests on their batch's
- * commit (server/ingest_commit.c). The more reports wait, the bigger the
- * batch and the less each costs, and libmicrohttpd spreads connections
- * unevenly over threads, so bench/ingest.sh's 16 connections on 2 CPUs went
- * fastest with 24 threads per CPU. Capped below PostgreSQL's default
- * max_connections, since a thread querying holds a connection. */
-static unsigned default_threads(void)
+/* A request holds a connection only while it queries (an ingest request
+ * waiting for its batch holds none), and connections beyond a few per CPU
+ * only queue inside PostgreSQL. Capped below its default max_connections. */
+static unsigned default_db_connections(void)
 {
-	long n = 24 * sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 16 ? 16 : n > 64 ? 64 : (unsigned)n;
+	long n = 4 * sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 8 ? 8 : n > 64 ? 64 : (unsigned)n;
 }
 
 static int load_var(srv_config *cfg, const struct var *v, const char *text,
@@ -236,7 +233,7 @@ int srv_config_load(srv_config *cfg, srv_getenv_fn get, char *err,
 		    size_t errlen)
 {
 	memset(cfg, 0, sizeof *cfg);
-	cfg->threads = default_threads();
+	cfg->db_connections = default_db_connections();
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
 		const struct var *v = &vars[i];
 		const char *text = get(v->name);

@@ -19,7 +19,7 @@ typedef struct srv_config {
 	char listen_host[256]; /* numeric address or host name */
 	uint16_t listen_port;  /* 0 = any free port */
 	char data_dir[1024];
-	unsigned threads;      /* HTTP threads */
+	unsigned db_connections; /* the pool's share for HTTP requests */
 	unsigned workers;      /* threads building symcaches */
 	uint64_t max_body;     /* bytes of a body kept in memory */
 	uint64_t max_upload;   /* bytes of a dSYM upload (streamed to disk) */

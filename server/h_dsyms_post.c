@@ -3,8 +3,7 @@
  * already streamed to a temp file by http.c, is a raw Mach-O (thin or fat:
  * a dSYM's DWARF file or a plain binary; `?name=` names it) or a zip of
  * .dSYM bundles. Building symcaches can take long, so the import runs on
- * the worker pool (dsym_import.h) and this handler is called twice: once
- * to start it, once to reply. 201 when a slice was added or upgraded, 200
+ * the worker pool (dsym_import.h). 201 when a slice was added or upgraded, 200
  * when every slice was stored already.
  */
 #include <stdlib.h>
@@ -28,7 +27,8 @@ static void job_run(void *cls)
 	srv_dsym_import_run(cls);
 }
 
-static enum MHD_Result start(struct MHD_Connection *conn, srv_request *req)
+enum MHD_Result srv_h_dsyms_post(struct MHD_Connection *conn,
+				 srv_request *req)
 {
 	uint64_t size;
 	const char *path = srv_req_body_path(req, &size);
@@ -48,15 +48,8 @@ static enum MHD_Result start(struct MHD_Connection *conn, srv_request *req)
 				       conn, MHD_GET_ARGUMENT_KIND, "name"),
 			       job->name);
 	srv_req_set_state(req, job, job_free);
-	return srv_http_defer(conn, req, job_run, job);
-}
-
-enum MHD_Result srv_h_dsyms_post(struct MHD_Connection *conn,
-				 srv_request *req)
-{
-	srv_dsym_import *job = srv_req_state(req);
-	if (!job)
-		return start(conn, req);
+	if (!srv_req_run_on_worker(req, job_run, job))
+		return srv_reply_error(conn, ERR_SHUTTING_DOWN, NULL);
 	if (job->err != ERR_NONE) {
 		srv_metrics_upload(false);
 		return srv_reply_error(conn, job->err, "%s", job->msg);

@@ -6,8 +6,11 @@
  * request there, so even requests refused before the handler get an access
  * log line), on_request once with the headers, once per body chunk and
  * then until a reply is queued, and on_completed at the end. Requests are
- * answered from libmicrohttpd's own threads; only srv_http_defer moves
- * work elsewhere, suspending the connection meanwhile.
+ * answered from libmicrohttpd's own threads, one per connection: handlers
+ * block (on PostgreSQL, an ingest request on its batch's commit), and in a
+ * pool a blocked thread holds back every other connection it took, a
+ * client waiting for someone else's commit. srv_req_run_on_worker hands
+ * slow work to the workers, which bound how much of it runs at once.
  */
 #include "server/http.h"
 
@@ -15,6 +18,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -74,7 +78,7 @@ struct srv_request {
 	int route_index; /* -1: no route */
 	st_app app;
 	bool has_app;
-	bool started, body_done, deferred;
+	bool started, body_done;
 	/* Refusals wait for the body (see REFUSE_AFTER_BODY_MAX). */
 	bool refuse_late;
 	cm_err late_err; /* a route error to send once the body is in */
@@ -93,11 +97,9 @@ struct srv_request {
 	unsigned status;
 	uint64_t bytes;
 
-	/* Handler state and deferred work. */
+	/* Handler state. */
 	void *state;
 	void (*state_free)(void *state);
-	void (*work)(void *cls);
-	void *work_cls;
 };
 
 /* ---- Accessors ----------------------------------------------------------- */
@@ -139,11 +141,6 @@ const char *srv_req_id(const srv_request *req)
 	return req->id;
 }
 
-void *srv_req_state(const srv_request *req)
-{
-	return req->state;
-}
-
 void srv_req_set_state(srv_request *req, void *state,
 		       void (*free_fn)(void *state))
 {
@@ -165,32 +162,39 @@ srv_request *srv_http_request_of(struct MHD_Connection *conn)
 	return cc ? cc->current : NULL;
 }
 
-/* ---- Deferred work ------------------------------------------------------- */
+/* ---- Work on the workers ------------------------------------------------- */
 
-static void run_deferred(void *cls)
+typedef struct worker_job {
+	void (*work)(void *cls);
+	void *cls;
+	pthread_mutex_t lock;
+	pthread_cond_t finished;
+	bool done; /* under LOCK, which also makes what WORK wrote visible */
+} worker_job;
+
+static void run_job(void *arg)
 {
-	srv_request *req = cls;
-	req->work(req->work_cls);
-	/* libmicrohttpd takes its lock in resume: what WORK wrote is visible
-	 * to the thread that calls the handler again. */
-	MHD_resume_connection(req->conn);
+	worker_job *job = arg;
+	job->work(job->cls);
+	pthread_mutex_lock(&job->lock);
+	job->done = true;
+	pthread_cond_signal(&job->finished);
+	pthread_mutex_unlock(&job->lock);
 }
 
-enum MHD_Result srv_http_defer(struct MHD_Connection *conn, srv_request *req,
-			       void (*work)(void *cls), void *cls)
+bool srv_req_run_on_worker(srv_request *req, void (*work)(void *cls), void *cls)
 {
-	req->work = work;
-	req->work_cls = cls;
-	req->deferred = true;
-	/* Suspend before the job can run: a resume that came first would be
-	 * undone by the suspend and the connection would hang. */
-	MHD_suspend_connection(conn);
-	if (srv_workers_submit(req->http->workers, run_deferred, req))
-		return MHD_YES;
-	/* Stopping. A suspended connection may take a reply at any time. */
-	enum MHD_Result r = srv_reply_error(conn, ERR_SHUTTING_DOWN, NULL);
-	MHD_resume_connection(conn);
-	return r;
+	worker_job job = {.work = work, .cls = cls};
+	pthread_mutex_init(&job.lock, NULL);
+	pthread_cond_init(&job.finished, NULL);
+	bool queued = srv_workers_submit(req->http->workers, run_job, &job);
+	pthread_mutex_lock(&job.lock);
+	while (queued && !job.done)
+		pthread_cond_wait(&job.finished, &job.lock);
+	pthread_mutex_unlock(&job.lock);
+	pthread_cond_destroy(&job.finished);
+	pthread_mutex_destroy(&job.lock);
+	return queued;
 }
 
 /* ---- The request life cycle ---------------------------------------------- */
@@ -447,11 +451,10 @@ static enum MHD_Result dispatch(srv_request *req)
 		if (r != MHD_YES || req->status)
 			return r;
 	}
-	req->deferred = false;
 	enum MHD_Result r = req->match.route->handler(req->conn, req);
-	if (r == MHD_YES && !req->status && !req->deferred) {
-		cm_log(CM_BUG, "%s: handler of %s %s neither replied nor "
-		       "deferred", req->id, req->method,
+	if (r == MHD_YES && !req->status) {
+		cm_log(CM_BUG, "%s: handler of %s %s did not reply",
+		       req->id, req->method,
 		       req->match.route->pattern);
 		return srv_reply_error(req->conn, ERR_INTERNAL, NULL);
 	}
@@ -603,8 +606,10 @@ srv_http *srv_http_start(const srv_config *cfg)
 		       cfg->listen_host, gai_strerror(gai));
 		goto fail;
 	}
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	/* epoll serves many connections per thread: poll (the listening
+	 * thread's only) is what libmicrohttpd offers with a thread each. */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	http->daemon = MHD_start_daemon(
@@ -612,7 +617,6 @@ srv_http *srv_http_start(const srv_config *cfg)
 		/* First, so that libmicrohttpd logs nothing on its own. */
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, http,
 		MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-		MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
 		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
@@ -658,8 +662,7 @@ void srv_http_stop(srv_http *http)
 		cm_log(CM_WARN, "http: %u request%s still running after %us; "
 		       "closing", left, left == 1 ? "" : "s",
 		       http->cfg->shutdown_timeout);
-	/* Deferred work resumes its connections: libmicrohttpd must not be
-	 * stopped while any is suspended. */
+	/* Requests still waiting for a worker get their job run and reply. */
 	srv_workers_stop(http->workers);
 	MHD_stop_daemon(http->daemon);
 	if (listener != MHD_INVALID_SOCKET)

@@ -1,5 +1,5 @@
 /*
- * http.h — the HTTP server: libmicrohttpd with its own thread pool (epoll),
+ * http.h — the HTTP server: libmicrohttpd with a thread per connection,
  * the request life cycle and what handlers may ask of a request.
  *
  * Life of a request (http.c): the first callback finds the route (404/405,
@@ -8,10 +8,9 @@
  * byte of the body is read; the body then accumulates in memory
  * (SRV_BODY_MEMORY/JSON, up to STALLSCOPE_MAX_BODY) or streams into a temp
  * file under the data dir (SRV_BODY_FILE, up to STALLSCOPE_MAX_UPLOAD); once
- * it is complete the route's handler runs. A handler either queues a reply
- * (reply.h) or hands slow work to the worker pool with srv_http_defer, which
- * suspends the connection and calls the handler again when the work is
- * done. Every request ends with one access-log line and metrics.
+ * it is complete the route's handler runs and queues a reply (reply.h),
+ * handing slow work to the worker pool with srv_req_run_on_worker first if
+ * it must. Every request ends with one access-log line and metrics.
  *
  * Memory: a srv_request and everything it points to (body, temp file,
  * handler state) belong to the server and are freed when the request
@@ -31,12 +30,12 @@
 typedef struct srv_request srv_request;
 typedef struct srv_http srv_http;
 
-/* A route's handler: queue a reply or defer, return what reply.h returned. */
+/* A route's handler: queue a reply, return what reply.h returned. */
 typedef enum MHD_Result (*srv_handler)(struct MHD_Connection *conn,
 				       srv_request *req);
 
 /*
- * Starts serving CFG's listen address with CFG->threads threads and
+ * Starts serving CFG's listen address, a thread per connection, with
  * CFG->workers workers; CFG must outlive the server. Returns NULL (logged)
  * when the address cannot be bound.
  */
@@ -75,23 +74,17 @@ const srv_config *srv_req_config(const srv_request *req);
 /* The request id echoed in X-Request-Id and the access log. */
 const char *srv_req_id(const srv_request *req);
 
-/*
- * Handler state kept across the calls of one request (see srv_http_defer):
- * STATE is freed with FREE_FN when the request ends.
- */
-void *srv_req_state(const srv_request *req);
+/* Handler state: STATE is freed with FREE_FN when the request ends. */
 void srv_req_set_state(srv_request *req, void *state,
 		       void (*free_fn)(void *state));
 
 /*
- * Runs WORK(CLS) on the worker pool with the connection suspended, so slow
- * work (building symcaches) does not hold an HTTP thread; when WORK returns
- * the handler is called again for the same request and replies, typically
- * from what WORK left in the request's state. Returns what the handler
- * should return; replies 503 shutting_down itself when the server stops.
+ * Runs WORK(CLS) on the worker pool and returns once it has: the workers
+ * bound how many slow jobs (building symcaches) run at once, while the
+ * request's own thread has nothing else to serve. False, WORK not run,
+ * once the server is stopping.
  */
-enum MHD_Result srv_http_defer(struct MHD_Connection *conn, srv_request *req,
-			       void (*work)(void *cls), void *cls);
+bool srv_req_run_on_worker(srv_request *req, void (*work)(void *cls), void *cls);
 
 /* ---- For reply.c --------------------------------------------------------- */
 

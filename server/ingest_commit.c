@@ -30,7 +30,7 @@
  * (docs/PERFORMANCE.md). The lock order of ingest_reports still matters:
  * several servers may share a database. */
 #define DEPTH 2
-/* Bounds the locks one transaction holds; the HTTP threads, each waiting
+/* Bounds the locks one transaction holds; the connections, each waiting
  * for one report, bound a batch first. */
 #define MAX_BATCH 64
 

@@ -123,7 +123,7 @@ class Server:
             "STALLSCOPE_DATABASE_URL": self.db_url,
             "STALLSCOPE_LISTEN": f"127.0.0.1:{self.port}",
             "STALLSCOPE_DATA_DIR": str(self.data_dir),
-            "STALLSCOPE_THREADS": "2",
+            "STALLSCOPE_DB_CONNECTIONS": "2",
             "STALLSCOPE_WORKERS": "2",
             "STALLSCOPE_SHUTDOWN_TIMEOUT": "20",
         })

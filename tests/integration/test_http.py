@@ -54,7 +54,7 @@ def test_metrics(server, db, manifest):
             "stallscope_http_request_duration_seconds_count",
             'stallscope_dsym_uploads_total{result="ok"}',
             'stallscope_symcache_builds_total{result="ok"}',
-            # 2 HTTP threads + 2 workers + the reprocessing and retention
+            # 2 for requests + 2 workers + the reprocessing and retention
             # threads.
             "stallscope_db_pool_size 6", "stallscope_db_pool_in_use",
             'stallscope_symcache_lookups_total{result="hit"}',

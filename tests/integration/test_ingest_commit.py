@@ -24,8 +24,8 @@ def image(manifest):
 
 @pytest.fixture
 def server(make_server):
-    """Enough HTTP threads for every request of a test to wait at once."""
-    return make_server(env={"STALLSCOPE_THREADS": "32"})
+    """A server of the test's own: the tests count its commits."""
+    return make_server()
 
 
 def psql(url, sql):
@@ -34,16 +34,8 @@ def psql(url, sql):
 
 
 def metric(server, name):
-    # A libmicrohttpd thread that accepted this connection together with
-    # one whose report now waits serves it only afterwards: ask again on
-    # another connection.
-    for _ in range(20):
-        try:
-            text = server.request("GET", "/metrics", timeout=2).raw.decode()
-            return int(re.search(rf"^{name} (-?\d+)$", text, re.M)[1])
-        except TimeoutError:
-            continue
-    raise AssertionError(f"no answer from /metrics for {name}")
+    text = server.request("GET", "/metrics", timeout=10).raw.decode()
+    return int(re.search(rf"^{name} (-?\d+)$", text, re.M)[1])
 
 
 def wait_for(what, condition, timeout=30):
@@ -77,9 +69,8 @@ class QuotaLock:
 
 def post_waiting(server, app, bodies, waiting):
     """Posts BODIES from a thread each, the next once WAITING(i) says the
-    previous one waits (a libmicrohttpd thread may accept several
-    connections that arrive together, and serves them one after the other);
-    returns the threads and the replies they fill in, in order."""
+    previous one waits, so they queue in order; returns the threads and the
+    replies they fill in, in order."""
     replies = [None] * len(bodies)
 
     def one(i):
@@ -208,3 +199,35 @@ def test_a_resend_stored_meanwhile_by_another_transaction(server, db, image):
     assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {app_id}") == "0"
     assert psql(db, f"SELECT count(*) FROM groups WHERE app_id = {app_id}") == "0"
     assert psql(db, f"SELECT count(*) FROM user_quota WHERE app_id = {app_id}") == "0"
+
+
+def test_other_connections_are_answered_while_reports_wait(server, db, image):
+    """Each connection has a thread of its own: requests waiting for a
+    commit (here ten, more than the database connections requests share)
+    hold back no one else, whether the next request asks the database or
+    not."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    stack = [image.by_function[1], image.by_function[2]]
+    lock = QuotaLock(db)
+    try:
+        first, _ = post_waiting(server, app, [native(fresh_id(), image, stack)],
+                                lambda _: psql(db, (
+                                    "SELECT count(*) FROM pg_stat_activity"
+                                    " WHERE wait_event_type = 'Lock'"
+                                    " AND query LIKE '%ingest_reports%'")) == "1")
+        queued = metric(server, "stallscope_ingest_queued_reports")
+        rest, replies = post_waiting(
+            server, app, [native(fresh_id(), image, stack) for _ in range(9)],
+            lambda i: metric(server, "stallscope_ingest_queued_reports") == queued + i + 1)
+        for _ in range(5):
+            assert server.request("GET", "/healthz", timeout=10).status == 200
+            config = server.request("GET", f"/api/v1/apps/{app['app']}/config",
+                                    token=app["admin_token"], timeout=10)
+            assert config.status == 200 and config.json["sample_rate"] == 1, config
+        assert all(r is None for r in replies), replies
+    finally:
+        lock.release()
+    for t in first + rest:
+        t.join(60)
+    assert all(r.status == 202 for r in replies), replies

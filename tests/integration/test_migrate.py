@@ -141,7 +141,7 @@ def test_app_create_prints_credentials_once_and_stores_hashes(db, cluster):
 def test_help_lists_every_setting():
     out = run([BIN, "serve", "--help"]).stdout
     for var in ("STALLSCOPE_DATABASE_URL", "STALLSCOPE_LISTEN",
-                "STALLSCOPE_DATA_DIR", "STALLSCOPE_THREADS",
+                "STALLSCOPE_DATA_DIR", "STALLSCOPE_DB_CONNECTIONS",
                 "STALLSCOPE_MAX_BODY", "STALLSCOPE_MAX_UPLOAD",
                 "STALLSCOPE_MAX_UNZIPPED"):
         assert var in out
@@ -157,7 +157,7 @@ def test_help_lists_every_setting():
 def test_serve_refuses_bad_settings(db):
     for var, value in (("STALLSCOPE_MAX_BODY", "lots"),
                        ("STALLSCOPE_LISTEN", "localhost"),
-                       ("STALLSCOPE_THREADS", "0")):
+                       ("STALLSCOPE_DB_CONNECTIONS", "0")):
         p = stallscope("serve", db_url=db, extra_env={var: value},
                        check=False)
         assert p.returncode == 1 and var in p.stderr, p.stderr

@@ -85,7 +85,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.listen_host, "127.0.0.1");
 	assert_int_equal(cfg.listen_port, 8080);
 	assert_string_equal(cfg.data_dir, "var/");
-	assert_true(cfg.threads >= 16 && cfg.threads <= 64);
+	assert_true(cfg.db_connections >= 8 && cfg.db_connections <= 64);
 	assert_int_equal(cfg.workers, 2);
 	assert_int_equal(cfg.max_body, 16u << 20);
 	assert_int_equal(cfg.max_upload, UINT64_C(4) << 30);
@@ -100,7 +100,7 @@ static void test_overrides(void **state)
 	static const char *const env[] = {
 		"STALLSCOPE_DATABASE_URL", "host=/tmp dbname=s",
 		"STALLSCOPE_LISTEN", "[::]:0",
-		"STALLSCOPE_THREADS", "7",
+		"STALLSCOPE_DB_CONNECTIONS", "7",
 		"STALLSCOPE_MAX_UPLOAD", "2M",
 		"STALLSCOPE_LOG_LEVEL", "debug",
 		"STALLSCOPE_DATA_DIR", "/srv/data",
@@ -112,7 +112,7 @@ static void test_overrides(void **state)
 	assert_int_equal(srv_config_load(&cfg, get, err, sizeof err), 0);
 	assert_string_equal(cfg.listen_host, "::");
 	assert_int_equal(cfg.listen_port, 0);
-	assert_int_equal(cfg.threads, 7);
+	assert_int_equal(cfg.db_connections, 7);
 	assert_int_equal(cfg.max_upload, 2u << 20);
 	assert_int_equal(cfg.log_level, CM_DEBUG);
 	assert_string_equal(cfg.data_dir, "/srv/data");
@@ -133,8 +133,8 @@ static void expect_refused(const char *var, const char *value)
 static void test_refusals_name_the_variable(void **state)
 {
 	(void)state;
-	expect_refused("STALLSCOPE_THREADS", "1");
-	expect_refused("STALLSCOPE_THREADS", "lots");
+	expect_refused("STALLSCOPE_DB_CONNECTIONS", "1");
+	expect_refused("STALLSCOPE_DB_CONNECTIONS", "lots");
 	expect_refused("STALLSCOPE_WORKERS", "0");
 	expect_refused("STALLSCOPE_MAX_BODY", "100");
 	expect_refused("STALLSCOPE_MAX_UNZIPPED", "8Q");

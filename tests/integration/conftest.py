@@ -56,8 +56,8 @@ class Cluster:
     def __init__(self, directory):
         self.dir = Path(directory)
 
-    def start(self):
-        run([PG_SH, "start", self.dir, "--fast"])
+    def start(self, durable=False):
+        run([PG_SH, "start", self.dir] + ([] if durable else ["--fast"]))
 
     def stop(self):
         run([PG_SH, "stop", self.dir])

@@ -1,10 +1,18 @@
-"""Crash safety (issue 3, third acceptance point): SIGKILL in the middle of
+"""Crash safety. Issue 3, third acceptance point: SIGKILL in the middle of
 a large upload leaves no debug file, listed or on disk, beyond a temp file
-that the next start removes; the same upload then succeeds."""
+that the next start removes; the same upload then succeeds. And a report
+answered 2xx survives PostgreSQL crashing right after."""
+import os
+import signal
+import subprocess
 import time
 import zipfile
 
-from conftest import create_app, dwarfdump_uuids, fixture_of, fixture_path
+from conftest import (Cluster, create_app, dwarfdump_uuids, fixture_of, fixture_path,
+                      migrate)
+from ingest_util import Image, allow_everyone, fresh_id, native, post
+
+PSQL = "/usr/lib/postgresql/15/bin/psql"
 
 PADDING = 24 << 20
 
@@ -86,3 +94,48 @@ def test_start_removes_stale_temp_files_only(make_server, db, manifest):
         assert not p.exists(), p
     assert server.stored_files() == kept
     assert len(server.list_dsyms(app)) == 1
+
+
+def psql(url, sql, check=True):
+    return subprocess.run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql],
+                          capture_output=True, text=True, check=check)
+
+
+def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest, tmp_root):
+    """A 2xx means committed and on disk: with PostgreSQL's WAL writer
+    stopped, an asynchronous commit (synchronous_commit off, ours or the
+    database's) would leave the report's commit record in shared memory.
+    The database crashes right after the 202, and the report is there."""
+    cluster = Cluster(tmp_root / "pg-crashed")
+    cluster.start(durable=True)
+    try:
+        url = cluster.create_db("durable")
+        migrate(url)
+        # Nothing else of ours writes WAL meanwhile.
+        psql(url, "ALTER SYSTEM SET autovacuum = off")
+        psql(url, "SELECT pg_reload_conf()")
+        server = make_server(db_url=url)
+        app = create_app(url)
+        allow_everyone(server, app)
+        image = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
+        walwriter = int(psql(url, "SELECT pid FROM pg_stat_activity"
+                                  " WHERE backend_type = 'walwriter'").stdout)
+        os.kill(walwriter, signal.SIGSTOP)
+        rid = fresh_id()
+        try:
+            r = post(server, app, "/api/v1/ingest",
+                     native(rid, image, [image.by_function[1], image.by_function[2]]))
+            assert r.status == 202, r
+        finally:
+            # A child killed: the postmaster ends every backend, drops
+            # shared memory with its WAL buffers, and recovers from disk.
+            os.kill(walwriter, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while psql(url, "SELECT 1", check=False).returncode != 0:
+            assert time.monotonic() < deadline, "PostgreSQL did not recover"
+            time.sleep(0.2)
+        assert psql(url, f"SELECT count(*) FROM reports WHERE report_id = '{rid}'"
+                         ).stdout.strip() == "1"
+        assert psql(url, "SELECT sum(reports) FROM groups WHERE level = 1").stdout.strip() == "1"
+    finally:
+        cluster.stop()

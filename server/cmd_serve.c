@@ -69,8 +69,8 @@ int srv_cmd_serve(int argc, char **argv)
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
-	/* The workers, and the reprocessing and retention threads, one each
-	 * besides the requests' share: a long import never starves them. */
+	/* The requests' share, and one each for the workers and the
+	 * reprocessing and retention threads, which may all query at once. */
 	if (st_init(cfg.database_url, cfg.db_connections + cfg.workers + 2) < 0 ||
 	    srv_metrics_init() < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
 		fprintf(stderr, "stallscope serve: out of memory\n");

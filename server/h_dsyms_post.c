@@ -15,16 +15,28 @@
 #include "server/metrics.h"
 #include "server/reply.h"
 
-static void job_free(void *state)
-{
-	srv_dsym_import *job = state;
-	json_decref(job->files);
-	free(job);
-}
-
 static void job_run(void *cls)
 {
 	srv_dsym_import_run(cls);
+}
+
+/* The reply to the finished JOB; takes its files. */
+static enum MHD_Result reply(struct MHD_Connection *conn, srv_request *req,
+			     srv_dsym_import *job)
+{
+	if (job->err != ERR_NONE) {
+		srv_metrics_upload(false);
+		return srv_reply_error(conn, job->err, "%s", job->msg);
+	}
+	srv_metrics_upload(true);
+	size_t n = json_array_size(job->files);
+	cm_log(CM_INFO, "%s dsyms: app %s: %zu slice%s, %s", srv_req_id(req),
+	       job->app.bundle_id, n, n == 1 ? "" : "s",
+	       job->created ? "stored" : "all present already");
+	json_t *files = job->files;
+	job->files = NULL;
+	return srv_reply_json(conn, job->created ? 201 : 200,
+			      json_pack("{s:o}", "files", files));
 }
 
 enum MHD_Result srv_h_dsyms_post(struct MHD_Connection *conn,
@@ -47,20 +59,10 @@ enum MHD_Result srv_h_dsyms_post(struct MHD_Connection *conn,
 	srv_dsym_sanitize_name(MHD_lookup_connection_value(
 				       conn, MHD_GET_ARGUMENT_KIND, "name"),
 			       job->name);
-	srv_req_set_state(req, job, job_free);
-	if (!srv_req_run_on_worker(req, job_run, job))
-		return srv_reply_error(conn, ERR_SHUTTING_DOWN, NULL);
-	if (job->err != ERR_NONE) {
-		srv_metrics_upload(false);
-		return srv_reply_error(conn, job->err, "%s", job->msg);
-	}
-	srv_metrics_upload(true);
-	size_t n = json_array_size(job->files);
-	cm_log(CM_INFO, "%s dsyms: app %s: %zu slice%s, %s", srv_req_id(req),
-	       job->app.bundle_id, n, n == 1 ? "" : "s",
-	       job->created ? "stored" : "all present already");
-	json_t *files = job->files;
-	job->files = NULL;
-	return srv_reply_json(conn, job->created ? 201 : 200,
-			      json_pack("{s:o}", "files", files));
+	enum MHD_Result r = srv_req_run_on_worker(req, job_run, job)
+				    ? reply(conn, req, job)
+				    : srv_reply_error(conn, ERR_SHUTTING_DOWN, NULL);
+	json_decref(job->files);
+	free(job);
+	return r;
 }

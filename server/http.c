@@ -96,10 +96,6 @@ struct srv_request {
 	/* Reply, for the access log. */
 	unsigned status;
 	uint64_t bytes;
-
-	/* Handler state. */
-	void *state;
-	void (*state_free)(void *state);
 };
 
 /* ---- Accessors ----------------------------------------------------------- */
@@ -139,13 +135,6 @@ const srv_config *srv_req_config(const srv_request *req)
 const char *srv_req_id(const srv_request *req)
 {
 	return req->id;
-}
-
-void srv_req_set_state(srv_request *req, void *state,
-		       void (*free_fn)(void *state))
-{
-	req->state = state;
-	req->state_free = free_fn;
 }
 
 void srv_req_note_reply(srv_request *req, unsigned status, uint64_t bytes)
@@ -540,8 +529,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	       why ? " aborted=" : "", why ? why : "");
 	srv_metrics_request(req->route_index, req->status, ms / 1e3);
 
-	if (req->state_free)
-		req->state_free(req->state);
 	json_decref(req->json);
 	free(req->mem);
 	if (req->fd >= 0) {

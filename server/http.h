@@ -12,9 +12,9 @@
  * handing slow work to the worker pool with srv_req_run_on_worker first if
  * it must. Every request ends with one access-log line and metrics.
  *
- * Memory: a srv_request and everything it points to (body, temp file,
- * handler state) belong to the server and are freed when the request
- * completes; handlers borrow them for the duration of a call.
+ * Memory: a srv_request and everything it points to (body, temp file)
+ * belong to the server and are freed when the request completes; handlers
+ * borrow them for the duration of a call.
  */
 #ifndef STALLSCOPE_SERVER_HTTP_H
 #define STALLSCOPE_SERVER_HTTP_H
@@ -73,10 +73,6 @@ const srv_config *srv_req_config(const srv_request *req);
 
 /* The request id echoed in X-Request-Id and the access log. */
 const char *srv_req_id(const srv_request *req);
-
-/* Handler state: STATE is freed with FREE_FN when the request ends. */
-void srv_req_set_state(srv_request *req, void *state,
-		       void (*free_fn)(void *state));
 
 /*
  * Runs WORK(CLS) on the worker pool and returns once it has: the workers

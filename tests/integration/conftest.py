@@ -30,6 +30,7 @@ FIXTURES = Path(os.environ.get("STALLSCOPE_FIXTURES",
                                REPO / "build/fixtures")).resolve()
 LLVM_BIN = Path(os.environ.get("LLVM_BIN", "/usr/lib/llvm-14/bin"))
 PG_SH = REPO / "scripts/pg.sh"
+PSQL = "/usr/lib/postgresql/15/bin/psql"
 # Sanitizer builds start and answer more slowly.
 STARTUP_SECONDS = 60
 
@@ -42,6 +43,12 @@ def run(cmd, env=None, check=True, timeout=120):
         pytest.fail(f"{' '.join(map(str, cmd))} exited {p.returncode}\n"
                     f"stdout: {p.stdout}\nstderr: {p.stderr}")
     return p
+
+
+def psql(url, sql):
+    """SQL's rows, unaligned, as one stripped string; fails the test on an
+    error."""
+    return run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql]).stdout.strip()
 
 
 def free_port():

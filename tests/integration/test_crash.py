@@ -8,11 +8,9 @@ import subprocess
 import time
 import zipfile
 
-from conftest import (Cluster, create_app, dwarfdump_uuids, fixture_of, fixture_path,
-                      migrate)
+from conftest import (PSQL, Cluster, create_app, dwarfdump_uuids, fixture_of, fixture_path,
+                      migrate, psql)
 from ingest_util import Image, allow_everyone, fresh_id, native, post
-
-PSQL = "/usr/lib/postgresql/15/bin/psql"
 
 PADDING = 24 << 20
 
@@ -96,11 +94,6 @@ def test_start_removes_stale_temp_files_only(make_server, db, manifest):
     assert len(server.list_dsyms(app)) == 1
 
 
-def psql(url, sql, check=True):
-    return subprocess.run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql],
-                          capture_output=True, text=True, check=check)
-
-
 def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest, tmp_root):
     """A 2xx means committed and on disk: with PostgreSQL's WAL writer
     stopped, an asynchronous commit (synchronous_commit off, ours or the
@@ -119,7 +112,7 @@ def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest,
         allow_everyone(server, app)
         image = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
         walwriter = int(psql(url, "SELECT pid FROM pg_stat_activity"
-                                  " WHERE backend_type = 'walwriter'").stdout)
+                                  " WHERE backend_type = 'walwriter'"))
         os.kill(walwriter, signal.SIGSTOP)
         rid = fresh_id()
         try:
@@ -131,11 +124,11 @@ def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest,
             # shared memory with its WAL buffers, and recovers from disk.
             os.kill(walwriter, signal.SIGKILL)
         deadline = time.monotonic() + 60
-        while psql(url, "SELECT 1", check=False).returncode != 0:
+        while subprocess.run([PSQL, url, "-c", "SELECT 1"],
+                             capture_output=True).returncode != 0:
             assert time.monotonic() < deadline, "PostgreSQL did not recover"
             time.sleep(0.2)
-        assert psql(url, f"SELECT count(*) FROM reports WHERE report_id = '{rid}'"
-                         ).stdout.strip() == "1"
-        assert psql(url, "SELECT sum(reports) FROM groups WHERE level = 1").stdout.strip() == "1"
+        assert psql(url, f"SELECT count(*) FROM reports WHERE report_id = '{rid}'") == "1"
+        assert psql(url, "SELECT sum(reports) FROM groups WHERE level = 1") == "1"
     finally:
         cluster.stop()

@@ -8,15 +8,9 @@ import json
 import subprocess
 import time
 
-from conftest import create_app
+from conftest import PSQL, create_app, psql
 
-PSQL = "/usr/lib/postgresql/15/bin/psql"
 USER = "same-user"
-
-
-def psql(url, sql):
-    return subprocess.run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql],
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def ingest_sql(app_id, version, app_version):

@@ -11,10 +11,9 @@ import time
 
 import pytest
 
-from conftest import create_app, fixture_of
+from conftest import PSQL, create_app, fixture_of, psql
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
-PSQL = "/usr/lib/postgresql/15/bin/psql"
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +25,6 @@ def image(manifest):
 def server(make_server):
     """A server of the test's own: the tests count its commits."""
     return make_server()
-
-
-def psql(url, sql):
-    return subprocess.run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql],
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def metric(server, name):
@@ -84,17 +78,24 @@ def post_waiting(server, app, bodies, waiting):
     return threads, replies
 
 
-def queue_behind_a_waiting_commit(server, db, app, first, rest):
+def ingest_waits_on_a_lock(db):
+    return psql(db, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND query LIKE '%ingest_reports%'") == "1"
+
+
+def queue_behind_a_waiting_commit(server, db, app, first, rest, meanwhile=None):
     """Stores FIRST in a transaction made to wait, queues REST behind it,
-    then lets everything run; returns FIRST's and REST's replies."""
+    calls MEANWHILE(replies) while all of them wait if given, then lets
+    everything run; returns FIRST's and REST's replies."""
     lock = QuotaLock(db)
     try:
-        t_first, r_first = post_waiting(server, app, [first], lambda _: psql(db, (
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-            " AND query LIKE '%ingest_reports%'")) == "1")
+        t_first, r_first = post_waiting(server, app, [first],
+                                        lambda _: ingest_waits_on_a_lock(db))
         queued = metric(server, "stallscope_ingest_queued_reports")
         threads, replies = post_waiting(server, app, rest, lambda i: metric(
             server, "stallscope_ingest_queued_reports") == queued + i + 1)
+        if meanwhile:
+            meanwhile(r_first + replies)
     finally:
         lock.release()
     for t in t_first + threads:
@@ -186,9 +187,7 @@ def test_a_resend_stored_meanwhile_by_another_transaction(server, db, image):
         other_id = int(other.stdout.readline())
         threads, replies = post_waiting(
             server, app, [native(rid, image, stack, user="racer")],
-            lambda _: psql(db, "SELECT count(*) FROM pg_stat_activity"
-                               " WHERE wait_event_type = 'Lock'"
-                               " AND query LIKE '%ingest_reports%'") == "1")
+            lambda _: ingest_waits_on_a_lock(db))
     finally:
         _, err = other.communicate("COMMIT;\n", timeout=60)
         assert other.returncode == 0, err
@@ -209,25 +208,17 @@ def test_other_connections_are_answered_while_reports_wait(server, db, image):
     app = create_app(db)
     allow_everyone(server, app)
     stack = [image.by_function[1], image.by_function[2]]
-    lock = QuotaLock(db)
-    try:
-        first, _ = post_waiting(server, app, [native(fresh_id(), image, stack)],
-                                lambda _: psql(db, (
-                                    "SELECT count(*) FROM pg_stat_activity"
-                                    " WHERE wait_event_type = 'Lock'"
-                                    " AND query LIKE '%ingest_reports%'")) == "1")
-        queued = metric(server, "stallscope_ingest_queued_reports")
-        rest, replies = post_waiting(
-            server, app, [native(fresh_id(), image, stack) for _ in range(9)],
-            lambda i: metric(server, "stallscope_ingest_queued_reports") == queued + i + 1)
+
+    def others_answered(waiting):
         for _ in range(5):
             assert server.request("GET", "/healthz", timeout=10).status == 200
             config = server.request("GET", f"/api/v1/apps/{app['app']}/config",
                                     token=app["admin_token"], timeout=10)
             assert config.status == 200 and config.json["sample_rate"] == 1, config
-        assert all(r is None for r in replies), replies
-    finally:
-        lock.release()
-    for t in first + rest:
-        t.join(60)
+        assert all(r is None for r in waiting), waiting
+
+    first, replies = queue_behind_a_waiting_commit(
+        server, db, app, native(fresh_id(), image, stack),
+        [native(fresh_id(), image, stack) for _ in range(9)], others_answered)
+    assert first.status == 202, first
     assert all(r.status == 202 for r in replies), replies

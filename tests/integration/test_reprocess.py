@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import create_app, fixture_of, run, stallscope
+from conftest import create_app, fixture_of, psql, run, stallscope
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of,
                          identities, native, post, report)
 
@@ -101,10 +101,6 @@ def test_missing_dsym_then_upload_regroups_exactly(server, db, image, other):
     for key, who in want_users.items():
         assert users[key] == len(who)
     assert before1 != after1
-
-
-def psql(url, sql):
-    return run(["/usr/lib/postgresql/15/bin/psql", url, "-Atc", sql]).stdout.strip()
 
 
 def test_reprocess_command_and_other_instances_uploads(db, make_server, image):

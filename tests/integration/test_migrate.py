@@ -3,36 +3,32 @@ import hashlib
 import shutil
 import subprocess
 
-from conftest import BIN, REPO, create_app, migrate, run, stallscope
-
-
-def psql(cluster, url, sql):
-    return run(["/usr/lib/postgresql/15/bin/psql", url, "-Atc", sql]).stdout
+from conftest import BIN, REPO, create_app, migrate, psql, run, stallscope
 
 
 def test_migrate_fresh_then_noop(cluster):
     url = cluster.create_db("it_migrate_fresh")
     first = migrate(url).stdout
     assert "applied 001_init.sql" in first
-    rows = psql(cluster, url,
+    rows = psql(url,
                 "SELECT version, name FROM schema_migrations ORDER BY 1")
     assert rows.splitlines()[0] == "1|001_init.sql"
-    tables = psql(cluster, url,
+    tables = psql(url,
                   "SELECT tablename FROM pg_tables WHERE schemaname='public'"
                   " ORDER BY 1").split()
     assert {"apps", "debug_files", "schema_migrations"} <= set(tables)
 
-    before = psql(cluster, url, "SELECT version, checksum, applied_at "
+    before = psql(url, "SELECT version, checksum, applied_at "
                                 "FROM schema_migrations ORDER BY 1")
     second = migrate(url).stdout
     assert not [l for l in second.splitlines() if l.startswith("applied ")]
     assert "0 applied now" in second
-    assert psql(cluster, url, "SELECT version, checksum, applied_at "
+    assert psql(url, "SELECT version, checksum, applied_at "
                               "FROM schema_migrations ORDER BY 1") == before
 
 
-def test_every_table_and_index_is_commented(db, cluster):
-    missing = psql(cluster, db, """
+def test_every_table_and_index_is_commented(db):
+    missing = psql(db, """
         SELECT c.relname FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i', 'p')
@@ -62,9 +58,9 @@ def test_failing_migration_applies_nothing(cluster, tmp_path):
     p = migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(schema)},
                 check=False)
     assert p.returncode == 1 and "999_broken.sql failed" in p.stderr
-    assert psql(cluster, url, "SELECT to_regclass('half_done') IS NULL") \
+    assert psql(url, "SELECT to_regclass('half_done') IS NULL") \
         .strip() == "t"
-    assert psql(cluster, url, "SELECT count(*) FROM schema_migrations "
+    assert psql(url, "SELECT count(*) FROM schema_migrations "
                               "WHERE version = 999").strip() == "0"
 
 
@@ -79,21 +75,21 @@ def test_report_documents_become_text_and_stay_lz4(cluster, tmp_path):
         if int(f.name.split("_")[0]) < 12:
             shutil.copy(f, before_012)
     migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(before_012)})
-    app = psql(cluster, url, "SELECT id FROM apps WHERE bundle_id = '%s'" %
+    app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" %
                create_app(url)["app"]).strip()
     raw, sym = '{"report_id": "r1", "n": [1, 2]}', '{"images": [], "x": "\\u00e9"}'
-    psql(cluster, url, f"""
+    psql(url, f"""
         SELECT ensure_report_partition({app}, DATE '2026-11-01');
         INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id,
                              kind, source, key1, key2, pending, raw, symbolized)
         VALUES (1, {app}, '2026-11-01', now(), 'r1', 'u1', 'stall', 'native', 'k1',
                 'k2', false, '{raw}', '{sym}')""")
-    stored = psql(cluster, url, "SELECT raw::text, symbolized::text FROM reports")
+    stored = psql(url, "SELECT raw::text, symbolized::text FROM reports")
 
     assert "applied 012_" in migrate(url).stdout
-    psql(cluster, url, f"SELECT ensure_report_partition({app}, DATE '2026-11-02')")
-    assert psql(cluster, url, "SELECT raw, symbolized FROM reports") == stored
-    columns = psql(cluster, url, """
+    psql(url, f"SELECT ensure_report_partition({app}, DATE '2026-11-02')")
+    assert psql(url, "SELECT raw, symbolized FROM reports") == stored
+    columns = psql(url, """
         SELECT t.relid::regclass, a.attname, a.atttypid::regtype, a.attcompression
           FROM pg_partition_tree('reports') t
           JOIN pg_attribute a ON a.attrelid = t.relid
@@ -101,7 +97,7 @@ def test_report_documents_become_text_and_stay_lz4(cluster, tmp_path):
     assert len(columns) == 2 * 4  # reports, the app's table, two days
     assert all(c.endswith("|text|l") for c in columns), columns
     # ...and ingest stores them without PostgreSQL parsing them again.
-    assert psql(cluster, url, "SELECT prosrc ~ '::json[^b]' FROM pg_proc"
+    assert psql(url, "SELECT prosrc ~ '::json[^b]' FROM pg_proc"
                               " WHERE proname = 'ingest_reports'").strip() == "f"
 
 
@@ -112,17 +108,17 @@ def test_migrate_without_database_url_fails_clearly():
     assert "STALLSCOPE_DATABASE_URL is not set" in p.stderr
 
 
-def test_app_create_prints_credentials_once_and_stores_hashes(db, cluster):
+def test_app_create_prints_credentials_once_and_stores_hashes(db):
     app = create_app(db)
     assert set(app) == {"app", "ingest_key", "upload_token", "admin_token"}
     assert app["ingest_key"].startswith("ssi_")
     assert app["upload_token"].startswith("ssu_")
     assert app["admin_token"].startswith("ssa_")
-    stored = psql(cluster, db,
+    stored = psql(db,
                   "SELECT encode(ingest_key_hash, 'hex'), encode("
                   "upload_token_hash, 'hex'), encode(admin_token_hash, 'hex')"
                   f" FROM apps WHERE bundle_id = '{app['app']}'")
-    row = psql(cluster, db, "SELECT a::text FROM apps a WHERE bundle_id = "
+    row = psql(db, "SELECT a::text FROM apps a WHERE bundle_id = "
                             f"'{app['app']}'")
     secrets = (app["ingest_key"], app["upload_token"], app["admin_token"])
     for secret in secrets:

@@ -13,10 +13,12 @@
  * committed, so a 2xx still means stored. At low load a report finds the
  * writer idle and goes alone; under load the batches grow by themselves.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "server/ingest_commit.h"
@@ -51,6 +53,13 @@ static job *queue_head;
 static size_t queued;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static bool started;
+/* While the writer waits for the database with room for another batch in
+ * flight, it listens on WAKE_PIPE too, and a caller whose report brings the
+ * queue to WAKE_AT reports writes a byte there (0: nobody listens). Without
+ * it the writer, blocked on the oldest answer, would send the next batch
+ * only after that answer, and the database would wait for it meanwhile. */
+static int wake_pipe[2] = {-1, -1};
+static size_t wake_at;
 
 /* True when BATCH's N jobs hold J's report_id already. */
 static bool holds_report(job *const *batch, size_t n, const job *j)
@@ -141,7 +150,9 @@ static void store(job **jobs, size_t n)
 	batch_tx b;
 	memcpy(b.jobs, jobs, n * sizeof *jobs);
 	batch_fill(&b, n);
+	srv_metrics_ingest_in_flight(1);
 	int rc = st_run_autocommit("ingest_reports", store_cb, &b);
+	srv_metrics_ingest_in_flight(-1);
 	if (rc == ST_HARD_ERROR && n > 1) {
 		for (size_t i = 0; i < n; i++)
 			store(&jobs[i], 1);
@@ -153,11 +164,20 @@ static void store(job **jobs, size_t n)
 	finish(b.jobs, n);
 }
 
+/* Empties WAKE_PIPE (non-blocking) of the bytes written to wake us. */
+static void drain_wake_pipe(void)
+{
+	char bytes[64];
+	while (read(wake_pipe[0], bytes, sizeof bytes) > 0)
+		;
+}
+
 /*
  * While there is work: sends the next batch while fewer than DEPTH are in
  * flight, but the second only once as many reports wait as the first
  * holds — a smaller one would cost the database a transaction for few
- * reports — then reads the oldest answer. A batch whose answer is lost or
+ * reports — then waits for the oldest answer, listening for that many
+ * reports meanwhile, and reads it. A batch whose answer is lost or
  * refused goes the ordinary way (store).
  */
 static int pipeline_cb(st_pipe *p, void *unused)
@@ -173,19 +193,35 @@ static int pipeline_cb(st_pipe *p, void *unused)
 			size_t n = take_batch(b->jobs);
 			pthread_mutex_unlock(&lock);
 			batch_fill(b, n);
-			if (st_report_ingest_send(p, b->app_id, b->rows, b->n) == 0)
+			if (st_report_ingest_send(p, b->app_id, b->rows, b->n) == 0) {
 				inflight++;
-			else
+				srv_metrics_ingest_in_flight(1);
+			} else
 				store(b->jobs, b->n);
 			pthread_mutex_lock(&lock);
 			continue;
 		}
 		if (inflight == 0)
 			break;
+		bool listen = inflight < DEPTH && wake_pipe[0] >= 0;
+		if (listen)
+			wake_at = flights[oldest].n;
 		pthread_mutex_unlock(&lock);
+		int ready = st_pipe_wait(p, listen ? wake_pipe[0] : -1);
+		if (listen) {
+			pthread_mutex_lock(&lock);
+			wake_at = 0;
+			pthread_mutex_unlock(&lock);
+			drain_wake_pipe();
+		}
+		if (ready == 0) {
+			pthread_mutex_lock(&lock);
+			continue;
+		}
 		batch_tx *b = &flights[oldest];
 		oldest = (oldest + 1) % DEPTH;
 		inflight--;
+		srv_metrics_ingest_in_flight(-1);
 		if (st_report_ingest_recv(p, b->n, b->outcomes, b->ids) < 0) {
 			store(b->jobs, b->n);
 		} else {
@@ -244,6 +280,20 @@ static bool spawn(void *(*main_fn)(void *), const char *name)
  * last in-flight request is answered, and nothing is left queued then. */
 static void start(void)
 {
+	/* Without the pipe the writer still works, blind to the queue while it
+	 * waits for an answer. */
+	bool piped = pipe(wake_pipe) == 0;
+	if (piped && (fcntl(wake_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
+		      fcntl(wake_pipe[1], F_SETFL, O_NONBLOCK) != 0)) {
+		close(wake_pipe[0]);
+		close(wake_pipe[1]);
+		piped = false;
+	}
+	if (!piped) {
+		cm_log(CM_WARN, "ingest: no wake-up pipe for the writer; it will not "
+				"see reports queue while it waits for the database");
+		wake_pipe[0] = wake_pipe[1] = -1;
+	}
 	started = spawn(writer_main, "ingest-writer");
 }
 
@@ -263,6 +313,11 @@ int srv_ingest_commit(int64_t app_id, const st_new_report *row, st_ingest_outcom
 	queued++;
 	srv_metrics_ingest_queue(1);
 	pthread_cond_signal(&work);
+	if (wake_at && queued >= wake_at) {
+		wake_at = 0;
+		/* Full only if the writer has a wake-up unread already. */
+		(void)!write(wake_pipe[1], "", 1);
+	}
 	while (!self.done)
 		pthread_cond_wait(&self.wake, &lock);
 	pthread_mutex_unlock(&lock);

@@ -37,7 +37,7 @@ static atomic_uint_fast64_t uploads[2];    /* [ok] */
 static atomic_uint_fast64_t symcaches[2];  /* [ok] */
 static atomic_uint_fast64_t symcache_micros;
 static atomic_uint_fast64_t ingest_commits, ingest_committed;
-static atomic_long ingest_queued;
+static atomic_long ingest_queued, ingest_in_flight;
 
 int srv_metrics_init(void)
 {
@@ -81,6 +81,11 @@ void srv_metrics_ingest_commit(size_t reports)
 void srv_metrics_ingest_queue(long delta)
 {
 	atomic_fetch_add(&ingest_queued, delta);
+}
+
+void srv_metrics_ingest_in_flight(long delta)
+{
+	atomic_fetch_add(&ingest_in_flight, delta);
 }
 
 void srv_metrics_upload(bool ok)
@@ -223,9 +228,13 @@ char *srv_metrics_render(size_t *out_len)
 	    "# HELP stallscope_ingest_queued_reports Reports waiting for "
 	    "their answer: queued or being stored.\n"
 	    "# TYPE stallscope_ingest_queued_reports gauge\n"
-	    "stallscope_ingest_queued_reports %ld\n",
+	    "stallscope_ingest_queued_reports %ld\n"
+	    "# HELP stallscope_ingest_batches_in_flight Batches of reports "
+	    "sent to the database and not answered yet.\n"
+	    "# TYPE stallscope_ingest_batches_in_flight gauge\n"
+	    "stallscope_ingest_batches_in_flight %ld\n",
 	    (uint64_t)atomic_load(&ingest_commits), (uint64_t)atomic_load(&ingest_committed),
-	    atomic_load(&ingest_queued));
+	    atomic_load(&ingest_queued), atomic_load(&ingest_in_flight));
 	st_pool_stats pool;
 	st_get_pool_stats(&pool);
 	put(&b, "# HELP stallscope_db_pool_size Database connections the pool "

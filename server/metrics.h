@@ -34,6 +34,10 @@ void srv_metrics_ingest_commit(size_t reports);
  * N are answered. */
 void srv_metrics_ingest_queue(long delta);
 
+/* Batches sent to the database and not answered yet: DELTA +1 when one is
+ * sent, -1 when its answer (or failure) is in. */
+void srv_metrics_ingest_in_flight(long delta);
+
 /* The exposition text (malloc'ed, caller frees) and its length; NULL when
  * out of memory. */
 char *srv_metrics_render(size_t *out_len);

@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 /* Debian keeps libpq under postgresql/; its own includes are relative. */
 #include <postgresql/libpq-fe.h>
 #include <pthread.h>
@@ -557,6 +558,29 @@ int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls)
 bool st_pipe_lost(const st_pipe *p)
 {
 	return p->lost;
+}
+
+int st_pipe_wait(st_pipe *p, int wake_fd)
+{
+	assert(p->inflight > 0);
+	for (;;) {
+		if (p->lost)
+			return ST_SOFT_ERROR;
+		if (PQconsumeInput(p->c->pg) != 1) {
+			p->lost = true;
+			return fail(p->c, NULL, p->stmt->name);
+		}
+		if (!PQisBusy(p->c->pg))
+			return 1;
+		struct pollfd fds[2] = {{PQsocket(p->c->pg), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+		nfds_t nfds = wake_fd >= 0 ? 2 : 1;
+		if (poll(fds, nfds, -1) < 0 && errno != EINTR) {
+			p->lost = true;
+			return fail(p->c, NULL, p->stmt->name);
+		}
+		if (nfds == 2 && (fds[1].revents & POLLIN))
+			return 0;
+	}
 }
 
 static int ping_tx(st_conn *c, void *cls)

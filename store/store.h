@@ -86,6 +86,12 @@ typedef int (*st_pipe_cb)(st_pipe *p, void *cls);
  * are lost, and whether they committed is unknown. */
 bool st_pipe_lost(const st_pipe *p);
 
+/* Waits until P's oldest answer has arrived, so that reading it does not
+ * block, or until WAKE_FD (-1 for none) is readable: 1 when the answer is
+ * there, 0 when woken, a negative st_status when the connection failed
+ * (P is lost then). Something must be in flight. WAKE_FD is not read. */
+int st_pipe_wait(st_pipe *p, int wake_fd);
+
 /* Round-trips to the database: 1 when it answers, a negative st_status not. */
 int st_ping(void);
 

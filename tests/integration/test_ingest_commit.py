@@ -1,8 +1,11 @@
 """Group commit (server/ingest_commit.c, schema/008 and 010): reports that arrive
-while a transaction is in flight are stored together in the next one, with
+while a transaction is in flight are stored together in a later one, with
 every per-report rule intact (quota, resends, counters), and a report the
 database refuses fails alone. A psql session holds user_quota locked so
-the first transaction waits and the others queue behind it for certain."""
+the first transaction waits and the others queue behind it for certain.
+The writer keeps a second batch in flight behind the first: the first
+report to arrive while the first batch waits goes at once, alone, and the
+rest queue behind both."""
 
 import re
 import subprocess
@@ -83,17 +86,22 @@ def ingest_waits_on_a_lock(db):
                     " AND query LIKE '%ingest_reports%'") == "1"
 
 
+def batches_in_flight(server):
+    return metric(server, "stallscope_ingest_batches_in_flight")
+
+
 def queue_behind_a_waiting_commit(server, db, app, first, rest, meanwhile=None):
-    """Stores FIRST in a transaction made to wait, queues REST behind it,
-    calls MEANWHILE(replies) while all of them wait if given, then lets
+    """Stores FIRST in a transaction made to wait, sends REST[0] as the
+    batch behind it and queues the rest of REST behind both, calls
+    MEANWHILE(replies) while all of them wait if given, then lets
     everything run; returns FIRST's and REST's replies."""
     lock = QuotaLock(db)
     try:
         t_first, r_first = post_waiting(server, app, [first],
                                         lambda _: ingest_waits_on_a_lock(db))
         queued = metric(server, "stallscope_ingest_queued_reports")
-        threads, replies = post_waiting(server, app, rest, lambda i: metric(
-            server, "stallscope_ingest_queued_reports") == queued + i + 1)
+        threads, replies = post_waiting(server, app, rest, lambda i: batches_in_flight(
+            server) == 2 and metric(server, "stallscope_ingest_queued_reports") == queued + i + 1)
         if meanwhile:
             meanwhile(r_first + replies)
     finally:
@@ -110,7 +118,7 @@ def test_reports_queued_meanwhile_share_one_transaction(server, db, image):
     resent = fresh_id()
     # Ten users once each, one user five times (quota 3), one report twice:
     # its second copy waits for the transaction after (a batch never holds
-    # one report_id twice).
+    # one report_id twice). user-0 goes alone, behind the first.
     rest = ([native(fresh_id(), image, stack, user=f"user-{i}") for i in range(10)]
             + [native(fresh_id(), image, stack, user="busy") for _ in range(5)]
             + [native(resent, image, stack, user="twice")] * 2)
@@ -121,7 +129,7 @@ def test_reports_queued_meanwhile_share_one_transaction(server, db, image):
         server, db, app, native(fresh_id(), image, stack, user="first"), rest)
 
     assert first.status == 202, first
-    assert metric(server, "stallscope_ingest_commits_total") == commits + 3
+    assert metric(server, "stallscope_ingest_commits_total") == commits + 4
     assert metric(server, "stallscope_ingest_commit_reports_total") == reports + 1 + len(rest)
     assert all(r.status == 202 for r in replies[:10]), replies[:10]
     assert sorted(r.status for r in replies[10:15]) == [202, 202, 202, 429, 429]
@@ -136,6 +144,32 @@ def test_reports_queued_meanwhile_share_one_transaction(server, db, image):
                     " ORDER BY level").splitlines() == [f"1|{stored}|13", f"2|{stored}|13"]
     assert psql(db, f"SELECT reports FROM user_quota WHERE app_id = {app_id}"
                     " AND user_id = 'busy'") == "3"
+
+
+def test_a_report_goes_to_the_database_while_a_batch_waits_there(server, db, image):
+    """The writer listens for reports while it waits for an answer: one that
+    arrives while a batch waits in the database is sent at once, as the next
+    batch down the pipeline, so the database finds it when the first
+    commits, instead of waiting for the writer to read that answer first."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    stack = [image.by_function[1], image.by_function[2]]
+    commits = metric(server, "stallscope_ingest_commits_total")
+    lock = QuotaLock(db)
+    try:
+        t_first, r_first = post_waiting(server, app, [native(fresh_id(), image, stack)],
+                                        lambda _: ingest_waits_on_a_lock(db))
+        assert batches_in_flight(server) == 1
+        t_second, r_second = post_waiting(server, app, [native(fresh_id(), image, stack)],
+                                          lambda _: batches_in_flight(server) == 2)
+        assert r_first == [None] and r_second == [None], (r_first, r_second)
+    finally:
+        lock.release()
+    for t in t_first + t_second:
+        t.join(60)
+    assert r_first[0].status == 202 and r_second[0].status == 202, (r_first, r_second)
+    assert metric(server, "stallscope_ingest_commits_total") == commits + 2
+    assert batches_in_flight(server) == 0
 
 
 def test_a_report_the_database_refuses_fails_alone(server, db, image):

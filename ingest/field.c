@@ -112,6 +112,21 @@ int ing_string_field(ing_ctx *ctx, const json_t *obj, const char *where,
 				required, out);
 }
 
+int ing_dimension_field(ing_ctx *ctx, const json_t *obj, const char *where, const char *key,
+			const char **out)
+{
+	if (ing_string_field(ctx, obj, where, key, false, out) < 0)
+		return -1;
+	if (*out && strlen(*out) > ctx->limits->max_dimension) {
+		char path[ING_PATH_MAX];
+		*out = NULL;
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: longer than %zu bytes",
+				ing_path_key(path, sizeof path, where, key),
+				ctx->limits->max_dimension);
+	}
+	return 0;
+}
+
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -409,10 +424,9 @@ int ing_batch_begin(const ing_limits *limits, const char *user_id,
 	b->arena = ctx->arena;
 	if (user_id && *user_id) {
 		size_t ulen = strlen(user_id);
-		if (ulen > limits->max_string) {
-			ing_fail(ctx, ERR_BAD_FIELD,
-				 "X-Stallscope-User: longer than %zu bytes",
-				 limits->max_string);
+		if (ulen > limits->max_dimension) {
+			ing_fail(ctx, ERR_BAD_FIELD, "X-Stallscope-User: longer than %zu bytes",
+				 limits->max_dimension);
 			return ing_batch_abort(ctx, b);
 		}
 		if (!(ctx->user_id = ing_arena_strndup(ctx->arena, user_id,

@@ -58,6 +58,11 @@ int ing_string_value(ing_ctx *ctx, const json_t *v, const char *path,
 /* obj[KEY] as above; absent → *out NULL (failure when REQUIRED). */
 int ing_string_field(ing_ctx *ctx, const json_t *obj, const char *where,
 		     const char *key, bool required, const char **out);
+/* An optional string a report is counted under (or one they are split
+ * from, like "iPhone OS 17.2 (21C62)"): as ing_string_field, and longer
+ * than limits->max_dimension fails. */
+int ing_dimension_field(ing_ctx *ctx, const json_t *obj, const char *where, const char *key,
+			const char **out);
 
 /*
  * Address forms: "0x…" hex strings (1–16 significant digits), decimal

@@ -166,13 +166,10 @@ static int parse_header(ing_ctx *c, const json_t *h, ing_report *r)
 				"\"%s\" (309 crash, 298 hang)",
 				bug);
 	r->kind = ips_kinds[k].kind;
-	if (ing_string_field(c, h, "header", "incident_id", false,
-			     &r->report_id) < 0 ||
-	    ing_string_field(c, h, "header", "app_version", false,
-			     &r->app_version) < 0 ||
-	    ing_string_field(c, h, "header", "build_version", false,
-			     &r->build) < 0 ||
-	    ing_string_field(c, h, "header", "os_version", false, &osv) < 0)
+	if (ing_string_field(c, h, "header", "incident_id", false, &r->report_id) < 0 ||
+	    ing_dimension_field(c, h, "header", "app_version", &r->app_version) < 0 ||
+	    ing_string_field(c, h, "header", "build_version", false, &r->build) < 0 ||
+	    ing_dimension_field(c, h, "header", "os_version", &osv) < 0)
 		return -1;
 	if (ing_os_split(c, osv, &r->os, &r->os_version, &r->os_build) < 0)
 		return -1;
@@ -200,14 +197,13 @@ static int parse_body(ing_ctx *c, const json_t *b, ing_report *r)
 		r->report_id = NULL; /* not usable in the rejection either */
 		return -1;
 	}
-	if (ing_string_field(c, b, "body", "modelCode", false, &r->device) < 0)
+	if (ing_dimension_field(c, b, "body", "modelCode", &r->device) < 0)
 		return -1;
 	const json_t *bi = ing_get(b, "bundleInfo");
 	if (json_is_object(bi)) {
 		if (!r->app_version &&
-		    ing_string_field(c, bi, "body.bundleInfo",
-				     "CFBundleShortVersionString", false,
-				     &r->app_version) < 0)
+		    ing_dimension_field(c, bi, "body.bundleInfo", "CFBundleShortVersionString",
+					&r->app_version) < 0)
 			return -1;
 		if (!r->build &&
 		    ing_string_field(c, bi, "body.bundleInfo", "CFBundleVersion",

@@ -284,16 +284,12 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", sw);
 	const char *sysname = NULL, *os_ignored_version, *os_ignored_build;
 	if (sys &&
-	    (ing_string_field(c, sys, sw, "CFBundleShortVersionString", false,
-			      &r->app_version) < 0 ||
-	     ing_string_field(c, sys, sw, "CFBundleVersion", false, &r->build) <
-		     0 ||
+	    (ing_dimension_field(c, sys, sw, "CFBundleShortVersionString", &r->app_version) < 0 ||
+	     ing_string_field(c, sys, sw, "CFBundleVersion", false, &r->build) < 0 ||
 	     ing_string_field(c, sys, sw, "system_name", false, &sysname) < 0 ||
-	     ing_string_field(c, sys, sw, "system_version", false,
-			      &r->os_version) < 0 ||
-	     ing_string_field(c, sys, sw, "os_version", false, &r->os_build) <
-		     0 ||
-	     ing_string_field(c, sys, sw, "machine", false, &r->device) < 0))
+	     ing_dimension_field(c, sys, sw, "system_version", &r->os_version) < 0 ||
+	     ing_string_field(c, sys, sw, "os_version", false, &r->os_build) < 0 ||
+	     ing_dimension_field(c, sys, sw, "machine", &r->device) < 0))
 		return -1;
 	if (ing_os_split(c, sysname, &r->os, &os_ignored_version,
 			 &os_ignored_build) < 0)
@@ -302,12 +298,9 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 	const json_t *user = ing_get(o, "user");
 	if (json_is_object(user)) {
 		ing_path_key(sw, sizeof sw, where, "user");
-		if (ing_string_field(c, user, sw, "user_id", false,
-				     &r->user_id) < 0)
+		if (ing_dimension_field(c, user, sw, "user_id", &r->user_id) < 0)
 			return -1;
-		if (!r->user_id &&
-		    ing_string_field(c, user, sw, "userId", false,
-				     &r->user_id) < 0)
+		if (!r->user_id && ing_dimension_field(c, user, sw, "userId", &r->user_id) < 0)
 			return -1;
 	}
 	if (!r->user_id)

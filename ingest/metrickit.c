@@ -387,14 +387,11 @@ static int parse_metadata(ing_ctx *c, const json_t *diag, const char *where,
 	if (!json_is_object(md))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", mw);
 	const char *osv, *pa;
-	if (ing_string_field(c, md, mw, "appVersion", false, &r->app_version) <
-		    0 ||
-	    ing_string_field(c, md, mw, "appBuildVersion", false, &r->build) <
-		    0 ||
-	    ing_string_field(c, md, mw, "deviceType", false, &r->device) < 0 ||
-	    ing_string_field(c, md, mw, "osVersion", false, &osv) < 0 ||
-	    ing_string_field(c, md, mw, "platformArchitecture", false, &pa) <
-		    0)
+	if (ing_dimension_field(c, md, mw, "appVersion", &r->app_version) < 0 ||
+	    ing_string_field(c, md, mw, "appBuildVersion", false, &r->build) < 0 ||
+	    ing_dimension_field(c, md, mw, "deviceType", &r->device) < 0 ||
+	    ing_dimension_field(c, md, mw, "osVersion", &osv) < 0 ||
+	    ing_string_field(c, md, mw, "platformArchitecture", false, &pa) < 0)
 		return -1;
 	if (ing_os_split(c, osv, &r->os, &r->os_version, &r->os_build) < 0)
 		return -1;

@@ -182,18 +182,14 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 			    ing_path_key(path, sizeof path, where,
 					 "report_id")) < 0)
 		return -1;
-	if (ing_string_field(c, o, where, "app_version", false,
-			     &r->app_version) < 0 ||
+	if (ing_dimension_field(c, o, where, "app_version", &r->app_version) < 0 ||
 	    ing_string_field(c, o, where, "build", false, &r->build) < 0 ||
 	    ing_string_field(c, o, where, "os", false, &r->os) < 0 ||
-	    ing_string_field(c, o, where, "os_version", false,
-			     &r->os_version) < 0 ||
-	    ing_string_field(c, o, where, "os_build", false, &r->os_build) <
-		    0 ||
-	    ing_string_field(c, o, where, "device", false, &r->device) < 0 ||
-	    ing_string_field(c, o, where, "user_id", false, &r->user_id) < 0 ||
-	    ing_string_field(c, o, where, "timestamp", false, &r->timestamp) <
-		    0)
+	    ing_dimension_field(c, o, where, "os_version", &r->os_version) < 0 ||
+	    ing_string_field(c, o, where, "os_build", false, &r->os_build) < 0 ||
+	    ing_dimension_field(c, o, where, "device", &r->device) < 0 ||
+	    ing_dimension_field(c, o, where, "user_id", &r->user_id) < 0 ||
+	    ing_string_field(c, o, where, "timestamp", false, &r->timestamp) < 0)
 		return -1;
 	if (r->timestamp && !ing_is_timestamp(r->timestamp))
 		return ing_fail(c, ERR_BAD_FIELD,

@@ -189,6 +189,7 @@ ing_limits ing_limits_default(void)
 		.max_images = 1024,
 		.max_samples = 1024,
 		.max_string = 4096,
+		.max_dimension = ING_DIMENSION_MAX,
 		.max_depth = 64,
 		.max_memory = (size_t)256 * 1024 * 1024,
 	};

@@ -105,6 +105,13 @@ typedef struct ing_report {
 	const char *source;    /* "native", "metrickit", "kscrash", "ips" */
 } ing_report;
 
+/* The strings a report is counted under (user_id, app_version,
+ * os_version, device) are keys of the per-day group counters' index, and
+ * PostgreSQL refuses an index entry over 2,704 bytes: held to 256 bytes
+ * each, every report a parser accepts can be counted. The HTTP routes that
+ * take a user_id (sampling, whitelist) apply the same cap. */
+#define ING_DIMENSION_MAX 256
+
 /* Limits applied by every parser (SPEC §4.1); beyond them the parser fails
  * with ERR_TOO_MANY / ERR_BAD_FIELD naming the field. */
 typedef struct ing_limits {
@@ -114,6 +121,8 @@ typedef struct ing_limits {
 	size_t max_images;       /* per report, 1024 */
 	size_t max_samples;      /* per report, 1024 */
 	size_t max_string;       /* bytes per string, 4096 */
+	size_t max_dimension;	 /* bytes of user_id, app_version, os_version,
+				    device: ING_DIMENSION_MAX */
 	size_t max_depth;        /* JSON nesting, 64 (MetricKit trees: see
 				    docs/INGEST.md) */
 	size_t max_memory;       /* arena bytes per request, 256 MiB */

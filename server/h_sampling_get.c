@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "ingest/report.h"
 #include "ingest/sampling.h"
 #include "server/clock.h"
 #include "server/handlers.h"
@@ -35,9 +36,9 @@ static int sampling_cb(st_conn *c, void *cls)
 enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req)
 {
 	const char *user = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "user_id");
-	if (!user || !user[0] || strlen(user) > 4096)
-		return srv_reply_error(conn, ERR_BAD_QUERY,
-				       "user_id: required, 1 to 4096 bytes");
+	if (!user || !user[0] || strlen(user) > ING_DIMENSION_MAX)
+		return srv_reply_error(conn, ERR_BAD_QUERY, "user_id: required, 1 to %d bytes",
+				       ING_DIMENSION_MAX);
 	time_t now = srv_now();
 	char day[ING_DAY_LEN], at[32];
 	ing_utc_day(now, day);

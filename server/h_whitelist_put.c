@@ -28,8 +28,9 @@ static int put_cb(st_conn *c, void *cls)
 enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *req)
 {
 	put_tx t = {.app_id = srv_req_app(req)->id, .user = srv_req_param(req, 1)};
-	if (strlen(t.user) > 4096)
-		return srv_reply_error(conn, ERR_BAD_FIELD, "user_id: longer than 4096 bytes");
+	if (strlen(t.user) > ING_DIMENSION_MAX)
+		return srv_reply_error(conn, ERR_BAD_FIELD, "user_id: longer than %d bytes",
+				       ING_DIMENSION_MAX);
 	size_t len = 0;
 	const char *text = srv_req_body(req, &len);
 	json_t *body = NULL;

@@ -4,12 +4,20 @@ leave the server up."""
 
 import gzip
 import json
+import random
+import string
+import urllib.parse
 import zlib
 
 import pytest
 
 from conftest import create_app, fixture_of
-from ingest_util import Image, allow_everyone, fresh_id, native, post
+from ingest_util import (Image, allow_everyone, fresh_id, ips, kscrash, metrickit, native, post,
+                         report)
+
+# The strings a report is counted under (SPEC §4.1 allows 4 KiB per string;
+# these are keys of the per-day group counters' index and stop at 256).
+DIMENSION_MAX = 256
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +95,96 @@ def test_every_format_refuses_garbage(server, app):
         r = raw_post(server, app, b"\x00\x01garbage", path=path)
         assert r.status == 400, (path, r)
         assert r.json["error"]["code"] in ("bad_json", "bad_field"), (path, r)
+
+
+def noise(n, rng=random.Random(4)):
+    """N bytes no compressor shrinks much: what a hostile client would send
+    to push an index entry past PostgreSQL's 2,704 bytes."""
+    return "".join(rng.choices(string.ascii_letters + string.digits, k=n))
+
+
+def test_counted_strings_at_their_cap_are_stored_in_every_format(server, app, image):
+    stack = [image.plain[0]]
+    v, d, u = noise(DIMENSION_MAX), noise(DIMENSION_MAX), noise(DIMENSION_MAX)
+    osv = "iOS " + "".join(random.Random(5).choices(string.digits, k=DIMENSION_MAX - 4))
+    mk = metrickit(image, stack)
+    mk["hangDiagnostics"][0]["diagnosticMetaData"].update(
+        appVersion=v, deviceType=d, osVersion=osv)
+    ks = kscrash(fresh_id(), image, stack, user=u)
+    ks["system"].update(CFBundleShortVersionString=v, system_version=osv[4:], machine=d)
+    header, body = ips(fresh_id(), image, stack).split(b"\n", 1)
+    header, body = json.loads(header), json.loads(body)
+    header.update(app_version=v, os_version=osv)
+    body["modelCode"] = d
+    cases = [
+        ("/api/v1/ingest", native(fresh_id(), image, stack, user=u, app_version=v,
+                                  os_version=osv[4:], device=d), None),
+        ("/api/v1/ingest/metrickit", mk, u),
+        ("/api/v1/ingest/kscrash", ks, None),
+        ("/api/v1/ingest/ips", (json.dumps(header) + "\n" + json.dumps(body)).encode(), u),
+    ]
+    for path, payload, user in cases:
+        r = post(server, app, path, payload, user=user)
+        assert r.status == 202, (path, r)
+        (acc,) = r.json["accepted"]
+        rep = report(server, app, acc["id"])
+        assert (rep["user_id"], rep["app_version"], rep["os_version"], rep["device"]) == \
+            (u, v, osv[4:], d), path
+    assert server.alive()
+
+
+def test_counted_strings_over_their_cap_are_refused_by_name(server, app, image):
+    stack = [image.plain[0]]
+    long = noise(DIMENSION_MAX + 1)
+    before = total_reports(server, app)
+
+    def refused(path, payload, field, user=None):
+        # A body that is one report fails whole; a MetricKit payload is a
+        # batch of diagnostics, each rejected on its own (SPEC §4.1).
+        r = post(server, app, path, payload, user=user)
+        if r.status == 202:
+            assert r.json["accepted"] == [], (path, field, r)
+            (rejected,) = r.json["rejected"]
+            error = rejected["error"]
+        else:
+            assert r.status == 400, (path, field, r)
+            error = r.json["error"]
+        assert error["code"] == "bad_field", (path, field, r)
+        assert f"{field}: longer than {DIMENSION_MAX} bytes" in error["message"], r
+
+    for field in ("user_id", "app_version", "os_version", "device"):
+        refused("/api/v1/ingest", native(fresh_id(), image, stack, **{field: long}), field)
+    refused("/api/v1/ingest", native(fresh_id(), image, stack), "X-Stallscope-User",
+            user=long)
+    for key in ("appVersion", "deviceType", "osVersion"):
+        mk = metrickit(image, stack)
+        mk["hangDiagnostics"][0]["diagnosticMetaData"][key] = long
+        refused("/api/v1/ingest/metrickit", mk, "diagnosticMetaData." + key)
+    for key in ("CFBundleShortVersionString", "system_version", "machine"):
+        ks = kscrash(fresh_id(), image, stack)
+        ks["system"][key] = long
+        refused("/api/v1/ingest/kscrash", ks, "system." + key)
+    refused("/api/v1/ingest/kscrash", kscrash(fresh_id(), image, stack, user=long),
+            "user.user_id")
+    for part, key in (("header", "app_version"), ("header", "os_version"),
+                      ("body", "modelCode")):
+        header, body = (json.loads(x) for x in ips(fresh_id(), image, stack).split(b"\n", 1))
+        {"header": header, "body": body}[part][key] = long
+        refused("/api/v1/ingest/ips", (json.dumps(header) + "\n" + json.dumps(body)).encode(),
+                f"{part}.{key}")
+    assert total_reports(server, app) == before
+    assert server.alive()
+
+
+def test_user_id_routes_take_the_same_cap(server, app):
+    ok, long = noise(DIMENSION_MAX), noise(DIMENSION_MAX + 1)
+    for user, status in ((ok, 200), (long, 400)):
+        put = server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/{user}",
+                             body=b"{}", token=app["admin_token"])
+        assert put.status == status, put
+        got = server.request("GET", "/api/v1/sampling?user_id=" + urllib.parse.quote(user),
+                             key=app["ingest_key"])
+        assert got.status == status, got
+    listed = server.request("GET", f"/api/v1/apps/{app['app']}/whitelist",
+                            token=app["admin_token"])
+    assert [e["user_id"] for e in listed.json["whitelist"]] == [ok]

@@ -274,12 +274,12 @@ static void test_uuid_without_dashes_and_timestamps(void **state)
 }
 
 /* A report with NTHREADS threads of NFRAMES frames, NIMAGES images and a
- * device string of STRLEN bytes. */
+ * build string of STRLEN bytes. */
 static char *big_report(size_t nthreads, size_t nframes, size_t nimages,
 			size_t strlen_)
 {
 	tu_buf b = {0};
-	tu_add(&b, "{\"report_id\":\"big\",\"device\":\"");
+	tu_add(&b, "{\"report_id\":\"big\",\"build\":\"");
 	for (size_t i = 0; i < strlen_; i++)
 		tu_add(&b, "d");
 	tu_add(&b, "\",\"images\":[");
@@ -308,7 +308,7 @@ static void test_limits_at_and_over(void **state)
 	assert_int_equal(b->entries[0].report->nthreads, 64);
 	assert_int_equal(b->entries[0].report->threads[63].stack.nframes, 2048);
 	assert_int_equal(b->entries[0].report->nimages, 1024);
-	assert_int_equal(strlen(b->entries[0].report->device), 4096);
+	assert_int_equal(strlen(b->entries[0].report->build), 4096);
 	ing_batch_free(b);
 	free(s);
 
@@ -326,8 +326,55 @@ static void test_limits_at_and_over(void **state)
 		      "images: 1025 images, more than the limit of 1024");
 	free(s);
 	s = big_report(1, 1, 0, 4097);
-	expect_reject(s, NULL, ERR_BAD_FIELD, "device: longer than 4096 bytes");
+	expect_reject(s, NULL, ERR_BAD_FIELD, "build: longer than 4096 bytes");
 	free(s);
+}
+
+/* {"report_id":"d",FIELD:"xxx…" (LEN bytes),"images":[],"threads":[…]} */
+static char *report_with(const char *field, size_t len)
+{
+	tu_buf b = {0};
+	tu_addf(&b, "{\"report_id\":\"d\",\"%s\":\"", field);
+	for (size_t i = 0; i < len; i++)
+		tu_add(&b, "x");
+	tu_add(&b, "\",\"images\":[],\"threads\":[{\"frames\":[]}]}");
+	return b.s;
+}
+
+/* The strings a report is counted under stop at ING_DIMENSION_MAX bytes
+ * (the group counters' index could not hold more), from the body or the
+ * X-Stallscope-User header alike. */
+static void test_dimension_limits(void **state)
+{
+	(void)state;
+	static const char *const fields[] = {"user_id", "app_version", "os_version", "device"};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		char *s = report_with(fields[i], ING_DIMENSION_MAX);
+		ing_batch *b = parse_ok(s, NULL);
+		assert_non_null(b->entries[0].report);
+		ing_batch_free(b);
+		free(s);
+		char want[64];
+		snprintf(want, sizeof want, "%s: longer than %d bytes", fields[i],
+			 ING_DIMENSION_MAX);
+		s = report_with(fields[i], ING_DIMENSION_MAX + 1);
+		expect_reject(s, NULL, ERR_BAD_FIELD, want);
+		free(s);
+	}
+	char user[ING_DIMENSION_MAX + 2];
+	memset(user, 'u', sizeof user - 1);
+	user[sizeof user - 1] = 0;
+	const char *body = "{\"report_id\":\"h\",\"images\":[],"
+			   "\"threads\":[{\"frames\":[]}]}";
+	ing_batch *b = (ing_batch *)1;
+	ing_error err = {0};
+	assert_int_equal(ing_parse_native(body, strlen(body), NULL, user, &b, &err), -1);
+	assert_null(b);
+	assert_string_equal(err.message, "X-Stallscope-User: longer than 256 bytes");
+	user[ING_DIMENSION_MAX] = 0;
+	b = parse_ok(body, user);
+	assert_int_equal(strlen(b->entries[0].report->user_id), ING_DIMENSION_MAX);
+	ing_batch_free(b);
 }
 
 static void test_samples_limit_and_configured_limits(void **state)
@@ -539,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_field_rejections),
 		cmocka_unit_test(test_uuid_without_dashes_and_timestamps),
 		cmocka_unit_test(test_limits_at_and_over),
+		cmocka_unit_test(test_dimension_limits),
 		cmocka_unit_test(test_samples_limit_and_configured_limits),
 		cmocka_unit_test(test_batch_good_and_bad),
 		cmocka_unit_test(test_batch_limits_and_body_errors),

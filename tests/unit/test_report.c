@@ -96,6 +96,7 @@ static void test_limits_default(void **state)
 	assert_int_equal(l.max_frames, 2048);
 	assert_int_equal(l.max_images, 1024);
 	assert_int_equal(l.max_string, 4096);
+	assert_int_equal(l.max_dimension, 256);
 	assert_int_equal(l.max_depth, 64);
 	assert_int_equal(l.max_samples, 1024);
 	assert_int_equal(l.max_memory, 256u * 1024 * 1024);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/json.h"
+#include "common/utf8.h"
 #include "ingest/field.h"
 
 int ing_fail(ing_ctx *ctx, cm_err code, const char *fmt, ...)
@@ -427,6 +428,12 @@ int ing_batch_begin(const ing_limits *limits, const char *user_id,
 		if (ulen > limits->max_dimension) {
 			ing_fail(ctx, ERR_BAD_FIELD, "X-Stallscope-User: longer than %zu bytes",
 				 limits->max_dimension);
+			return ing_batch_abort(ctx, b);
+		}
+		/* A header is raw bytes; everything else of a report came
+		 * through jansson, which checks UTF-8. */
+		if (!cm_utf8_valid(user_id)) {
+			ing_fail(ctx, ERR_BAD_FIELD, "X-Stallscope-User: not valid UTF-8");
 			return ing_batch_abort(ctx, b);
 		}
 		if (!(ctx->user_id = ing_arena_strndup(ctx->arena, user_id,

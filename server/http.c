@@ -31,6 +31,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "server/auth.h"
 #include "server/datadir.h"
 #include "server/metrics.h"
@@ -268,6 +269,24 @@ static srv_rc authenticate(srv_request *req)
 	return rc;
 }
 
+static enum MHD_Result utf8_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	(void)kind;
+	bool *ok = cls;
+	*ok = cm_utf8_valid(key) && (!value || cm_utf8_valid(value));
+	return *ok ? MHD_YES : MHD_NO;
+}
+
+/* Whether every query argument (decoded) is UTF-8: they reach
+ * PostgreSQL as text, which refuses anything else. */
+static bool query_is_utf8(struct MHD_Connection *conn)
+{
+	bool ok = true;
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, utf8_arg, &ok);
+	return ok;
+}
+
 /* First call: route, limits, credentials, body set-up. */
 static enum MHD_Result begin(srv_request *req, const char *url,
 			     const char *method)
@@ -286,6 +305,8 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 		return srv_reply_error(conn, ERR_URI_TOO_LONG,
 				       "request target of %zu bytes exceeds "
 				       "%u", req->uri_len, cfg->max_url);
+	if (!cm_utf8_valid(url) || !query_is_utf8(conn))
+		return srv_reply_error(conn, ERR_BAD_QUERY, "request target: not valid UTF-8");
 	req->path = strdup(url);
 	req->scratch = strdup(url);
 	if (!req->path || !req->scratch)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/utf8.h"
 #include "server/http.h"
 #include "store/store.h"
 
@@ -84,25 +85,6 @@ static json_t *error_body(cm_err code, const char *message)
 			 "message", message);
 }
 
-/* Length of the valid UTF-8 sequence at S, or 0 (overlong forms,
- * surrogates and code points past U+10FFFF are invalid). */
-static size_t utf8_len(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
-		   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-		   : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-						  : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 				     cm_err code, const char *fmt, va_list ap)
 {
@@ -118,7 +100,7 @@ static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 	char message[sizeof raw], logged[sizeof raw];
 	size_t n = 0;
 	for (const unsigned char *p = (const unsigned char *)raw; *p;) {
-		size_t len = utf8_len(p);
+		size_t len = cm_utf8_len(p);
 		if (len == 0) {
 			message[n] = logged[n] = '?';
 			n++;

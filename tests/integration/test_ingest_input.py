@@ -188,3 +188,30 @@ def test_user_id_routes_take_the_same_cap(server, app):
     listed = server.request("GET", f"/api/v1/apps/{app['app']}/whitelist",
                             token=app["admin_token"])
     assert [e["user_id"] for e in listed.json["whitelist"]] == [ok]
+
+
+def test_bytes_outside_json_must_be_utf8(server, app, image):
+    """Headers and URLs are raw bytes (JSON bodies are checked by the
+    parser): not UTF-8, they are refused with a 400, never a database
+    error, and nothing is stored."""
+    before = total_reports(server, app)
+    r = post(server, app, "/api/v1/ingest", native(fresh_id(), image, [image.plain[0]]),
+             user=b"caf\xe9")
+    assert (r.status, r.error_code) == (400, "bad_field"), r
+    assert "X-Stallscope-User: not valid UTF-8" in r.json["error"]["message"], r
+    admin = {"token": app["admin_token"]}
+    for method, path, auth in (
+            ("GET", "/api/v1/sampling?user_id=caf%E9", {"key": app["ingest_key"]}),
+            ("PUT", f"/api/v1/apps/{app['app']}/whitelist/caf%E9", admin),
+            ("GET", f"/api/v1/apps/{app['app']}/groups?app_version=%ED%A0%80", admin),
+            ("GET", f"/api/v1/apps/{app['app']}/groups?device=%F4%90%80%80", admin)):
+        r = server.request(method, path, body=b"{}" if method == "PUT" else None, **auth)
+        assert (r.status, r.error_code) == (400, "bad_query"), (path, r)
+        assert "not valid UTF-8" in r.json["error"]["message"], r
+    # The same routes with UTF-8 (é) work.
+    assert post(server, app, "/api/v1/ingest", native(fresh_id(), image, [image.plain[0]]),
+                user="caf\u00e9".encode()).status == 202
+    r = server.request("GET", "/api/v1/sampling?user_id=caf%C3%A9", key=app["ingest_key"])
+    assert r.status == 200, r
+    assert total_reports(server, app) == before + 1
+    assert server.alive()

@@ -377,6 +377,23 @@ static void test_dimension_limits(void **state)
 	ing_batch_free(b);
 }
 
+/* The header is raw bytes, unlike the JSON body jansson checks. */
+static void test_header_user_must_be_utf8(void **state)
+{
+	(void)state;
+	const char *body = "{\"report_id\":\"h\",\"images\":[],"
+			   "\"threads\":[{\"frames\":[]}]}";
+	ing_batch *b = (ing_batch *)1;
+	ing_error err = {0};
+	assert_int_equal(ing_parse_native(body, strlen(body), NULL, "caf\xe9", &b, &err), -1);
+	assert_null(b);
+	assert_int_equal(err.code, ERR_BAD_FIELD);
+	assert_string_equal(err.message, "X-Stallscope-User: not valid UTF-8");
+	b = parse_ok(body, "caf\xc3\xa9");
+	assert_string_equal(b->entries[0].report->user_id, "caf\xc3\xa9");
+	ing_batch_free(b);
+}
+
 static void test_samples_limit_and_configured_limits(void **state)
 {
 	(void)state;
@@ -587,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_uuid_without_dashes_and_timestamps),
 		cmocka_unit_test(test_limits_at_and_over),
 		cmocka_unit_test(test_dimension_limits),
+		cmocka_unit_test(test_header_user_must_be_utf8),
 		cmocka_unit_test(test_samples_limit_and_configured_limits),
 		cmocka_unit_test(test_batch_good_and_bad),
 		cmocka_unit_test(test_batch_limits_and_body_errors),

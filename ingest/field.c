@@ -68,18 +68,17 @@ const json_t *ing_get(const json_t *obj, const char *key)
 	return json_is_null(v) ? NULL : v;
 }
 
-int ing_string_value(ing_ctx *ctx, const json_t *v, const char *path,
-		     bool required, const char **out)
+/* ing_string_value with MAX bytes as the limit. */
+static int string_value_max(ing_ctx *ctx, const json_t *v, const char *path, bool required,
+			    size_t max, const char **out)
 {
 	*out = NULL;
 	if (!json_is_string(v))
 		return ing_fail(ctx, ERR_BAD_FIELD, "%s: expected a string",
 				path);
 	size_t len = json_string_length(v);
-	if (len > ctx->limits->max_string)
-		return ing_fail(ctx, ERR_BAD_FIELD,
-				"%s: longer than %zu bytes", path,
-				ctx->limits->max_string);
+	if (len > max)
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: longer than %zu bytes", path, max);
 	if (len == 0) {
 		if (required)
 			return ing_fail(ctx, ERR_BAD_FIELD,
@@ -93,6 +92,12 @@ int ing_string_value(ing_ctx *ctx, const json_t *v, const char *path,
 		return ing_nomem(ctx);
 	*out = s;
 	return 0;
+}
+
+int ing_string_value(ing_ctx *ctx, const json_t *v, const char *path, bool required,
+		     const char **out)
+{
+	return string_value_max(ctx, v, path, required, ctx->limits->max_string, out);
 }
 
 int ing_string_field(ing_ctx *ctx, const json_t *obj, const char *where,
@@ -116,16 +121,12 @@ int ing_string_field(ing_ctx *ctx, const json_t *obj, const char *where,
 int ing_dimension_field(ing_ctx *ctx, const json_t *obj, const char *where, const char *key,
 			const char **out)
 {
-	if (ing_string_field(ctx, obj, where, key, false, out) < 0)
-		return -1;
-	if (*out && strlen(*out) > ctx->limits->max_dimension) {
-		char path[ING_PATH_MAX];
-		*out = NULL;
-		return ing_fail(ctx, ERR_BAD_FIELD, "%s: longer than %zu bytes",
-				ing_path_key(path, sizeof path, where, key),
-				ctx->limits->max_dimension);
-	}
-	return 0;
+	char path[ING_PATH_MAX];
+	const json_t *v = ing_get(obj, key);
+	*out = NULL;
+	return v ? string_value_max(ctx, v, ing_path_key(path, sizeof path, where, key), false,
+				    ctx->limits->max_dimension, out)
+		 : 0;
 }
 
 static int hexval(int c)

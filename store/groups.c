@@ -40,7 +40,8 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
 
 /* A group object from g (groups row) and the counts REPORTS, USERS; the
- * per-day series DAILY_WHERE restricts group_daily rows d further. */
+ * per-day series DAILY_WHERE restricts group_daily rows d further. A
+ * level-1 group's rows are found by key1, a level-2 group's by key2. */
 #define GROUP_OBJECT(REPORTS, USERS, DAILY_WHERE)                                      \
 	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
 	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
@@ -48,7 +49,10 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" 'daily', (SELECT coalesce(json_agg(json_build_object('day',"                 \
 	"  to_char(s.day, 'YYYY-MM-DD'), 'reports', s.n) ORDER BY s.day), '[]')"        \
 	"  FROM (SELECT d.day, sum(d.reports) AS n FROM group_daily d"                  \
-	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key"          \
+	"   WHERE g.level = 1 AND d.app_id = g.app_id AND d.key1 = g.key"               \
+	DAILY_WHERE " GROUP BY d.day"                                                  \
+	"   UNION ALL SELECT d.day, sum(d.reports) FROM group_daily d"                   \
+	"   WHERE g.level = 2 AND d.app_id = g.app_id AND d.key2 = g.key"               \
 	DAILY_WHERE " GROUP BY d.day) AS s))"
 
 #define SORT_VALUE(SORT, REPORTS, USERS)                                               \
@@ -74,9 +78,9 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	/* A date range or a filter: sums over the matching days. */
 	static const st_stmt filtered = {
 		"groups_page_filtered",
-		"WITH agg AS (SELECT d.key, sum(d.reports)::bigint AS reports,"
-		" count(DISTINCT d.user_id)::bigint AS users FROM group_daily d"
-		" WHERE d.app_id = $1 AND d.level = $2 AND" FILTERS " GROUP BY d.key"
+		"WITH agg AS (SELECT CASE $2::integer WHEN 1 THEN d.key1 ELSE d.key2 END AS key,"
+		" sum(d.reports)::bigint AS reports, count(DISTINCT d.user_id)::bigint AS users"
+		" FROM group_daily d WHERE d.app_id = $1 AND" FILTERS " GROUP BY 1"
 		" HAVING sum(d.reports) > 0)"
 		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
 		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("

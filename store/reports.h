@@ -144,7 +144,7 @@ typedef struct st_group_ref {
  * Moves one report from the groups of FROM (its keys only) to those of TO
  * (keys, identities and the report's dimensions, which both share):
  * groups.reports and .users, group_daily, first/last seen grow on the new
- * ones (schema/009: move_report, in the lock order ingest_reports keeps).
+ * ones (schema/013: move_report, in the lock order ingest_reports keeps).
  */
 int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 		  const st_group_ref *to);

@@ -186,6 +186,12 @@ def test_group_list_filters_and_sorting(server, db, image):
     assert sorted(g["reports"] for g in v2) == [1, 3]
     assert sum(g["daily"][0]["reports"] for g in v2) == 4
     day = v2[0]["daily"][0]["day"]
+    # Level 2 filters the same rows: each subgroup's count and series.
+    v2_sub = all_groups(server, app, 2, version="2.0")
+    assert sorted(g["reports"] for g in v2_sub) == [1, 3]
+    assert sorted(g["users"] for g in v2_sub) == [1, 3]
+    assert all(sum(d["reports"] for d in g["daily"]) == g["reports"] for g in v2_sub)
+    assert sorted(g["reports"] for g in all_groups(server, app, 2)) == [1, 3, 3]
     assert sum(g["reports"] for g in all_groups(server, app, 1, **{"from": day, "to": day})) == 7
     assert all_groups(server, app, 1, **{"from": "2000-01-01", "to": "2000-01-02"}) == []
     for bad in ("level=3", "sort=best", "from=2026-13-01", "kind=boom", "limit=0",

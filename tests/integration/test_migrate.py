@@ -6,6 +6,15 @@ import subprocess
 from conftest import BIN, REPO, create_app, migrate, psql, run, stallscope
 
 
+def migrate_up_to(url, tmp_path, version):
+    """Applies the migrations before VERSION only, as an older release did."""
+    older = tmp_path / "schema"
+    older.mkdir()
+    for f in (REPO / "schema").glob("*.sql"):
+        if int(f.name.split("_")[0]) < version:
+            shutil.copy(f, older)
+    migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(older)})
+
 def test_migrate_fresh_then_noop(cluster):
     url = cluster.create_db("it_migrate_fresh")
     first = migrate(url).stdout
@@ -69,12 +78,7 @@ def test_report_documents_become_text_and_stay_lz4(cluster, tmp_path):
     read back the same, and every table of the partition tree, old or made
     afterwards, still compresses them with lz4 (a type change resets it)."""
     url = cluster.create_db("it_migrate_documents")
-    before_012 = tmp_path / "schema"
-    before_012.mkdir()
-    for f in (REPO / "schema").glob("*.sql"):
-        if int(f.name.split("_")[0]) < 12:
-            shutil.copy(f, before_012)
-    migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(before_012)})
+    migrate_up_to(url, tmp_path, 12)
     app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" %
                create_app(url)["app"]).strip()
     raw, sym = '{"report_id": "r1", "n": [1, 2]}', '{"images": [], "x": "\\u00e9"}'
@@ -100,6 +104,47 @@ def test_report_documents_become_text_and_stay_lz4(cluster, tmp_path):
     assert psql(url, "SELECT prosrc ~ '::json[^b]' FROM pg_proc"
                               " WHERE proname = 'ingest_reports'").strip() == "f"
 
+
+
+def test_daily_counts_become_one_row_per_report(cluster, tmp_path):
+    """013 keeps one group_daily row per report for both levels: every
+    group's per-day reports and distinct users read the same before and
+    after, and the rows stored before are moved, not recounted."""
+    url = cluster.create_db("it_migrate_daily")
+    migrate_up_to(url, tmp_path, 13)
+    app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" %
+               create_app(url)["app"]).strip()
+    version = psql(url, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app})"
+                        " RETURNING version) SELECT version FROM made").strip()
+    # Two level-1 groups, three level-2 groups, users and versions overlapping.
+    rows = [("k1", "k1a", "u1", "1.0"), ("k1", "k1a", "u1", "1.0"), ("k1", "k1b", "u1", "2.0"),
+            ("k1", "k1b", "u2", "2.0"), ("k2", "k2a", "u2", "1.0"), ("k2", "k2a", "u3", "1.0")]
+    for i, (key1, key2, user, app_version) in enumerate(rows):
+        psql(url, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app}, '{user}')"
+                  " ON CONFLICT DO NOTHING")
+        arr = lambda v, t="text": f"ARRAY[{v}]::{t}[]"
+        assert psql(url, f"""
+            SELECT outcome FROM ingest_reports({app}, {version}, {arr(f"'r{i}'")},
+              {arr(f"'{user}'")}, {arr("current_date - " + str(int(i >= 4)), "date")},
+              {arr("now()", "timestamptz")}, {arr("true", "boolean")}, {arr("'stall'")},
+              {arr("'native'")}, {arr(f"'{app_version}'")}, {arr("NULL")}, {arr("NULL")},
+              {arr("'17.2'")}, {arr("NULL")}, {arr("'iPhone14,2'")}, {arr("NULL")},
+              {arr("NULL", "bigint")}, {arr(f"'{key1}'")}, {arr(f"'{key2}'")},
+              {arr("false", "boolean")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")},
+              {arr("'{{}}'")}, {arr("'{{}}'")})""").strip() == "stored"
+    per_group = """
+        SELECT g.level, g.key, d.day, d.app_version, sum(d.reports),
+               count(DISTINCT d.user_id)
+          FROM groups g JOIN group_daily d ON d.app_id = g.app_id AND {match}
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"""
+    before = psql(url, per_group.format(match="d.level = g.level AND d.key = g.key"))
+    assert [l.split("|")[4:] for l in before.splitlines()] == [["2", "1"], ["2", "2"], ["2", "2"]] * 2
+
+    assert "applied 013_" in migrate(url).stdout
+    after = psql(url, per_group.format(
+        match="CASE g.level WHEN 1 THEN d.key1 ELSE d.key2 END = g.key"))
+    assert after == before
+    assert psql(url, "SELECT count(*), sum(reports) FROM group_daily").strip() == "5|6"
 
 def test_migrate_without_database_url_fails_clearly():
     p = subprocess.run([str(BIN), "migrate"], capture_output=True, text=True,

@@ -14,7 +14,6 @@
  * line table's directory and the unit's DW_AT_comp_dir the way LLVM joins
  * them.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -956,13 +955,6 @@ static int load_aranges(dw_ctx *c)
 
 /* ---- entry point ---------------------------------------------------------- */
 
-static void disable_alloc_tracking(void)
-{
-	/* libdwarf's de-alloc tree makes every allocation a hash insert; we
-	 * free everything we take explicitly instead. */
-	dwarf_set_de_alloc_flag(0);
-}
-
 static int build_object(const sym_macho_slice *s, dw_object *o, sym_error *err)
 {
 	o->slice = s;
@@ -987,9 +979,10 @@ int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
 	memset(di, 0, sizeof *di);
 	if (!s->info.has_dwarf)
 		return SYM_OK;
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, disable_alloc_tracking);
-
+	/* libdwarf's allocation tracking stays on (its default): it frees at
+	 * dwarf_object_finish what libdwarf itself leaks on some error paths
+	 * (a DIE from dwarf_child on a malformed unit, found by fuzz_macho),
+	 * for about a fifth more time building a symcache. */
 	dw_object obj;
 	memset(&obj, 0, sizeof obj);
 	int rc = build_object(s, &obj, err);

@@ -306,6 +306,10 @@ DECLARE
   lvl integer;
   from_key text;
   to_key text;
+  parent text;
+  frames jsonb;
+  joins integer;
+  leaves integer;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_app || '/' || p_user, 7));
   joins1 := CASE WHEN EXISTS (SELECT 1 FROM group_daily
@@ -347,20 +351,16 @@ BEGIN
   FOR lvl IN 1..2 LOOP
     from_key := CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END;
     to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
+    parent := CASE lvl WHEN 1 THEN NULL ELSE p_to_key1 END;
+    frames := CASE lvl WHEN 1 THEN p_to_frames1 ELSE p_to_frames2 END;
+    joins := CASE lvl WHEN 1 THEN joins1 ELSE joins2 END;
+    leaves := CASE lvl WHEN 1 THEN leaves1 ELSE leaves2 END;
     IF from_key COLLATE "C" <= to_key COLLATE "C" THEN
-      PERFORM count_out_of_group(p_app, lvl::smallint, from_key,
-                                 CASE lvl WHEN 1 THEN leaves1 ELSE leaves2 END);
-      PERFORM count_into_group(p_app, lvl::smallint, to_key,
-                               CASE lvl WHEN 1 THEN NULL ELSE p_to_key1 END,
-                               CASE lvl WHEN 1 THEN p_to_frames1 ELSE p_to_frames2 END,
-                               p_at, CASE lvl WHEN 1 THEN joins1 ELSE joins2 END);
+      PERFORM count_out_of_group(p_app, lvl::smallint, from_key, leaves);
+      PERFORM count_into_group(p_app, lvl::smallint, to_key, parent, frames, p_at, joins);
     ELSE
-      PERFORM count_into_group(p_app, lvl::smallint, to_key,
-                               CASE lvl WHEN 1 THEN NULL ELSE p_to_key1 END,
-                               CASE lvl WHEN 1 THEN p_to_frames1 ELSE p_to_frames2 END,
-                               p_at, CASE lvl WHEN 1 THEN joins1 ELSE joins2 END);
-      PERFORM count_out_of_group(p_app, lvl::smallint, from_key,
-                                 CASE lvl WHEN 1 THEN leaves1 ELSE leaves2 END);
+      PERFORM count_into_group(p_app, lvl::smallint, to_key, parent, frames, p_at, joins);
+      PERFORM count_out_of_group(p_app, lvl::smallint, from_key, leaves);
     END IF;
   END LOOP;
 END $$;

@@ -982,7 +982,7 @@ int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
 	/* libdwarf's allocation tracking stays on (its default): it frees at
 	 * dwarf_object_finish what libdwarf itself leaks on some error paths
 	 * (a DIE from dwarf_child on a malformed unit, found by fuzz_macho),
-	 * for about a fifth more time building a symcache. */
+	 * for about twice the time building a large symcache (docs/PERFORMANCE.md). */
 	dw_object obj;
 	memset(&obj, 0, sizeof obj);
 	int rc = build_object(s, &obj, err);

@@ -14,6 +14,7 @@
  * line table's directory and the unit's DW_AT_comp_dir the way LLVM joins
  * them.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,8 +593,16 @@ static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
 	cu->first_seq = (uint32_t)c->di->nseqs;
 	c->file_base = c->file_end = 0;
 	c->file_cache_len = 0;
-	if (dwarf_srclines_b(cu_die, &version, &table_count, &c->line_ctx, &derr) !=
-	    DW_DLV_OK) {
+	/* libdwarf tracks each row's allocation in a hash table so that
+	 * dwarf_object_finish can free what leaks; for the line table that is
+	 * most of a conversion's time, and its reader frees the rows itself
+	 * on every error path (and we free the table), so tracking stays off
+	 * while it reads. The flag is process-wide: sessions_lock keeps any
+	 * other session from allocating meanwhile. */
+	int tracking = dwarf_set_de_alloc_flag(0);
+	int res = dwarf_srclines_b(cu_die, &version, &table_count, &c->line_ctx, &derr);
+	dwarf_set_de_alloc_flag(tracking);
+	if (res != DW_DLV_OK) {
 		/* No or unreadable line table: the unit still has functions. */
 		if (derr)
 			dwarf_dealloc_error(c->dbg, derr);
@@ -973,16 +982,33 @@ static int build_object(const sym_macho_slice *s, dw_object *o, sym_error *err)
 	return SYM_OK;
 }
 
+/* Serializes libdwarf sessions: load_lines turns libdwarf's process-wide
+ * allocation tracking off for a while, which must not reach an allocation
+ * of another thread's session. Conversions run once per uploaded dSYM. */
+static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di,
+			sym_error *err);
+
 int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
 		   sym_debuginfo *di, sym_error *err)
 {
 	memset(di, 0, sizeof *di);
 	if (!s->info.has_dwarf)
 		return SYM_OK;
-	/* libdwarf's allocation tracking stays on (its default): it frees at
-	 * dwarf_object_finish what libdwarf itself leaks on some error paths
-	 * (a DIE from dwarf_child on a malformed unit, found by fuzz_macho),
-	 * for about twice the time building a large symcache (docs/PERFORMANCE.md). */
+	/* libdwarf's allocation tracking stays on (its default) except while
+	 * a line table is read (load_lines): it frees at dwarf_object_finish
+	 * what libdwarf itself leaks on some error paths (a DIE from
+	 * dwarf_child on a malformed unit, found by fuzz_macho). */
+	pthread_mutex_lock(&sessions_lock);
+	int rc = load_session(s, strings, di, err);
+	pthread_mutex_unlock(&sessions_lock);
+	return rc;
+}
+
+static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di,
+			sym_error *err)
+{
 	dw_object obj;
 	memset(&obj, 0, sizeof obj);
 	int rc = build_object(s, &obj, err);

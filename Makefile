@@ -48,8 +48,18 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The dashboard's files, built into libserver (server/web_assets.h).
+WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
+extra_objs_server := $(BUILD)/obj/gen/web_assets.o
+$(BUILD)/gen/web_assets.c: scripts/embed-web.sh $(WEB_FILES)
+	@mkdir -p $(dir $@)
+	scripts/embed-web.sh $@ $(WEB_FILES)
+$(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 define module_lib
-$(BUILD)/lib$(1).a: $(call lib_objs,$(1))
+$(BUILD)/lib$(1).a: $(call lib_objs,$(1)) $(extra_objs_$(1))
 	@mkdir -p $$(dir $$@)
 	rm -f $$@
 	$$(if $$^,ar rcs $$@ $$^,ar rcs $$@)

@@ -12,6 +12,9 @@
 enum MHD_Result srv_h_healthz_get(struct MHD_Connection *conn,
 				  srv_request *req);
 
+/* GET / and GET /web/{file} — the dashboard's page and files (web/). */
+enum MHD_Result srv_h_web_get(struct MHD_Connection *conn, srv_request *req);
+
 /* GET /metrics — Prometheus text format. */
 enum MHD_Result srv_h_metrics_get(struct MHD_Connection *conn,
 				  srv_request *req);

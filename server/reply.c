@@ -2,6 +2,7 @@
 #include "server/reply.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,20 @@ enum MHD_Result srv_reply_text(struct MHD_Connection *conn, unsigned status,
 			       size_t len)
 {
 	return reply_buffer(conn, status, content_type, body, len, NULL, NULL);
+}
+
+enum MHD_Result srv_reply_static(struct MHD_Connection *conn, unsigned status, const void *body,
+				 size_t len, const char *const *headers)
+{
+	/* libmicrohttpd takes a non-const pointer but, persistent, never
+	 * writes through it or frees it. */
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+								    MHD_RESPMEM_PERSISTENT);
+	if (!resp)
+		return MHD_NO;
+	for (size_t i = 0; headers && headers[i]; i += 2)
+		MHD_add_response_header(resp, headers[i], headers[i + 1]);
+	return queue(conn, status, resp, len);
 }
 
 static enum MHD_Result reply_json_header(struct MHD_Connection *conn,

@@ -45,6 +45,11 @@ enum MHD_Result srv_reply_text(struct MHD_Connection *conn, unsigned status,
 			       const char *content_type, char *body,
 			       size_t len);
 
+/* STATUS with LEN bytes of BODY, static data that outlives the reply (a
+ * 304 passes NULL and 0), and HEADERS: name, value, …, NULL. */
+enum MHD_Result srv_reply_static(struct MHD_Connection *conn, unsigned status, const void *body,
+				 size_t len, const char *const *headers);
+
 /*
  * Helpers that may fail on the client's behalf return one of these: the
  * caller continues on SRV_OK and otherwise returns srv_rc_mhd(rc) at once,

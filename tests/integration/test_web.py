@@ -1,0 +1,56 @@
+"""GET / and /web/{file}: the dashboard's files as built into the binary,
+with the headers that keep a page showing untrusted report data safe."""
+
+from pathlib import Path
+
+WEB = Path(__file__).resolve().parents[2] / "web"
+
+
+def test_page_and_files_are_the_current_web_folder(server):
+    files = {p.name: p.read_bytes() for p in WEB.iterdir() if p.is_file()}
+    assert {"index.html", "app.js", "style.css"} <= set(files)
+    page = server.request("GET", "/")
+    assert page.status == 200, page
+    assert page.raw == files["index.html"]
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    types = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+    for name, body in files.items():
+        if name == "index.html":
+            continue
+        r = server.request("GET", f"/web/{name}")
+        assert r.status == 200 and r.raw == body, (name, r)
+        assert r.headers["Content-Type"] == types[Path(name).suffix]
+    # The page loads its script and style from /web/, nothing from elsewhere.
+    assert b'src="/web/app.js"' in page.raw and b'href="/web/style.css"' in page.raw
+    assert b"http://" not in page.raw and b"https://" not in page.raw
+
+
+def test_headers_confine_the_page_to_its_own_files(server):
+    r = server.request("GET", "/")
+    csp = r.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "script-src 'self'" in csp
+    assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert r.headers["Referrer-Policy"] == "no-referrer"
+    assert r.headers["Cache-Control"] == "no-cache"
+
+
+def test_unchanged_files_revalidate_with_304(server):
+    first = server.request("GET", "/web/app.js")
+    etag = first.headers["ETag"]
+    again = server.request("GET", "/web/app.js", headers={"If-None-Match": etag})
+    assert again.status == 304 and again.raw == b""
+    assert again.headers["ETag"] == etag
+    stale = server.request("GET", "/web/app.js", headers={"If-None-Match": '"0"'})
+    assert stale.status == 200 and stale.raw == first.raw
+    assert server.request("GET", "/web/style.css").headers["ETag"] != etag
+
+
+def test_unknown_files_and_methods(server):
+    for path in ["/web/nope.js", "/web/index.html", "/web/", "/web/../server/main.c",
+                 "/web/app.js/x", "/index.html"]:
+        r = server.request("GET", path)
+        assert r.status == 404, (path, r)
+        assert r.error_code in ("not_found", "no_route"), (path, r)
+    r = server.request("POST", "/", body=b"{}")
+    assert r.status == 405 and "GET" in r.headers["Allow"]

@@ -59,6 +59,8 @@ Demo app com.example.demo (credentials kept in $keys):
   upload token  $(field upload_token)
   admin token   $(field admin_token)
 
+Dashboard: $base/ (sign in with com.example.demo and the admin token)
+
 Try:
   curl $base/healthz
   curl -H "Authorization: Bearer $(field upload_token)" \\

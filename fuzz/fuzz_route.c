@@ -1,5 +1,5 @@
 /* fuzz_route.c — libFuzzer target: strings from outside — request paths
- * through the route table, zip entry names through srv_zip_classify, and
+ * through the route table and its percent-decoding, zip entry names through srv_zip_classify, and
  * setting values through the size and listen-address parsers. */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < m.nparams; i++)
 			if (!m.params[i][0] || strchr(m.params[i], '/'))
 				abort();
+		size_t before[SRV_MAX_PARAMS];
+		for (size_t i = 0; i < m.nparams; i++)
+			before[i] = strlen(m.params[i]);
+		if (srv_route_decode_params(&m))
+			for (size_t i = 0; i < m.nparams; i++)
+				if (strlen(m.params[i]) > before[i])
+					abort();
 	} else if (err != ERR_NO_ROUTE &&
 		   (err != ERR_METHOD_NOT_ALLOWED || !m.allow[0])) {
 		abort();

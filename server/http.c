@@ -74,7 +74,10 @@ struct srv_request {
 	char id[REQUEST_ID_MAX + 1];
 	char method[16];
 	char *path;    /* the URL path, for the log */
-	char *scratch; /* the path split into route params */
+	/* The path as sent, still percent-encoded, split into route params:
+	 * routing splits before decoding, so "%2F" inside a user id stays
+	 * inside its segment instead of adding one. */
+	char *scratch;
 	srv_route_match match;
 	int route_index; /* -1: no route */
 	st_app app;
@@ -199,6 +202,12 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	req->conn = conn;
 	clock_gettime(CLOCK_MONOTONIC, &req->start);
 	req->uri_len = strlen(uri);
+	/* libmicrohttpd hands the handler a decoded path; keep the sent one. */
+	req->scratch = strndup(uri, strcspn(uri, "?"));
+	if (!req->scratch) {
+		free(req);
+		return NULL;
+	}
 	req->fd = -1;
 	req->route_index = -1;
 	atomic_fetch_add(&http->active, 1);
@@ -308,8 +317,7 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	if (!cm_utf8_valid(url) || !query_is_utf8(conn))
 		return srv_reply_error(conn, ERR_BAD_QUERY, "request target: not valid UTF-8");
 	req->path = strdup(url);
-	req->scratch = strdup(url);
-	if (!req->path || !req->scratch)
+	if (!req->path)
 		return MHD_NO;
 	int64_t declared = content_length(conn);
 	req->refuse_late = declared > 0 && declared <= REFUSE_AFTER_BODY_MAX &&
@@ -331,6 +339,9 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	}
 	const srv_route *route = req->match.route;
 	req->route_index = (int)(route - routes);
+	if (!srv_route_decode_params(&req->match))
+		return srv_reply_error(conn, ERR_BAD_QUERY,
+				       "request target: a path segment decodes to a NUL byte");
 
 	if (route->body == SRV_BODY_FILE)
 		req->limit = cfg->max_upload;

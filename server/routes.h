@@ -11,6 +11,7 @@
 #ifndef STALLSCOPE_SERVER_ROUTES_H
 #define STALLSCOPE_SERVER_ROUTES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/errors.h"
@@ -53,6 +54,14 @@ typedef struct srv_route_match {
  */
 cm_err srv_route_find(const srv_route *table, size_t n, const char *method,
 		      char *path, srv_route_match *out);
+
+/*
+ * Percent-decodes M's params in place, after srv_route_find split the path
+ * as sent (so an encoded '/' stays inside its param); decoding only
+ * shortens. A malformed escape stays as sent, as libmicrohttpd leaves it.
+ * False when a param would hold a NUL byte, which C strings cannot carry.
+ */
+bool srv_route_decode_params(srv_route_match *m);
 
 /* The server's table. */
 const srv_route *srv_routes(size_t *out_count);

@@ -5,6 +5,7 @@ the daily quota under concurrent uploads, and the config API."""
 
 import concurrent.futures
 import json
+import urllib.parse
 
 import pytest
 
@@ -118,6 +119,33 @@ def test_whitelisted_users_always_upload(server, db, image):
     bad = server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/x",
                          body=b'{"expires_at":"tomorrow"}', token=app["admin_token"])
     assert bad.status == 400 and "expires_at" in bad.json["error"]["message"]
+
+
+def test_whitelist_takes_any_user_id_percent_encoded(server, db):
+    """User ids are free text: '/' and '%' must reach the whitelist as
+    themselves, not split the path or decode twice."""
+    app = create_app(db)
+    token = app["admin_token"]
+    base = f"/api/v1/apps/{app['app']}/whitelist"
+    users = ["team/alice", "50%off", "a?b c", "Zoë#1"]
+    for user in users:
+        r = server.request("PUT", f"{base}/{urllib.parse.quote(user, safe='')}",
+                           body=b"{}", token=token)
+        assert r.status == 200 and r.json["user_id"] == user, (user, r)
+        s = sampling(server, app, urllib.parse.quote(user, safe=""))
+        assert s["reason"] == "whitelisted", (user, s)
+    listed = server.request("GET", base, token=token).json["whitelist"]
+    assert sorted(e["user_id"] for e in listed) == sorted(users)
+    for user in users:
+        r = server.request("DELETE", f"{base}/{urllib.parse.quote(user, safe='')}",
+                           token=token)
+        assert r.status == 204, (user, r)
+    assert server.request("GET", base, token=token).json["whitelist"] == []
+    # A NUL byte cannot be a user id; the literal parts of a path are not decoded.
+    r = server.request("PUT", f"{base}/a%00b", body=b"{}", token=token)
+    assert r.status == 400 and r.error_code == "bad_query", r
+    assert server.request("GET", f"/api/v1/apps/{app['app']}/%77hitelist",
+                          token=token).status == 404
 
 
 def test_quota_holds_under_concurrent_uploads(server, db, image):

@@ -1,5 +1,5 @@
 /* test_routes.c — route matching: literals, {params}, {app}, 404 vs 405,
- * and the server's own table. */
+ * params decoded after the split, and the server's own table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,6 +93,26 @@ static void test_404_and_405(void **state)
 	assert_int_equal(find("GET", deep, &m, buf), ERR_NO_ROUTE);
 }
 
+static void test_params_decode_after_the_split(void **state)
+{
+	(void)state;
+	char buf[256];
+	srv_route_match m;
+	/* An encoded '/' stays inside its param; literals are matched as sent. */
+	assert_int_equal(find("DELETE", "/api/v1/apps/com%2Ex/dsyms/team%2Falice", &m, buf),
+			 ERR_NONE);
+	assert_true(srv_route_decode_params(&m));
+	assert_string_equal(m.params[0], "com.x");
+	assert_string_equal(m.params[1], "team/alice");
+	/* Malformed escapes stay as sent; %25 decodes once, not twice. */
+	assert_int_equal(find("GET", "/api/v1/reports/%zz%4%2541", &m, buf), ERR_NONE);
+	assert_true(srv_route_decode_params(&m));
+	assert_string_equal(m.params[0], "%zz%4%41");
+	assert_int_equal(find("GET", "/api/v1/reports/a%00b", &m, buf), ERR_NONE);
+	assert_false(srv_route_decode_params(&m));
+	assert_int_equal(find("GET", "/api/v1/%72eports/1", &m, buf), ERR_NO_ROUTE);
+}
+
 static void test_server_table(void **state)
 {
 	(void)state;
@@ -124,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_literal_and_params),
 		cmocka_unit_test(test_method_picks_the_route),
 		cmocka_unit_test(test_404_and_405),
+		cmocka_unit_test(test_params_decode_after_the_split),
 		cmocka_unit_test(test_server_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

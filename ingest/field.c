@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/hex.h"
 #include "common/json.h"
 #include "common/utf8.h"
 #include "ingest/field.h"
@@ -129,17 +130,6 @@ int ing_dimension_field(ing_ctx *ctx, const json_t *obj, const char *where, cons
 		 : 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 const char *ing_address_value(const json_t *v, uint64_t *out)
 {
 	if (json_is_integer(v)) {
@@ -165,7 +155,7 @@ const char *ing_address_value(const json_t *v, uint64_t *out)
 		if (len - i > 16)
 			return "hex address wider than 64 bits";
 		for (; i < len; i++) {
-			int h = hexval((unsigned char)s[i]);
+			int h = cm_hex_digit((unsigned char)s[i]);
 			if (h < 0)
 				return "not a hex address string";
 			val = val << 4 | (uint64_t)h;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "server/auth.h"
 #include "server/handlers.h"
 
@@ -139,25 +140,14 @@ cm_err srv_route_find(const srv_route *table, size_t n, const char *method,
 	return other_method ? ERR_METHOD_NOT_ALLOWED : ERR_NO_ROUTE;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 bool srv_route_decode_params(srv_route_match *m)
 {
 	for (size_t i = 0; i < m->nparams; i++) {
 		char *out = (char *)(uintptr_t)m->params[i];
 		const char *in = out;
 		while (*in) {
-			int hi = in[0] == '%' ? hex_digit(in[1]) : -1;
-			int lo = hi >= 0 ? hex_digit(in[2]) : -1;
+			int hi = in[0] == '%' ? cm_hex_digit((unsigned char)in[1]) : -1;
+			int lo = hi >= 0 ? cm_hex_digit((unsigned char)in[2]) : -1;
 			if (lo < 0) {
 				*out++ = *in++;
 				continue;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/hex.h"
 #include "common/log.h"
 #include "store/internal.h"
 
@@ -656,17 +657,6 @@ bool st_row_bool(const st_row *row, int col)
 	return v && v[0] == 't';
 }
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len)
 {
 	/* Text-format bytea is "\x" and two hex digits per byte. */
@@ -674,7 +664,8 @@ int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len)
 	if (!v || v[0] != '\\' || v[1] != 'x' || strlen(v + 2) != 2 * len)
 		return -1;
 	for (size_t i = 0; i < len; i++) {
-		int hi = hexval(v[2 + 2 * i]), lo = hexval(v[3 + 2 * i]);
+		int hi = cm_hex_digit((unsigned char)v[2 + 2 * i]);
+		int lo = cm_hex_digit((unsigned char)v[3 + 2 * i]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		out[i] = (uint8_t)(hi << 4 | lo);

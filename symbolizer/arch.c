@@ -1,10 +1,10 @@
 /*
  * arch.c — architecture names, Mach-O cputype mapping and UUID text forms.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "symbolizer/symbolizer.h"
 
 /* Mach-O cputype values (mach/machine.h). */
@@ -97,16 +97,6 @@ void sym_uuid_format(const uint8_t uuid[16], char out[37])
 	out[o] = '\0';
 }
 
-static int hex_value(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 bool sym_uuid_parse(const char *text, uint8_t out[16])
 {
 	if (!text)
@@ -116,7 +106,7 @@ bool sym_uuid_parse(const char *text, uint8_t out[16])
 	for (const char *p = text; *p; p++) {
 		if (*p == '-')
 			continue;
-		int v = hex_value((unsigned char)*p);
+		int v = cm_hex_digit((unsigned char)*p);
 		if (v < 0 || n >= 16)
 			return false;
 		if (hi < 0) {

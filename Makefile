@@ -40,7 +40,7 @@ LINK_LIBS := $(BUILD)/libserver.a $(BUILD)/libingest.a $(BUILD)/libstore.a \
 	$(BUILD)/libsymbolizer.a $(BUILD)/libcommon.a
 
 .PHONY: all run test unit asan fuzz bench fixtures clean help style \
-	integration oracle test-deps
+	integration oracle test-deps FORCE
 
 all: $(BUILD)/stallscope
 
@@ -51,8 +51,12 @@ $(BUILD)/obj/%.o: %.c
 # The dashboard's files, built into libserver (server/web_assets.h).
 WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
 extra_objs_server := $(BUILD)/obj/gen/web_assets.o
-$(BUILD)/gen/web_assets.c: scripts/embed-web.sh $(WEB_FILES)
+# The list itself is a prerequisite, so a file removed or renamed in web/
+# rebuilds too; it is rewritten only when it changes.
+$(BUILD)/gen/web_files: FORCE
 	@mkdir -p $(dir $@)
+	@echo '$(WEB_FILES)' | cmp -s - $@ || echo '$(WEB_FILES)' >$@
+$(BUILD)/gen/web_assets.c: scripts/embed-web.sh $(WEB_FILES) $(BUILD)/gen/web_files
 	scripts/embed-web.sh $@ $(WEB_FILES)
 $(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c
 	@mkdir -p $(dir $@)

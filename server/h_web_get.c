@@ -9,6 +9,7 @@
  * dashboard renders data from reports, which are untrusted input.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <xxhash.h>
@@ -31,6 +32,31 @@ static const char *content_type(const char *name)
 	if (dot && !strcmp(dot, ".css"))
 		return "text/css; charset=utf-8";
 	return "application/octet-stream";
+}
+
+/* If-None-Match as RFC 9110 §13.1.2 reads it: "*", or a list of tags
+ * compared weakly (a proxy that compresses may have added W/). */
+static bool etag_matches(const char *header, const char *etag)
+{
+	size_t etag_len = strlen(etag);
+	const char *p = header;
+	while (*p) {
+		p += strspn(p, " \t,");
+		size_t len = strcspn(p, ",");
+		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+			len--;
+		const char *tag = p;
+		if (len == 1 && tag[0] == '*')
+			return true;
+		if (len > 2 && !strncmp(tag, "W/", 2)) {
+			tag += 2;
+			len -= 2;
+		}
+		if (len == etag_len && !memcmp(tag, etag, len))
+			return true;
+		p += strcspn(p, ",");
+	}
+	return false;
 }
 
 static const srv_web_asset *find_asset(const char *name)
@@ -70,7 +96,7 @@ enum MHD_Result srv_h_web_get(struct MHD_Connection *conn, srv_request *req)
 				 NULL};
 	const char *seen =
 		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-	if (seen && !strcmp(seen, etag))
+	if (seen && etag_matches(seen, etag))
 		return srv_reply_static(conn, MHD_HTTP_NOT_MODIFIED, NULL, 0, headers);
 	return srv_reply_static(conn, MHD_HTTP_OK, asset->data, asset->len, headers);
 }

@@ -4,7 +4,6 @@
  */
 #include "server/routes.h"
 
-#include <stdint.h>
 #include <string.h>
 
 #include "common/hex.h"
@@ -53,7 +52,7 @@ const srv_route *srv_routes(size_t *out_count)
 }
 
 /* Splits PATH in place into at most SRV_MAX_SEGMENTS segments; -1 beyond. */
-static int split(char *path, const char **segs)
+static int split(char *path, char **segs)
 {
 	if (path[0] != '/')
 		return -1;
@@ -74,8 +73,7 @@ static int split(char *path, const char **segs)
 }
 
 /* Matches the split path against PATTERN, filling params on success. */
-static bool match_pattern(const char *pattern, const char *const *segs,
-			  int nsegs, srv_route_match *m)
+static bool match_pattern(const char *pattern, char *const *segs, int nsegs, srv_route_match *m)
 {
 	const char *p = pattern[0] == '/' ? pattern + 1 : pattern;
 	m->nparams = 0;
@@ -116,7 +114,7 @@ static void add_allowed(srv_route_match *out, const char *method)
 cm_err srv_route_find(const srv_route *table, size_t n, const char *method,
 		      char *path, srv_route_match *out)
 {
-	const char *segs[SRV_MAX_SEGMENTS];
+	char *segs[SRV_MAX_SEGMENTS];
 	memset(out, 0, sizeof *out);
 	out->app_param = -1;
 	int nsegs = split(path, segs);
@@ -143,7 +141,7 @@ cm_err srv_route_find(const srv_route *table, size_t n, const char *method,
 bool srv_route_decode_params(srv_route_match *m)
 {
 	for (size_t i = 0; i < m->nparams; i++) {
-		char *out = (char *)(uintptr_t)m->params[i];
+		char *out = m->params[i];
 		const char *in = out;
 		while (*in) {
 			int hi = in[0] == '%' ? cm_hex_digit((unsigned char)in[1]) : -1;

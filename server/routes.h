@@ -39,8 +39,9 @@ typedef struct srv_route {
 typedef struct srv_route_match {
 	const srv_route *route;
 	size_t nparams;
-	/* Into the PATH buffer given to srv_route_find. */
-	const char *params[SRV_MAX_PARAMS];
+	/* Into the PATH buffer given to srv_route_find, which
+	 * srv_route_decode_params rewrites in place. */
+	char *params[SRV_MAX_PARAMS];
 	/* Index of {app} among params, or -1. */
 	int app_param;
 	/* On ERR_METHOD_NOT_ALLOWED: the methods that would match. */

@@ -988,25 +988,6 @@ static int build_object(const sym_macho_slice *s, dw_object *o, sym_error *err)
 static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di,
-			sym_error *err);
-
-int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
-		   sym_debuginfo *di, sym_error *err)
-{
-	memset(di, 0, sizeof *di);
-	if (!s->info.has_dwarf)
-		return SYM_OK;
-	/* libdwarf's allocation tracking stays on (its default) except while
-	 * a line table is read (load_lines): it frees at dwarf_object_finish
-	 * what libdwarf itself leaks on some error paths (a DIE from
-	 * dwarf_child on a malformed unit, found by fuzz_macho). */
-	pthread_mutex_lock(&sessions_lock);
-	int rc = load_session(s, strings, di, err);
-	pthread_mutex_unlock(&sessions_lock);
-	return rc;
-}
-
-static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di,
 			sym_error *err)
 {
 	dw_object obj;
@@ -1084,6 +1065,21 @@ static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debug
 	free(obj.sections);
 	if (rc)
 		sym_debuginfo_free(di);
+	return rc;
+}
+
+int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di, sym_error *err)
+{
+	memset(di, 0, sizeof *di);
+	if (!s->info.has_dwarf)
+		return SYM_OK;
+	/* libdwarf's allocation tracking stays on (its default) except while
+	 * a line table is read (load_lines): it frees at dwarf_object_finish
+	 * what libdwarf itself leaks on some error paths (a DIE from
+	 * dwarf_child on a malformed unit, found by fuzz_macho). */
+	pthread_mutex_lock(&sessions_lock);
+	int rc = load_session(s, strings, di, err);
+	pthread_mutex_unlock(&sessions_lock);
 	return rc;
 }
 

@@ -107,13 +107,19 @@ try {
   });
 
   seen.reload = await step('reload keeps the route and the sign-in', async () => {
+    // A new hash alone is a same-document navigation: reload for real, so
+    // the page must find its session and route again from scratch.
     await page.goto(`${s.url}/#/reports/${s.report_id}`);
+    await page.reload();
     await page.waitForSelector('#report li.frame');
     return { frames: (await page.$$('#report li.frame')).length };
   });
 
-  // Everything so far should have gone without a failed request.
+  // Everything so far should have gone without a failed request or a
+  // console error (a CSP violation shows only there); the wrong token's
+  // 401 is logged as one.
   seen.failed_before_bad_token = seen.failed_requests.length;
+  seen.console_errors_before_bad_token = seen.console_errors.length;
   seen.bad_token = await step('a wrong token shows the sign-in again', async () => {
     await page.click('#signout');
     await page.fill('#signin-app', s.app);

@@ -29,7 +29,8 @@ def test_headers_confine_the_page_to_its_own_files(server):
     r = server.request("GET", "/")
     csp = r.headers["Content-Security-Policy"]
     assert "default-src 'self'" in csp and "script-src 'self'" in csp
-    assert "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+    assert "style-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert r.headers["Referrer-Policy"] == "no-referrer"
     assert r.headers["Cache-Control"] == "no-cache"
@@ -41,7 +42,10 @@ def test_unchanged_files_revalidate_with_304(server):
     again = server.request("GET", "/web/app.js", headers={"If-None-Match": etag})
     assert again.status == 304 and again.raw == b""
     assert again.headers["ETag"] == etag
-    stale = server.request("GET", "/web/app.js", headers={"If-None-Match": '"0"'})
+    for also in [f"W/{etag}", f'"0", {etag}', '"0" ,W/' + etag, "*"]:
+        r = server.request("GET", "/web/app.js", headers={"If-None-Match": also})
+        assert r.status == 304, (also, r)
+    stale = server.request("GET", "/web/app.js", headers={"If-None-Match": '"0", W/"1"'})
     assert stale.status == 200 and stale.raw == first.raw
     assert server.request("GET", "/web/style.css").headers["ETag"] != etag
 

@@ -8,7 +8,7 @@
 //
 //   node dashboard.mjs SCENARIO.json
 // SCENARIO: {url, app, token, key1, key2, report_id, missing_uuid,
-//            whitelist_add, whitelist_remove}
+//            whitelist_add, whitelist_remove, other_version, sample_rate}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
@@ -56,6 +56,18 @@ try {
       rows.map((r) => ({ key1: r.dataset.key1, text: r.innerText })));
   });
 
+  seen.filtered = await step('an app version filter', async () => {
+    await page.fill('#filter-version', s.other_version);
+    await page.click('#filters-apply');
+    await page.waitForFunction((v) => location.hash.includes(`version=${v}`), s.other_version);
+    await page.waitForSelector('#view p.empty:not([hidden])');
+    const rows = (await page.$$('#groups tr[data-key1]')).length;
+    await page.fill('#filter-version', '');
+    await page.click('#filters-apply');
+    await page.waitForSelector(groupRow);
+    return { rows };
+  });
+
   const subRow = `#subgroups tr${attr('data-key2', s.key2)}`;
   seen.group = await step('group drill-down', async () => {
     await page.click(groupRow);
@@ -86,6 +98,15 @@ try {
     };
   });
 
+  seen.trace = await step('trace download', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download'),
+      page.click('#report-trace')]);
+    return {
+      name: download.suggestedFilename(),
+      json: JSON.parse(readFileSync(await download.path(), 'utf8')),
+    };
+  });
+
   seen.missing = await step('missing dSYMs', async () => {
     await page.click('#nav-missing');
     await page.waitForSelector(`#missing tr${attr('data-uuid', s.missing_uuid)}`);
@@ -104,6 +125,15 @@ try {
     await page.click(`${gone} button.whitelist-delete`);
     await page.waitForSelector(gone, { state: 'detached' });
     return page.$$eval('#whitelist tr[data-user-id]', (rows) => rows.map((r) => r.dataset.userId));
+  });
+
+  seen.config = await step('config', async () => {
+    await page.click('#nav-config');
+    await page.waitForSelector('#config-sample-rate');
+    await page.fill('#config-sample-rate', String(s.sample_rate));
+    await page.click('#config-submit');
+    await page.waitForFunction(() => /Saved/.test(document.querySelector('.form-status')?.textContent));
+    return { status: await page.innerText('.form-status') };
   });
 
   seen.reload = await step('reload keeps the route and the sign-in', async () => {

@@ -75,7 +75,8 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     seen = run_dashboard({"url": f"http://127.0.0.1:{server.port}", "app": app["app"],
                           "token": token, "key1": group["key"], "key2": sub["key"],
                           "report_id": str(ids[0]), "missing_uuid": absent_entry["uuid"],
-                          "whitelist_add": "vip-1", "whitelist_remove": "vip-0"}, tmp_path)
+                          "whitelist_add": "vip-1", "whitelist_remove": "vip-0",
+                          "other_version": "9.9.9", "sample_rate": 0.25}, tmp_path)
 
     assert not seen["page_errors"] and not seen["dialogs"], seen
     # No request failed until the wrong token's, which must fail as 401.
@@ -92,6 +93,8 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     cells = [c.strip() for c in row["text"].split("\t")]
     assert cells[1:3] == ["4", "3"], row
     assert len(seen["groups"]) == len(groups)
+    # No report has app version 9.9.9: the filtered list is empty.
+    assert seen["filtered"]["rows"] == 0
     # Drill-down: the level-2 group names its innermost four frames.
     (subrow,) = [g for g in seen["group"]["subgroups"] if g["key2"] == sub["key"]]
     for identity in want[:4]:
@@ -111,6 +114,10 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
             at = where + len(function)
             assert f"{Path(file).name}:{line}" in text, (file, line)
     assert len(seen["report"]["representative_frames"]) == len(deep)
+    # The downloaded trace is the API's, byte for byte in meaning.
+    trace = server.request("GET", f"/api/v1/reports/{ids[0]}/trace", token=token).json
+    assert seen["trace"]["json"] == trace and trace["traceEvents"]
+    assert seen["trace"]["name"].endswith(".json")
     assert seen["missing"][0]["uuid"] == absent_entry["uuid"]
     assert "Absent.dylib" in seen["missing"][0]["text"]
     # The whitelist changes reached the database.
@@ -118,5 +125,9 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     listed = server.request("GET", f"/api/v1/apps/{app['app']}/whitelist",
                             token=token).json["whitelist"]
     assert [(w["user_id"], w["note"]) for w in listed] == [("vip-1", "added from the dashboard")]
+    # The config change reached the database, and only the field changed.
+    config = server.request("GET", f"/api/v1/apps/{app['app']}/config", token=token).json
+    assert config["sample_rate"] == 0.25 and config["daily_quota"] == 100000, config
+    assert "sample rate" in seen["config"]["status"]
     assert seen["reload"]["frames"] == len(deep)
     assert seen["bad_token"]["signin_visible"] and seen["bad_token"]["error"].strip()

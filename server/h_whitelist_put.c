@@ -31,6 +31,11 @@ enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *re
 	if (strlen(t.user) > ING_DIMENSION_MAX)
 		return srv_reply_error(conn, ERR_BAD_FIELD, "user_id: longer than %d bytes",
 				       ING_DIMENSION_MAX);
+	/* Browsers and curl drop such segments from a URL, even encoded, so
+	 * an entry stored under them could never be removed. */
+	if (!strcmp(t.user, ".") || !strcmp(t.user, ".."))
+		return srv_reply_error(conn, ERR_BAD_FIELD,
+				       "user_id: \".\" and \"..\" cannot be sent in a URL path");
 	size_t len = 0;
 	const char *text = srv_req_body(req, &len);
 	json_t *body = NULL;

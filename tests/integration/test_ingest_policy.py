@@ -141,7 +141,12 @@ def test_whitelist_takes_any_user_id_percent_encoded(server, db):
                            token=token)
         assert r.status == 204, (user, r)
     assert server.request("GET", base, token=token).json["whitelist"] == []
-    # A NUL byte cannot be a user id; the literal parts of a path are not decoded.
+    # Clients drop "." and ".." path segments, so such an entry could never
+    # be removed: refused. A NUL byte cannot be a user id; the literal
+    # parts of a path are not decoded.
+    for dots in [".", "..", "%2E%2E"]:
+        r = server.request("PUT", f"{base}/{dots}", body=b"{}", token=token)
+        assert r.status == 400 and r.error_code == "bad_field", (dots, r)
     r = server.request("PUT", f"{base}/a%00b", body=b"{}", token=token)
     assert r.status == 400 and r.error_code == "bad_query", r
     assert server.request("GET", f"/api/v1/apps/{app['app']}/%77hitelist",

@@ -40,11 +40,17 @@ LINK_LIBS := $(BUILD)/libserver.a $(BUILD)/libingest.a $(BUILD)/libstore.a \
 	$(BUILD)/libsymbolizer.a $(BUILD)/libcommon.a
 
 .PHONY: all run test unit asan fuzz bench fixtures clean help style \
-	integration oracle test-deps FORCE
+	integration oracle deps test-deps FORCE
 
 all: $(BUILD)/stallscope
 
-$(BUILD)/obj/%.o: %.c
+# Whatever target a newcomer types first on a fresh machine, the packages
+# come before the compiler: every object waits for this (order-only, so it
+# never forces a rebuild). It costs a dpkg query when nothing is missing.
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -58,7 +64,7 @@ $(BUILD)/gen/web_files: FORCE
 	@echo '$(WEB_FILES)' | cmp -s - $@ || echo '$(WEB_FILES)' >$@
 $(BUILD)/gen/web_assets.c: scripts/embed-web.sh $(WEB_FILES) $(BUILD)/gen/web_files
 	scripts/embed-web.sh $@ $(WEB_FILES)
-$(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c
+$(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -77,13 +83,13 @@ $(BUILD)/stallscope: $(BUILD)/obj/server/main.o $(LIBFILES)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBFILES)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBFILES) | test-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LINK_LIBS) $(LIBS) -lcmocka
 
 # ---- fixtures: real Mach-O/dSYM files built with clang/ld64.lld/dsymutil ----
 fixtures: $(BUILD)/fixtures/.stamp
-$(BUILD)/fixtures/.stamp: tests/fixtures/build.sh $(wildcard tests/fixtures/src/*)
+$(BUILD)/fixtures/.stamp: tests/fixtures/build.sh $(wildcard tests/fixtures/src/*) | test-deps
 	tests/fixtures/build.sh $(BUILD)/fixtures
 
 unit: $(UNIT_BINS) fixtures
@@ -119,7 +125,7 @@ run: all
 # ---- fuzzing (libFuzzer, clang) ----
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
-fuzz:
+fuzz: test-deps
 	$(MAKE) BUILD=build/fuzz CC=clang SANITIZE=address,undefined \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" $(LIBFILES:$(BUILD)/%=build/fuzz/%)
 	@set -e; for f in $(FUZZ_SRCS); do \
@@ -133,7 +139,8 @@ fuzz:
 			-rss_limit_mb=2048 build/fuzz/$$n-corpus fuzz/corpus/$$n; \
 	done
 
-bench: all
+bench: test-deps
+	$(MAKE) all
 	bench/symbolicate.sh
 	bench/ingest.sh
 

@@ -7,9 +7,18 @@
  * next byte inside a string), and a NUL byte anywhere is refused because
  * callers hand the text on to C string functions and PostgreSQL.
  *
- * Duplicate object keys are rejected (JSON_REJECT_DUPLICATES): two parsers
- * reading the same body must not disagree about which value counts, and the
- * MetricKit idempotency hash is computed over the parsed value.
+ * The same scan makes two edits jansson has no flag for, each in place and
+ * of the same length (so jansson's error positions still point into the
+ * caller's bytes), on a copy made only when one is needed:
+ * - an integer beyond json_int_t (Apple's .ips registers, KSCrash's
+ *   uint64 fields) keeps its sign and leading digits and ends in "e2", so
+ *   jansson reads it as a real of about the same value instead of failing
+ *   the whole body with "too big integer"; readers that need an integer
+ *   refuse a real, and the 2^53 rule refuses it by value (SPEC §4.1);
+ * - a comma that follows a value and precedes only whitespace and a
+ *   closing bracket becomes a space (KSCrash's own reader skips it).
+ * Duplicate object keys are left to jansson, whose later value replaces
+ * the earlier one, as JSON.parse and Python's json do.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -35,63 +44,156 @@ static void set_err(char *errbuf, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Returns 0 when BUF is nested at most MAX_DEPTH deep and holds no NUL. */
-static int scan(const char *buf, size_t len, size_t max_depth, char *errbuf,
-		size_t errlen)
+static bool is_space(char c)
 {
-	size_t depth = 0;
-	int in_string = 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)buf[i];
-		if (c == 0) {
-			set_err(errbuf, errlen, "NUL byte at byte %zu", i);
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Whether the ND digits at D (no leading zero) exceed json_int_t: above
+ * 2^63 - 1, or above 2^63 for a negative number. */
+static bool beyond_int64(const char *d, size_t nd, bool negative)
+{
+	const char *limit = negative ? "9223372036854775808"
+				     : "9223372036854775807";
+	size_t n = strlen(limit);
+	return nd > n || (nd == n && memcmp(d, limit, n) > 0);
+}
+
+/* The edits above go to *COPY, made from BUF on the first one. */
+static int edit(const char *buf, size_t len, char **copy, size_t at,
+		const char *text, size_t n, char *errbuf, size_t errlen)
+{
+	if (!*copy) {
+		if (!(*copy = malloc(len))) {
+			set_err(errbuf, errlen, "out of memory");
 			return -1;
 		}
-		if (in_string) {
-			if (c == '\\') {
-				/* The escaped byte cannot end the string, but
-				 * it still must not be a NUL. */
-				if (i + 1 < len && buf[i + 1] == '\0') {
-					set_err(errbuf, errlen,
-						"NUL byte at byte %zu", i + 1);
-					return -1;
-				}
-				i++;
-			} else if (c == '"')
-				in_string = 0;
-			continue;
+		memcpy(*copy, buf, len);
+	}
+	memcpy(*copy + at, text, n);
+	return 0;
+}
+
+/*
+ * Returns 0 when BUF is nested at most MAX_DEPTH deep and holds no NUL,
+ * with *COPY the edited bytes when an edit was made (caller frees), else
+ * NULL.
+ */
+static int scan(const char *buf, size_t len, size_t max_depth, char **copy,
+		char *errbuf, size_t errlen)
+{
+	size_t depth = 0;
+	/* The last byte outside strings and whitespace: a value ends at a
+	 * quote, a closing bracket, a digit or a literal's last letter. */
+	char prev = '\0';
+	*copy = NULL;
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+		if (c == '\0') {
+			set_err(errbuf, errlen, "NUL byte at byte %zu", i);
+			goto fail;
 		}
 		if (c == '"') {
-			in_string = 1;
+			for (i++; i < len && buf[i] != '"'; i++) {
+				if (buf[i] == '\0') {
+					set_err(errbuf, errlen,
+						"NUL byte at byte %zu", i);
+					goto fail;
+				}
+				/* The escaped byte cannot end the string,
+				 * but it still must not be a NUL. */
+				if (buf[i] == '\\' && i + 1 < len &&
+				    buf[++i] == '\0') {
+					set_err(errbuf, errlen,
+						"NUL byte at byte %zu", i);
+					goto fail;
+				}
+			}
+			prev = '"';
+		} else if (is_space(c)) {
+			continue;
 		} else if (c == '[' || c == '{') {
 			if (++depth > max_depth) {
 				set_err(errbuf, errlen,
 					"nesting deeper than %zu at byte %zu",
 					max_depth, i);
-				return -1;
+				goto fail;
 			}
-		} else if ((c == ']' || c == '}') && depth > 0) {
-			depth--;
+			prev = c;
+		} else if (c == ']' || c == '}') {
+			if (depth > 0)
+				depth--;
+			prev = c;
+		} else if (c == ',') {
+			size_t j = i + 1;
+			while (j < len && is_space(buf[j]))
+				j++;
+			bool after_value = prev && prev != '[' &&
+					   prev != '{' && prev != ',' &&
+					   prev != ':';
+			if (after_value && j < len &&
+			    (buf[j] == ']' || buf[j] == '}')) {
+				if (edit(buf, len, copy, i, " ", 1, errbuf,
+					 errlen) < 0)
+					goto fail;
+			} else {
+				prev = c;
+			}
+		} else if (c == '-' || is_digit(c)) {
+			bool negative = c == '-';
+			size_t d = negative ? i + 1 : i, j = d;
+			while (j < len && is_digit(buf[j]))
+				j++;
+			size_t nd = j - d;
+			/* Reals pass as they are; so do digits with a
+			 * leading zero (jansson's error to report). */
+			if (j < len && (buf[j] == '.' || buf[j] == 'e' ||
+					buf[j] == 'E')) {
+				while (j < len &&
+				       (is_digit(buf[j]) || buf[j] == '.' ||
+					buf[j] == 'e' || buf[j] == 'E' ||
+					buf[j] == '+' || buf[j] == '-'))
+					j++;
+			} else if (nd >= 2 && buf[d] != '0' &&
+				   beyond_int64(buf + d, nd, negative) &&
+				   edit(buf, len, copy, j - 2, "e2", 2, errbuf,
+					errlen) < 0) {
+				goto fail;
+			}
+			i = j - 1;
+			prev = '0';
+		} else {
+			prev = c;
 		}
 	}
 	return 0;
+fail:
+	free(*copy);
+	*copy = NULL;
+	return -1;
 }
 
 json_t *cm_json_parse(const char *buf, size_t len, size_t max_depth,
 		      char *errbuf, size_t errlen)
 {
+	char *copy;
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
 	if (!buf || len == 0) {
 		set_err(errbuf, errlen, "empty document");
 		return NULL;
 	}
-	if (scan(buf, len, max_depth, errbuf, errlen) < 0)
+	if (scan(buf, len, max_depth, &copy, errbuf, errlen) < 0)
 		return NULL;
 	json_error_t jerr;
-	json_t *root = json_loadb(buf, len,
-				  JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+	json_t *root = json_loadb(copy ? copy : buf, len, JSON_DECODE_ANY,
 				  &jerr);
+	free(copy);
 	if (!root && errbuf && errlen)
 		snprintf(errbuf, errlen, "%s at line %d column %d (byte %d)",
 			 jerr.text, jerr.line, jerr.column, jerr.position);

@@ -5,6 +5,11 @@
  * jansson's own nesting limit is a compile-time 2048; SPEC §4.1 wants 64 and
  * a clear message, so cm_json_parse scans the bytes once for depth (outside
  * strings) before handing them to json_loadb.
+ *
+ * What real clients write and their own readers take is taken here too
+ * (docs/INGEST.md, "JSON"): a duplicate object key's last value wins; an
+ * integer beyond 64 bits (signed) is read as a real; a comma right before
+ * a closing bracket is ignored.
  */
 #ifndef STALLSCOPE_COMMON_JSON_H
 #define STALLSCOPE_COMMON_JSON_H
@@ -14,6 +19,7 @@
 
 /*
  * Parses LEN bytes of BUF as one JSON value nested at most MAX_DEPTH deep.
+ * BUF is never written; an edited copy lives only during the call.
  * On success returns the new value (caller decrefs). On failure returns NULL
  * and writes a one-line reason (with the byte position) to ERRBUF (ERRLEN
  * bytes; may be NULL).

@@ -141,8 +141,11 @@ const char *ing_address_value(const json_t *v, uint64_t *out)
 		*out = (uint64_t)i;
 		return NULL;
 	}
+	/* An integer beyond 64 bits arrives as a real (common/json.h). */
 	if (json_is_real(v))
-		return "not an integer address";
+		return json_real_value(v) > (double)ING_JSON_INT_MAX
+			       ? "JSON number above 2^53 (send a hex string)"
+			       : "not an integer address";
 	if (!json_is_string(v))
 		return "not a hex address string";
 	const char *s = json_string_value(v);
@@ -179,6 +182,8 @@ const char *ing_address_value(const json_t *v, uint64_t *out)
 
 const char *ing_uint_value(const json_t *v, uint64_t max, uint64_t *out)
 {
+	if (json_is_real(v) && json_real_value(v) > (double)max)
+		return max == ING_JSON_INT_MAX ? "above 2^53" : "too large";
 	if (!json_is_integer(v))
 		return "expected an integer";
 	json_int_t i = json_integer_value(v);

@@ -1,4 +1,6 @@
-/* test_json.c — cm_json_parse: depth scan, NUL bytes, duplicates, errors. */
+/* test_json.c — cm_json_parse: depth scan, NUL bytes, what real clients
+ * write (duplicate keys, integers beyond 64 bits, trailing commas), errors;
+ * cm_json_dump. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,13 +82,111 @@ static void test_nul_bytes_rejected(void **state)
 	assert_null(cm_json_parse(u0, strlen(u0), 64, err, sizeof err));
 }
 
-static void test_duplicates_rejected(void **state)
+/* JSON.parse and Python's json keep the last value; so does KSCrash's
+ * own recorder's reader for its system.memory written twice. */
+static void test_duplicates_last_wins(void **state)
 {
 	(void)state;
 	char err[200];
 	const char *dup = "{\"a\":1,\"a\":2}";
-	assert_null(cm_json_parse(dup, strlen(dup), 64, err, sizeof err));
-	assert_non_null(strstr(err, "duplicate"));
+	json_t *v = cm_json_parse(dup, strlen(dup), 64, err, sizeof err);
+	assert_non_null(v);
+	assert_int_equal(json_object_size(v), 1);
+	assert_int_equal(json_integer_value(json_object_get(v, "a")), 2);
+	json_decref(v);
+	const char *mem = "{\"system\":{\"memory\":{\"size\":17179869184},"
+			  "\"machine\":\"iPhone14,2\",\"memory\":{\"usable\":"
+			  "16010616832,\"free\":3427287040}}}";
+	v = cm_json_parse(mem, strlen(mem), 64, err, sizeof err);
+	assert_non_null(v);
+	json_t *m = json_object_get(json_object_get(v, "system"), "memory");
+	assert_null(json_object_get(m, "size"));
+	assert_int_equal(json_integer_value(json_object_get(m, "usable")),
+			 16010616832LL);
+	assert_int_equal(json_integer_value(json_object_get(m, "free")),
+			 3427287040LL);
+	json_decref(v);
+}
+
+/* Integers beyond json_int_t become reals near their value; everything
+ * within it stays an exact integer. */
+static void test_integers_beyond_64_bits(void **state)
+{
+	(void)state;
+	char err[200];
+	const char *regs = "{\"x\":[{\"value\":18446744069414586112},"
+			   "{\"value\":-9223372036854775809},"
+			   "{\"value\":9223372036854775807},"
+			   "{\"value\":-9223372036854775808},"
+			   "{\"value\":9223372036854775808}],"
+			   "\"s\":\"18446744069414586112\"}";
+	json_t *v = cm_json_parse(regs, strlen(regs), 64, err, sizeof err);
+	if (!v)
+		fail_msg("%s", err);
+	json_t *x = json_object_get(v, "x");
+#define VAL(i) json_object_get(json_array_get(x, i), "value")
+	assert_true(json_is_real(VAL(0)));
+	/* 184467440694145861e2, within a double's precision of the digits */
+	assert_true(json_real_value(VAL(0)) > 1.8446744069414585e19 &&
+		    json_real_value(VAL(0)) < 1.8446744069414588e19);
+	assert_true(json_is_real(VAL(1)));
+	assert_true(json_real_value(VAL(1)) < -9.2233720368547e18);
+	assert_true(json_is_integer(VAL(2)));
+	assert_int_equal(json_integer_value(VAL(2)), INT64_MAX);
+	assert_true(json_is_integer(VAL(3)));
+	assert_int_equal(json_integer_value(VAL(3)), INT64_MIN);
+	assert_true(json_is_real(VAL(4)));
+#undef VAL
+	/* Inside a string nothing changes. */
+	assert_string_equal(json_string_value(json_object_get(v, "s")),
+			    "18446744069414586112");
+	json_decref(v);
+	/* The caller's bytes are not written. */
+	char mine[] = "[18446744069414586112]";
+	v = cm_json_parse(mine, strlen(mine), 64, err, sizeof err);
+	assert_non_null(v);
+	assert_string_equal(mine, "[18446744069414586112]");
+	json_decref(v);
+	/* Invalid numbers stay invalid: leading zeros, a digit run glued to
+	 * another token, and a number beyond a double. */
+	const char *bad[] = {"[018446744069414586112]",
+			     "[18446744069414586112-5]",
+			     "[1x18446744069414586112]"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_null(cm_json_parse(bad[i], strlen(bad[i]), 64, err,
+					  sizeof err));
+	char huge[400] = "[";
+	memset(huge + 1, '9', 350);
+	strcpy(huge + 351, "]");
+	assert_null(cm_json_parse(huge, strlen(huge), 64, err, sizeof err));
+	assert_non_null(strstr(err, "(byte "));
+}
+
+/* KSCrash's reader skips a comma before a closing bracket; one that
+ * follows no value is still an error. */
+static void test_trailing_commas(void **state)
+{
+	(void)state;
+	char err[200];
+	const char *ok = "{\"error\":{\"address\":0,\"type\":\"signal\",\n}"
+			 ",\"list\":[1,\"a\",[],{}, \t\r\n],\"s\":\",]\",}";
+	json_t *v = cm_json_parse(ok, strlen(ok), 64, err, sizeof err);
+	if (!v)
+		fail_msg("%s", err);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(v, "error"), "type")),
+			    "signal");
+	assert_int_equal(json_array_size(json_object_get(v, "list")), 4);
+	assert_string_equal(json_string_value(json_object_get(v, "s")), ",]");
+	json_decref(v);
+	const char *bad[] = {"[,]", "{,}", "[1,,]", "{\"a\":,}", "[1 2]", "[1,"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (cm_json_parse(bad[i], strlen(bad[i]), 64, err, sizeof err))
+			fail_msg("%s was accepted", bad[i]);
+	/* Positions still point into the caller's bytes. */
+	const char *late = "[1,]  x";
+	assert_null(cm_json_parse(late, strlen(late), 64, err, sizeof err));
+	assert_non_null(strstr(err, "column 7"));
 }
 
 static void test_syntax_error_has_position(void **state)
@@ -187,7 +287,9 @@ int main(void)
 		cmocka_unit_test(test_depth_at_and_over_limit),
 		cmocka_unit_test(test_brackets_in_strings_do_not_count),
 		cmocka_unit_test(test_nul_bytes_rejected),
-		cmocka_unit_test(test_duplicates_rejected),
+		cmocka_unit_test(test_duplicates_last_wins),
+		cmocka_unit_test(test_integers_beyond_64_bits),
+		cmocka_unit_test(test_trailing_commas),
 		cmocka_unit_test(test_syntax_error_has_position),
 		cmocka_unit_test(test_scalars_and_trailing_garbage),
 		cmocka_unit_test(test_dump_matches_jansson),

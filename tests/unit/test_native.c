@@ -160,6 +160,12 @@ static void test_address_rejections(void **state)
 		const char *frame, *why;
 	} cases[] = {
 		{"9007199254740993", "threads[0].frames[1]: JSON number above 2^53"},
+		/* Beyond 64 bits: still this frame's error, never rounded. */
+		{"18446744073709551615",
+		 "threads[0].frames[1]: JSON number above 2^53 (send a hex string)"},
+		{"{\"address\":18446744069414586112}",
+		 "threads[0].frames[1].address: JSON number above 2^53 (send a hex "
+		 "string)"},
 		{"-1", "threads[0].frames[1]: negative address"},
 		{"1.5", "threads[0].frames[1]: not an integer address"},
 		{"\"0x\"", "threads[0].frames[1]: not a hex address string"},
@@ -184,6 +190,34 @@ static void test_address_rejections(void **state)
 		expect_reject(body, NULL, ERR_BAD_FIELD, cases[i].why);
 		free(body);
 	}
+}
+
+/* A duplicated key's last value counts, as in JSON.parse; a number beyond
+ * 64 bits in a field the report does not use costs nothing. */
+static void test_duplicates_and_unused_big_numbers(void **state)
+{
+	(void)state;
+	const char *body =
+		"{\"report_id\":\"r\",\"os_version\":\"16.0\",\"duration_ms\":1,"
+		"\"images\":[],\"extra\":{\"x\":18446744069414586112},"
+		"\"threads\":[{\"frames\":[\"0x1\"]}],\"os_version\":\"17.2\","
+		"\"duration_ms\":2500,\"threads\":[{\"frames\":[\"0x2\",\"0x3\"]}]}";
+	ing_batch *b = parse_ok(body, NULL);
+	const ing_report *r = b->entries[0].report;
+	assert_string_equal(r->os_version, "17.2");
+	assert_int_equal(r->duration_ms, 2500);
+	assert_int_equal(r->nthreads, 1);
+	assert_int_equal(r->threads[0].stack.nframes, 2);
+	assert_int_equal(r->threads[0].stack.frames[0].address, 2);
+	ing_batch_free(b);
+	/* Used fields still refuse such numbers by name. */
+	expect_reject("{\"report_id\":\"r\",\"duration_ms\":18446744069414586112,"
+		      "\"images\":[],\"threads\":[{\"frames\":[]}]}",
+		      NULL, ERR_BAD_FIELD, "duration_ms: expected milliseconds");
+	expect_reject("{\"report_id\":\"r\",\"images\":[{\"name\":\"A\","
+		      "\"load_address\":\"0x1000\",\"size\":99999999999999999999}],"
+		      "\"threads\":[{\"frames\":[]}]}",
+		      NULL, ERR_BAD_FIELD, "images[0].size: JSON number above 2^53");
 }
 
 static void test_field_rejections(void **state)
@@ -600,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_and_header_user),
 		cmocka_unit_test(test_address_forms),
 		cmocka_unit_test(test_address_rejections),
+		cmocka_unit_test(test_duplicates_and_unused_big_numbers),
 		cmocka_unit_test(test_field_rejections),
 		cmocka_unit_test(test_uuid_without_dashes_and_timestamps),
 		cmocka_unit_test(test_limits_at_and_over),

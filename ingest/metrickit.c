@@ -100,8 +100,9 @@ int ing_metrickit_entry_key(const json_t *entry, const char *user_id,
 
 /*
  * hangDuration and friends: a JSON number or a numeric string, optionally
- * with a unit ("9 sec", "1.5 s", "850 ms", "2 min"); no unit = seconds.
- * NULL on success with *out_ms rounded to the millisecond.
+ * with a unit ("9 sec", "20 secs." as iOS 14 writes it, "1.5 s", "850 ms",
+ * "2 min"); no unit = seconds. NULL on success with *out_ms rounded to the
+ * millisecond; else the reason the caller notes as an unknown duration.
  */
 static const char *parse_duration(const json_t *v, int64_t *out_ms)
 {
@@ -114,7 +115,8 @@ static const char *parse_duration(const json_t *v, int64_t *out_ms)
 		{"sec", 1000},      {"secs", 1000},       {"second", 1000},
 		{"seconds", 1000},  {"min", 60000},       {"mins", 60000},
 		{"minute", 60000},  {"minutes", 60000},   {"h", 3600000},
-		{"hr", 3600000},    {"hour", 3600000},    {"hours", 3600000},
+		{"hr", 3600000},    {"hrs", 3600000},     {"hour", 3600000},
+		{"hours", 3600000},
 	};
 	double value, factor = 1000;
 	if (json_is_number(v)) {
@@ -140,7 +142,7 @@ static const char *parse_duration(const json_t *v, int64_t *out_ms)
 			return "duration has too many digits";
 		while (*p == ' ')
 			p++;
-		size_t ulen = strcspn(p, " ");
+		size_t ulen = strcspn(p, " .");
 		if (ulen) {
 			size_t i, n = sizeof units / sizeof units[0];
 			for (i = 0; i < n; i++)
@@ -151,6 +153,8 @@ static const char *parse_duration(const json_t *v, int64_t *out_ms)
 				return "unknown duration unit";
 			factor = units[i].ms;
 			p += ulen;
+			if (*p == '.') /* an abbreviation's full stop */
+				p++;
 			while (*p == ' ')
 				p++;
 		}
@@ -378,7 +382,7 @@ static void assign_loads(mk_scratch *s, ing_thread *threads, size_t nthreads,
 static int parse_metadata(ing_ctx *c, const json_t *diag, const char *where,
 			  ing_kind kind, ing_report *r, sym_arch *arch)
 {
-	char mw[ING_PATH_MAX], path[ING_PATH_MAX];
+	char mw[ING_PATH_MAX];
 	const json_t *md = ing_get(diag, "diagnosticMetaData");
 	*arch = SYM_ARCH_UNKNOWN;
 	if (!md)
@@ -399,14 +403,11 @@ static int parse_metadata(ing_ctx *c, const json_t *diag, const char *where,
 	const char *dkey = kind == ING_KIND_STALL ? "hangDuration"
 			   : kind == ING_KIND_CPU ? "totalSampledTime"
 						  : NULL;
+	/* The duration is a measurement, not what the report is about: one
+	 * that cannot be read leaves it unknown (-1), the stack still counts. */
 	const json_t *dv = dkey ? ing_get(md, dkey) : NULL;
-	if (dv) {
-		const char *why = parse_duration(dv, &r->duration_ms);
-		if (why)
-			return ing_fail(c, ERR_BAD_FIELD, "%s: %s",
-					ing_path_key(path, sizeof path, mw, dkey),
-					why);
-	}
+	if (dv && parse_duration(dv, &r->duration_ms))
+		r->duration_ms = -1;
 	return 0;
 }
 

@@ -297,6 +297,11 @@ static void test_durations(void **state)
 		{"\"2 min\"", 120000}, {"\" 3 seconds \"", 3000},
 		{"\"7\"", 7000},       {"2.5", 2500},
 		{"4", 4000},           {"\"0.25 SEC\"", 250},
+		/* iOS 14 spells its units with a full stop */
+		{"\"20 secs.\"", 20000}, {"\"20 sec.\"", 20000},
+		{"\"20 secs\"", 20000},  {"\"20s\"", 20000},
+		{"\"1 min.\"", 60000},   {"\"120 msec.\"", 120},
+		{"\"1 hrs\"", 3600000},
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
 		json_t *v = json_loads(ok[i].json, JSON_DECODE_ANY, NULL);
@@ -308,7 +313,8 @@ static void test_durations(void **state)
 	}
 	const char *bad[] = {"\"abc\"", "\"9 parsecs\"", "\"9 sec x\"",
 			     "\"-1 s\"", "-3", "true", "\"\"",
-			     "\"1e400 s\""};
+			     "\"1e400 s\"", "\"9 sec..\"", "\"9 .\"",
+			     "\"9 s.ec\""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		json_t *v = json_loads(bad[i], JSON_DECODE_ANY, NULL);
 		int64_t ms;
@@ -316,18 +322,44 @@ static void test_durations(void **state)
 		assert_non_null(parse_duration(v, &ms));
 		json_decref(v);
 	}
-	/* In a payload, a bad duration rejects the entry naming it. */
+	/* In a payload, a duration that cannot be read is unknown; the
+	 * entry is kept with its stack. */
 	char *body = wrap_tree("metrickit/per-thread.json",
 			       "{\"hangDuration\":\"soon\"}");
 	ing_batch *b = parse_ok(body, NULL);
-	assert_null(b->entries[0].report);
-	assert_int_equal(b->entries[0].error.code, ERR_BAD_FIELD);
-	assert_string_equal(b->entries[0].error.message,
-			    "hangDiagnostics[0].diagnosticMetaData.hangDuration: "
-			    "expected a duration like \"9 sec\"");
-	assert_non_null(b->entries[0].report_id);
+	assert_non_null(b->entries[0].report);
+	assert_int_equal(b->entries[0].report->duration_ms, -1);
+	assert_true(b->entries[0].report->threads[0].stack.nframes > 0);
 	ing_batch_free(b);
 	free(body);
+	/* iOS 14's "20 secs." is a 20 s stall. */
+	body = wrap_tree("metrickit/per-thread.json",
+			 "{\"hangDuration\":\"20 secs.\"}");
+	b = parse_ok(body, NULL);
+	assert_int_equal(b->entries[0].report->kind, ING_KIND_STALL);
+	assert_int_equal(b->entries[0].report->duration_ms, 20000);
+	ing_batch_free(b);
+	free(body);
+}
+
+/* A duplicated key's last value counts, in the report and in the
+ * idempotency key (the same entry without the first value keys alike). */
+static void test_duplicate_keys_last_wins(void **state)
+{
+	(void)state;
+	char *dup = wrap_tree("metrickit/per-thread.json",
+			      "{\"appVersion\":\"1.0\",\"hangDuration\":\"1 sec\","
+			      "\"appVersion\":\"2.0\",\"hangDuration\":\"4 sec\"}");
+	char *last = wrap_tree("metrickit/per-thread.json",
+			       "{\"appVersion\":\"2.0\",\"hangDuration\":\"4 sec\"}");
+	ing_batch *b = parse_ok(dup, NULL), *b2 = parse_ok(last, NULL);
+	assert_string_equal(b->entries[0].report->app_version, "2.0");
+	assert_int_equal(b->entries[0].report->duration_ms, 4000);
+	assert_string_equal(b->entries[0].report_id, b2->entries[0].report_id);
+	ing_batch_free(b);
+	ing_batch_free(b2);
+	free(dup);
+	free(last);
 }
 
 static void test_cpu_and_payload_forms(void **state)
@@ -568,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_nesting_direction_detection),
 		cmocka_unit_test(test_missing_uuid_and_address),
 		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_duplicate_keys_last_wins),
 		cmocka_unit_test(test_cpu_and_payload_forms),
 		cmocka_unit_test(test_body_errors_and_limits),
 		cmocka_unit_test(test_deep_tree_within_json_depth),

@@ -7,6 +7,11 @@
  * on-device symbol_name as hint), thread index 0 — or, when no thread has
  * index 0, the one on the main dispatch queue — the main thread. The kind
  * comes from classify(); the rules are in docs/INGEST.md.
+ *
+ * A "minimal" recrash report (KSCrash's handler crashed while writing)
+ * holds only crash.crashed_thread, and the report it was writing under
+ * recrash_report: that report lends its system, user and binary_images
+ * when the minimal one has none.
  */
 #include <string.h>
 
@@ -260,11 +265,15 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 			ing_report *r)
 {
 	char path[ING_PATH_MAX], sw[ING_PATH_MAX], item[ING_PATH_MAX];
-	char tw[ING_PATH_MAX];
+	char tw[ING_PATH_MAX], rw[ING_PATH_MAX];
 	if (!json_is_object(o))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
 				*where ? where : "body");
 	r->source = "kscrash";
+	const json_t *recrash = ing_get(o, "recrash_report");
+	ing_path_key(rw, sizeof rw, where, "recrash_report");
+	if (!json_is_object(recrash))
+		recrash = NULL;
 	const json_t *rep = ing_get(o, "report");
 	ing_path_key(sw, sizeof sw, where, "report");
 	if (!json_is_object(rep))
@@ -280,6 +289,8 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 
 	const json_t *sys = ing_get(o, "system");
 	ing_path_key(sw, sizeof sw, where, "system");
+	if (!sys && (sys = ing_get(recrash, "system")))
+		ing_path_key(sw, sizeof sw, rw, "system");
 	if (sys && !json_is_object(sys))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", sw);
 	const char *sysname = NULL, *os_ignored_version, *os_ignored_build;
@@ -296,8 +307,10 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 		return -1;
 
 	const json_t *user = ing_get(o, "user");
+	ing_path_key(sw, sizeof sw, where, "user");
+	if (!user && (user = ing_get(recrash, "user")))
+		ing_path_key(sw, sizeof sw, rw, "user");
 	if (json_is_object(user)) {
-		ing_path_key(sw, sizeof sw, where, "user");
 		if (ing_dimension_field(c, user, sw, "user_id", &r->user_id) < 0)
 			return -1;
 		if (!r->user_id && ing_dimension_field(c, user, sw, "userId", &r->user_id) < 0)
@@ -309,6 +322,8 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 
 	const json_t *imgs = ing_get(o, "binary_images");
 	ing_path_key(sw, sizeof sw, where, "binary_images");
+	if (!imgs && (imgs = ing_get(recrash, "binary_images")))
+		ing_path_key(sw, sizeof sw, rw, "binary_images");
 	if (imgs && !json_is_array(imgs))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", sw);
 	r->nimages = json_array_size(imgs);
@@ -332,8 +347,23 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 				crash ? "expected an object" : "missing");
 	const json_t *threads = ing_get(crash, "threads");
 	ing_path_key(tw, sizeof tw, sw, "threads");
+	if (!threads && ing_get(crash, "crashed_thread")) {
+		ing_path_key(tw, sizeof tw, sw, "crashed_thread");
+		r->nthreads = 1;
+		if (!(r->threads = ing_arena_calloc(c->arena, 1,
+						    sizeof *r->threads)))
+			return ing_nomem(c);
+		json_int_t index;
+		bool main_queue;
+		if (parse_thread(c, ing_get(crash, "crashed_thread"), tw,
+				 &r->threads[0], &index, &main_queue) < 0)
+			return -1;
+		r->threads[0].main = index == 0 || main_queue;
+		return 0;
+	}
 	if (!threads)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", tw);
+		return ing_fail(c, ERR_BAD_FIELD,
+				"%s: missing", tw);
 	if (!json_is_array(threads))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", tw);
 	size_t n = json_array_size(threads);

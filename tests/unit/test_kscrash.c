@@ -1,5 +1,6 @@
 /* test_kscrash.c — KSCrash reports: the three real files, Matrix dump
- * types, newer hang sections, arrays, users, rejections. */
+ * types, newer hang sections, arrays, users, recrash reports, what the
+ * recorder writes that strict JSON refuses, rejections. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,6 +224,109 @@ static void test_mini_fields(void **state)
 	free(body);
 }
 
+/*
+ * A minimal recrash report as KSCrash's kscrashreport_writeRecrashReport
+ * lays it out: the report being written when the handler crashed under
+ * recrash_report, then report (type "minimal"), then crash with error and
+ * crashed_thread only. Built from CrashInHandler.json, whose sections are
+ * these two reports.
+ */
+static void test_minimal_recrash_report(void **state)
+{
+	(void)state;
+	size_t len;
+	char *text = tu_read_format("kscrash/CrashInHandler.json", &len);
+	json_error_t jerr;
+	json_t *full = json_loadb(text, len, 0, &jerr);
+	assert_non_null(full);
+	json_t *minimal = json_deep_copy(json_object_get(full, "recrash_report"));
+	json_object_del(full, "recrash_report");
+	json_t *doc = json_object();
+	json_object_set(doc, "recrash_report", full);
+	json_object_set(doc, "report", json_object_get(minimal, "report"));
+	json_object_set(doc, "crash", json_object_get(minimal, "crash"));
+	assert_null(json_object_get(json_object_get(doc, "crash"), "threads"));
+	char *body = json_dumps(doc, 0);
+	ing_batch *b = parse_ok(body, strlen(body), "hdr");
+	const ing_report *r = b->entries[0].report;
+	if (!r)
+		fail_msg("%s", b->entries[0].error.message);
+	const json_t *ct = json_object_get(json_object_get(minimal, "crash"),
+					   "crashed_thread");
+	const json_t *contents =
+		json_object_get(json_object_get(ct, "backtrace"), "contents");
+	assert_string_equal(r->report_id, json_string_value(json_object_get(
+					   json_object_get(minimal, "report"), "id")));
+	assert_int_equal(r->kind, ING_KIND_CRASH);
+	assert_int_equal(r->nthreads, 1);
+	assert_string_equal(r->threads[0].name, "KSCrash Exception Handler (Primary)");
+	assert_int_equal(r->threads[0].stack.nframes, json_array_size(contents));
+	for (size_t i = 0; i < json_array_size(contents); i++) {
+		const json_t *f = json_array_get(contents, i);
+		assert_int_equal(r->threads[0].stack.frames[i].address,
+				 json_integer_value(json_object_get(f, "instruction_addr")));
+		assert_string_equal(r->threads[0].stack.frames[i].symbol_hint,
+				    json_string_value(json_object_get(f, "symbol_name")));
+	}
+	/* The interrupted report lends its images and system. */
+	assert_int_equal(r->nimages, json_array_size(json_object_get(full, "binary_images")));
+	const json_t *sys = json_object_get(full, "system");
+	assert_string_equal(r->os_version,
+			    json_string_value(json_object_get(sys, "system_version")));
+	assert_string_equal(r->device, json_string_value(json_object_get(sys, "machine")));
+	assert_string_equal(r->app_version, json_string_value(json_object_get(
+						    sys, "CFBundleShortVersionString")));
+	ing_batch_free(b);
+	free(body);
+	json_decref(doc);
+	json_decref(full);
+	json_decref(minimal);
+	free(text);
+}
+
+/*
+ * What KSCrash's recorder writes and its own reader takes: system.memory
+ * twice (first {"size"}, later {"usable","free"}), uint64 register values
+ * above 2^63, a comma before a closing bracket (its test resource
+ * sigterm.json). Duplicates keep the last value.
+ */
+static void test_recorder_quirks(void **state)
+{
+	(void)state;
+	const char *body =
+		"{\"report\":{\"id\":\"Q-1\",\"timestamp\":1700000000000000},"
+		"\"system\":{\"memory\":{\"size\":17179869184},"
+		"\"system_version\":\"16.0\",\"machine\":\"iPhone14,2\","
+		"\"memory\":{\"usable\":16010616832,\"free\":3427287040},"
+		"\"system_version\":\"17.2\",},"
+		"\"binary_images\":[{\"name\":\"App\",\"image_addr\":4096,"
+		"\"image_size\":8192,},],"
+		"\"crash\":{\"error\":{\"type\":\"signal\",\"address\":0,},"
+		"\"threads\":[{\"index\":0,\"registers\":{\"basic\":{\"x0\":"
+		"18446744073709551615,\"pc\":4196}},\"backtrace\":{\"contents\":"
+		"[{\"instruction_addr\":4196},{\"instruction_addr\":4100},]}},]}}";
+	ing_batch *b = parse_ok(body, strlen(body), NULL);
+	const ing_report *r = b->entries[0].report;
+	if (!r)
+		fail_msg("%s", b->entries[0].error.message);
+	assert_string_equal(r->os_version, "17.2");
+	assert_string_equal(r->device, "iPhone14,2");
+	assert_int_equal(r->nimages, 1);
+	assert_int_equal(r->images[0].size, 8192);
+	assert_int_equal(r->threads[0].stack.nframes, 2);
+	assert_int_equal(r->threads[0].stack.frames[0].address, 4196);
+	assert_int_equal(r->threads[0].stack.frames[1].address, 4100);
+	ing_batch_free(b);
+	/* A report cut off mid-write stays refused: KSCrash's own store
+	 * drops it too. */
+	ing_error err;
+	b = (ing_batch *)1;
+	assert_int_equal(ing_parse_kscrash(body, strlen(body) - 40, NULL, NULL,
+					   &b, &err),
+			 -1);
+	assert_int_equal(err.code, ERR_BAD_JSON);
+}
+
 static void test_rejections(void **state)
 {
 	(void)state;
@@ -233,6 +337,15 @@ static void test_rejections(void **state)
 		{"{\"report\":{},\"crash\":{\"threads\":[{}]}}", "report.id: missing"},
 		{"{\"report\":{\"id\":\"x\"}}", "crash: missing"},
 		{"{\"report\":{\"id\":\"x\"},\"crash\":{}}", "crash.threads: missing"},
+		{"{\"report\":{\"id\":\"x\"},\"crash\":{\"crashed_thread\":[]}}",
+		 "crash.crashed_thread: expected an object"},
+		{"{\"report\":{\"id\":\"x\"},\"crash\":{\"crashed_thread\":{"
+		 "\"backtrace\":{\"contents\":[{}]}}}}",
+		 "crash.crashed_thread.backtrace.contents[0].instruction_addr: "
+		 "missing"},
+		{"{\"report\":{\"id\":\"x\"},\"recrash_report\":{\"binary_images\":"
+		 "[{\"name\":\"a\"}]},\"crash\":{\"crashed_thread\":{}}}",
+		 "recrash_report.binary_images[0].image_addr: missing"},
 		{"{\"report\":{\"id\":\"x\"},\"crash\":{\"threads\":[]}}",
 		 "crash.threads: must not be empty"},
 		{"{\"report\":{\"id\":\"x\"},\"crash\":{\"threads\":[{\"backtrace\":"
@@ -351,6 +464,8 @@ int main(void)
 		cmocka_unit_test(test_crashes_and_array),
 		cmocka_unit_test(test_matrix_dump_types),
 		cmocka_unit_test(test_mini_fields),
+		cmocka_unit_test(test_minimal_recrash_report),
+		cmocka_unit_test(test_recorder_quirks),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_thread_and_frame_limits),
 		cmocka_unit_test(test_memory_limit_sweep),

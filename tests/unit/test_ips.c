@@ -1,7 +1,8 @@
 /* test_ips.c — Apple .ips files: the golden cases under tests/golden/ips
- * (hand-written from Apple's documented format; each case's expected.json
- * holds addresses computed independently as base + imageOffset) and the
- * rejections. */
+ * (hand-written from Apple's documented format and the shapes of real
+ * files: crash and watchdog-stackshot bodies, registers above 2^63, the
+ * refused types with text bodies; each case's expected.json holds
+ * addresses computed independently as base + offset) and the rejections. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,7 +126,7 @@ static void test_golden_cases(void **state)
 		ncases++;
 	}
 	closedir(d);
-	assert_true(ncases >= 4);
+	assert_true(ncases >= 11);
 }
 
 static const char *rejected(const char *body, const ing_limits *l)
@@ -145,8 +146,70 @@ static void test_rejections(void **state)
 	(void)state;
 	assert_string_equal(
 		rejected("{\"bug_type\":\"288\",\"incident_id\":\"x\"}\n{}", NULL),
-		"header.bug_type: unsupported .ips type \"288\" (309 crash, 298 "
-		"hang)");
+		"header.bug_type: 288 is a system-wide stackshot, not an app's "
+		"report");
+	assert_string_equal(
+		rejected("{\"bug_type\":999,\"incident_id\":\"x\"}\nnot JSON", NULL),
+		"header.bug_type: unsupported .ips type \"999\" (309 crash, 409 "
+		"watchdog kill)");
+	/* A refused type's rejection only names a usable id. */
+	ing_batch *b = NULL;
+	ing_error err;
+	const char *badid = "{\"bug_type\":\"298\",\"incident_id\":\"a b\"}\n{}";
+	assert_int_equal(ing_parse_ips(badid, strlen(badid), NULL, NULL, &b, &err), 0);
+	assert_null(b->entries[0].report_id);
+	assert_int_equal(b->entries[0].error.code, ERR_BAD_FIELD);
+	ing_batch_free(b);
+	const char *jetsam = "{\"bug_type\":\"298\",\"incident_id\":\"j\"}\n{}";
+	assert_int_equal(ing_parse_ips(jetsam, strlen(jetsam), NULL, NULL, &b, &err), 0);
+	assert_string_equal(b->entries[0].report_id, "j");
+	assert_int_equal(b->entries[0].error.code, ERR_UNSUPPORTED_REPORT);
+	ing_batch_free(b);
+	/* Stackshot bodies (409). */
+#define WD "{\"bug_type\":\"409\",\"incident_id\":\"x\",\"app_name\":\"A\"}\n"
+	assert_string_equal(rejected(WD "{\"pid\":5,\"stackshot\":{}}", NULL),
+			    "body.usedImages: missing (and no stackshot "
+			    "processByPid)");
+	assert_string_equal(
+		rejected(WD "{\"pid\":5,\"stackshot\":{\"processByPid\":{\"6\":"
+			 "{\"procname\":\"B\"}}}}", NULL),
+		"body.stackshot.processByPid: no process with the body's pid or "
+		"procName");
+	/* pid -1: the header's app name finds the process. */
+	assert_string_equal(
+		rejected(WD "{\"pid\":-1,\"stackshot\":{\"processByPid\":{\"6\":"
+			 "{\"procname\":\"A\",\"threadById\":{}}},"
+			 "\"binaryImages\":[]}}", NULL),
+		"body.stackshot.processByPid.6.threadById: must not be empty");
+	assert_string_equal(
+		rejected(WD "{\"pid\":6,\"stackshot\":{\"processByPid\":{\"6\":"
+			 "{\"threadById\":{\"1\":{\"userFrames\":[[1,4]]}}}},"
+			 "\"binaryImages\":[[\"11111111-2222-3333-4444-555555555555\",4096,"
+			 "\"P\"]]}}", NULL),
+		"body.stackshot.processByPid.6.threadById.1.userFrames[0][0]: 1 is "
+		"not an index of binaryImages (1 images)");
+	/* A used image whose base is beyond 2^53 is refused, never rounded. */
+	assert_string_equal(
+		rejected(WD "{\"pid\":6,\"stackshot\":{\"processByPid\":{\"6\":"
+			 "{\"threadById\":{\"1\":{\"userFrames\":[[0,4]]}}}},"
+			 "\"binaryImages\":[[\"11111111-2222-3333-4444-555555555555\","
+			 "18446741874686296064,\"K\"]]}}", NULL),
+		"body.stackshot.binaryImages[0][1]: JSON number above 2^53 (send a "
+		"hex string)");
+	assert_string_equal(
+		rejected(WD "{\"pid\":6,\"stackshot\":{\"processByPid\":{\"6\":"
+			 "{\"threadById\":{\"1\":{\"userFrames\":[[0,4]]}}}},"
+			 "\"binaryImages\":[[\"nope\",4096]]}}", NULL),
+		"body.stackshot.binaryImages[0][0]: not a UUID");
+	ing_limits one = ing_limits_default();
+	one.max_images = 1;
+	assert_string_equal(
+		rejected(WD "{\"pid\":6,\"stackshot\":{\"processByPid\":{\"6\":"
+			 "{\"threadById\":{\"1\":{\"userFrames\":[[0,4],[1,4]]}}}},"
+			 "\"binaryImages\":[[\"11111111-2222-3333-4444-555555555555\",4096],"
+			 "[\"11111111-2222-3333-4444-555555555556\",8192],[\"x\"]]}}", &one),
+		"body.stackshot.binaryImages: more than the limit of 1 images used");
+#undef WD
 	assert_string_equal(rejected("{\"incident_id\":\"x\"}\n{}", NULL),
 			    "header.bug_type: missing");
 	assert_string_equal(rejected("[1]\n{}", NULL),
@@ -218,7 +281,7 @@ static void test_whole_body_failures_and_crlf(void **state)
 	assert_memory_equal(err.message, "body: ", 6);
 	assert_int_equal(ing_parse_ips("", 0, NULL, NULL, &b, &err), -1);
 	assert_int_equal(err.code, ERR_EMPTY_BODY);
-	const char *crlf = "{\"bug_type\":\"298\",\"incident_id\":\"c\"}\r\n"
+	const char *crlf = "{\"bug_type\":\"309\",\"incident_id\":\"c\"}\r\n"
 			   "{\"incident\":\"ignored\",\"usedImages\":[],"
 			   "\"threads\":[{\"queue\":\"com.apple.main-thread\"}]}";
 	assert_int_equal(ing_parse_ips(crlf, strlen(crlf), NULL, NULL, &b, &err),
@@ -228,7 +291,7 @@ static void test_whole_body_failures_and_crlf(void **state)
 	assert_true(b->entries[0].report->threads[0].main);
 	ing_batch_free(b);
 	/* The body's incident stands in for a missing incident_id. */
-	const char *inc = "{\"bug_type\":\"298\"}\n{\"incident\":\"from-body\","
+	const char *inc = "{\"bug_type\":\"409\"}\n{\"incident\":\"from-body\","
 			  "\"usedImages\":[],\"threads\":[{}]}";
 	assert_int_equal(ing_parse(ING_FORMAT_IPS, inc, strlen(inc), NULL, NULL,
 				   &b, &err),

@@ -129,6 +129,48 @@ def test_only_system_frames_unsymbolized_is_not_waiting(server, db, image):
     assert [m["uuid"] for m in missing_list(server, app)] == [own]
 
 
+def test_metrickit_bare_names(server, db, image):
+    """MetricKit names binaries without a path: Apple's names are the
+    system's, any other name the app's (docs/INGEST.md)."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    uikit, kernel, sentry = (str(uuidlib.uuid4()).upper() for _ in range(3))
+    # (binaryName, UUID, offset) innermost first; the app's frame last.
+    frames = [("libsystem_kernel.dylib", kernel, 0x1234), ("UIKitCore", uikit, 0x5678),
+              (image.name, image.uuid, image.offset(image.by_function[1], 2))]
+    node = None
+    for i in reversed(range(len(frames))):
+        name, uuid, offset = frames[i]
+        frame = {"binaryUUID": uuid, "binaryName": name, "sampleCount": 1,
+                 "offsetIntoBinaryTextSegment": offset,
+                 "address": 0x1a0000000 * (i + 1) + offset}
+        if node:
+            frame["subFrames"] = [node]
+        node = frame
+    payload = {"timeStampBegin": "2026-11-20 10:00:00 +0000",
+               "timeStampEnd": "2026-11-20 10:05:00 +0000",
+               "hangDiagnostics": [{
+                   "callStackTree": {"callStackPerThread": True, "callStacks": [
+                       {"threadAttributed": True, "callStackRootFrames": [node]}]},
+                   "diagnosticMetaData": {"appVersion": "8.0.1", "osVersion": "iPhone OS 17.2",
+                                          "deviceType": "iPhone14,2",
+                                          "hangDuration": "3 sec"}}]}
+    rid = accepted_id(post(server, app, "/api/v1/ingest/metrickit", payload, user="mk"))
+    got = report(server, app, rid)
+    assert {i["name"]: i["system"] for i in got["images"]} == \
+        {"libsystem_kernel.dylib": True, "UIKitCore": True, image.name: False}
+    assert got["pending"] is False
+    assert {m["uuid"] for m in missing_list(server, app, "images=system")} == {uikit, kernel}
+    # The same stack with a framework of the app's own: it waits.
+    node["binaryName"] = "Sentry"
+    node["binaryUUID"] = sentry
+    payload["timeStampBegin"] = "2026-11-20 11:00:00 +0000"
+    rid2 = accepted_id(post(server, app, "/api/v1/ingest/metrickit", payload, user="mk"))
+    assert report(server, app, rid2)["pending"] is True
+    assert [m["uuid"] for m in missing_list(server, app)] == [sentry]
+
+
 def test_dsyms_missing_ranks_app_images_apart_with_a_cursor(server, db):
     app = create_app(db)
     allow_everyone(server, app)
@@ -291,6 +333,13 @@ def test_system_symbols_serve_two_apps_and_reprocess(db, make_server, image, sys
         assert {k: g["reports"] for k, g in got1.items()} == want
         assert {k: g["users"] for k, g in got1.items()} == {k: len(u) for k, u in users.items()}
         assert sum(g["reports"] for g in groups(server, app, 2)) == len(ids[app["app"]])
+
+    # Files above the upload bound are refused like uploads: UIKitCore
+    # now, the truncated one (64 bytes) still for what it holds.
+    assert system.binary.stat().st_size > 1024
+    small = json.loads(stallscope("system-symbols", "import", str(root), db_url=db,
+                                  extra_env=dict(env, STALLSCOPE_MAX_UPLOAD="1024")).stdout)
+    assert (small["files"], small["failed"], small["created"]) == (1, 2, 0)
 
     # Idempotent: nothing new, nothing to move.
     again = json.loads(stallscope("system-symbols", "import", str(root), db_url=db,

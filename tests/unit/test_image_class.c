@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ingest/image_class.h"
+#include <string.h>
+
+/* The statics (the name list) are checked too. */
+#include "ingest/image_class.c"
 
 static const char *const system_images[] = {
 	/* KSCrash Example-Reports (iOS 6–7 devices) */
@@ -78,11 +81,23 @@ static void test_app(void **state)
 	assert_false(ing_image_is_system(NULL));
 }
 
+static void test_names_sorted(void **state)
+{
+	(void)state;
+	for (size_t i = 1; i < COUNT(system_names); i++)
+		if (strcmp(system_names[i - 1], system_names[i]) >= 0)
+			fail_msg("system_names not sorted at %s", system_names[i]);
+	/* Every listed name is found, so none is hidden by the order. */
+	for (size_t i = 0; i < COUNT(system_names); i++)
+		assert_true(ing_image_is_system(system_names[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_system),
 		cmocka_unit_test(test_app),
+		cmocka_unit_test(test_names_sorted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

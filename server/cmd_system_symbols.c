@@ -71,8 +71,15 @@ typedef struct totals {
 typedef struct walk {
 	const srv_config *cfg;
 	totals t;
-	bool fatal; /* storage or database: stop */
+	bool fatal; /* storage, database or memory: stop (said on stderr) */
 } walk;
+
+static void out_of_memory(walk *w)
+{
+	if (!w->fatal)
+		fprintf(stderr, "stallscope system-symbols: out of memory\n");
+	w->fatal = true;
+}
 
 static bool is_macho(const uint8_t b[4])
 {
@@ -132,7 +139,7 @@ static void import_file(walk *w, int fd, const char *rel, const char *name)
 	w->t.files++;
 	srv_dsym_import *job = calloc(1, sizeof *job);
 	if (!job) {
-		w->fatal = true;
+		out_of_memory(w);
 		return;
 	}
 	job->cfg = w->cfg;
@@ -174,14 +181,14 @@ static void walk_dir(walk *w, int fd, const char *rel, int depth)
 			cap = cap ? cap * 2 : 64;
 			struct dirent **grown = realloc(names, cap * sizeof *names);
 			if (!grown) {
-				w->fatal = true;
+				out_of_memory(w);
 				break;
 			}
 			names = grown;
 		}
 		size_t len = offsetof(struct dirent, d_name) + strlen(e->d_name) + 1;
 		if (!(names[n] = malloc(len))) {
-			w->fatal = true;
+			out_of_memory(w);
 			break;
 		}
 		memcpy(names[n++], e, len);

@@ -12,14 +12,19 @@
  * /var (app containers), /Applications and home directories are absent on
  * purpose: apps live there. */
 static const char *const system_roots[] = {
-	"/System/",      /* frameworks, the shared cache's images, macOS cryptexes */
-	"/usr/lib/",     /* dyld, libSystem, libobjc, Swift runtime (/usr/lib/swift) */
-	"/usr/libexec/", "/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/",
-	"/Developer/",   /* the developer disk image: libMainThreadChecker, … */
+	"/System/",  /* frameworks, the shared cache's images, macOS cryptexes */
+	"/usr/lib/", /* dyld, libSystem, libobjc, Swift runtime (/usr/lib/swift) */
+	"/usr/libexec/",
+	"/usr/bin/",
+	"/usr/sbin/",
+	"/bin/",
+	"/sbin/",
+	"/Developer/",		       /* the developer disk image: libMainThreadChecker, … */
 	"/private/preboot/Cryptexes/", /* iOS 16+: OS and Safari cryptexes */
-	"/Library/Apple/",             /* macOS: Rosetta, Apple-updated system parts */
+	"/Library/Apple/",	       /* macOS: Rosetta, Apple-updated system parts */
 	/* Injected by a jailbreak, not by the app: no team has their dSYMs. */
-	"/Library/MobileSubstrate/", "/Library/Frameworks/CydiaSubstrate.framework/",
+	"/Library/MobileSubstrate/",
+	"/Library/Frameworks/CydiaSubstrate.framework/",
 };
 
 /* Inside any of these wherever they are mounted: Xcode's own libraries
@@ -31,27 +36,84 @@ static const char *const system_parts[] = {
 
 /* Bare names (MetricKit gives no path): prefixes, then exact names. */
 static const char *const system_name_prefixes[] = {
-	"libsystem_", "libswift", "AGXMetal", "libobjc.",
+	"libsystem_",
+	"libswift",
+	"AGXMetal",
+	"libobjc.",
 };
 
 /* Sorted by strcmp (test_image_class checks it): searched by bsearch. */
 static const char *const system_names[] = {
-	"AVFCore", "AVFoundation", "AXCoreUtilities", "Accelerate", "AttributeGraph",
-	"AudioToolbox", "BackBoardServices", "BaseBoard", "CFNetwork", "Combine",
-	"ContactsUI", "CoreAutoLayout", "CoreData", "CoreFoundation", "CoreGraphics",
-	"CoreImage", "CoreLocation", "CoreML", "CoreMedia", "CoreServices", "CoreText",
-	"CoreVideo", "DocumentManager", "Foundation", "FrontBoardServices",
-	"GraphicsServices", "IOKit", "IOSurface", "ImageIO", "JavaScriptCore",
-	"MapKit", "MediaToolbox", "Metal", "MobileCoreServices", "Network", "Photos",
-	"PhotosUI", "QuartzCore", "RunningBoardServices", "Security", "StoreKit",
-	"SwiftUI", "SwiftUICore", "TextInput", "TextInputCore", "UIFoundation",
-	"UIKit", "UIKitCore", "UIKitServices", "WebCore", "WebKit", "dyld", "dyld_sim",
-	"libAXSpeechManager.dylib", "libAccessibility.dylib",
-	"libBacktraceRecording.dylib", "libMainThreadChecker.dylib",
-	"libMobileGestalt.dylib", "libRPAC.dylib", "libSystem.B.dylib",
-	"libc++.1.dylib", "libc++abi.dylib", "libcompression.dylib",
-	"libdispatch.dylib", "libdyld.dylib", "libicucore.A.dylib", "libnetwork.dylib",
-	"libsqlite3.dylib", "libxpc.dylib", "libz.1.dylib",
+	"AVFCore",
+	"AVFoundation",
+	"AXCoreUtilities",
+	"Accelerate",
+	"AttributeGraph",
+	"AudioToolbox",
+	"BackBoardServices",
+	"BaseBoard",
+	"CFNetwork",
+	"Combine",
+	"ContactsUI",
+	"CoreAutoLayout",
+	"CoreData",
+	"CoreFoundation",
+	"CoreGraphics",
+	"CoreImage",
+	"CoreLocation",
+	"CoreML",
+	"CoreMedia",
+	"CoreServices",
+	"CoreText",
+	"CoreVideo",
+	"DocumentManager",
+	"Foundation",
+	"FrontBoardServices",
+	"GraphicsServices",
+	"IOKit",
+	"IOSurface",
+	"ImageIO",
+	"JavaScriptCore",
+	"MapKit",
+	"MediaToolbox",
+	"Metal",
+	"MobileCoreServices",
+	"Network",
+	"Photos",
+	"PhotosUI",
+	"QuartzCore",
+	"RunningBoardServices",
+	"Security",
+	"StoreKit",
+	"SwiftUI",
+	"SwiftUICore",
+	"TextInput",
+	"TextInputCore",
+	"UIFoundation",
+	"UIKit",
+	"UIKitCore",
+	"UIKitServices",
+	"WebCore",
+	"WebKit",
+	"dyld",
+	"dyld_sim",
+	"libAXSpeechManager.dylib",
+	"libAccessibility.dylib",
+	"libBacktraceRecording.dylib",
+	"libMainThreadChecker.dylib",
+	"libMobileGestalt.dylib",
+	"libRPAC.dylib",
+	"libSystem.B.dylib",
+	"libc++.1.dylib",
+	"libc++abi.dylib",
+	"libcompression.dylib",
+	"libdispatch.dylib",
+	"libdyld.dylib",
+	"libicucore.A.dylib",
+	"libnetwork.dylib",
+	"libsqlite3.dylib",
+	"libxpc.dylib",
+	"libz.1.dylib",
 };
 
 static bool has_prefix(const char *s, const char *prefix)

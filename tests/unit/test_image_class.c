@@ -37,8 +37,14 @@ static const char *const system_images[] = {
 	"Profiles/Runtimes/iOS 17.0.simruntime/Contents/Resources/RuntimeRoot/System/Library/"
 	"PrivateFrameworks/UIKitCore.framework/UIKitCore",
 	/* MetricKit: names only */
-	"libsystem_pthread.dylib", "libswiftCore.dylib", "UIKitCore", "CoreFoundation",
-	"libobjc.A.dylib", "dyld", "libdispatch.dylib", "AGXMetalA14",
+	"libsystem_pthread.dylib",
+	"libswiftCore.dylib",
+	"UIKitCore",
+	"CoreFoundation",
+	"libobjc.A.dylib",
+	"dyld",
+	"libdispatch.dylib",
+	"AGXMetalA14",
 };
 
 static const char *const app_images[] = {
@@ -57,9 +63,14 @@ static const char *const app_images[] = {
 	"/private/var/containers/Bundle/Application/X/Demo.app/System/Library/Fake",
 	"/usr/local/lib/libfoo.dylib",
 	/* MetricKit names the OS does not ship */
-	"iOS-Swift", "Sentry", "libDemo.dylib", "Demo", "UIKitCoreExtras",
+	"iOS-Swift",
+	"Sentry",
+	"libDemo.dylib",
+	"Demo",
+	"UIKitCoreExtras",
 	/* nothing to go by */
-	"", "???",
+	"",
+	"???",
 };
 
 static void test_system(void **state)

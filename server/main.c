@@ -18,6 +18,8 @@ static const struct {
 	{"symcache", srv_cmd_symcache, "write or describe a symcache"},
 	{"purge", srv_cmd_purge, "apply retention now"},
 	{"reprocess", srv_cmd_reprocess, "re-symbolize reports waiting for symbols"},
+	{"system-symbols", srv_cmd_system_symbols,
+	 "import or list the system symbols of every app"},
 };
 
 static void usage(FILE *to)

@@ -20,6 +20,7 @@ static const struct {
 	{"reprocess", srv_cmd_reprocess, "re-symbolize reports waiting for symbols"},
 	{"system-symbols", srv_cmd_system_symbols,
 	 "import or list the system symbols of every app"},
+	{"demo", srv_cmd_demo, "fill an app of a running server with demo data"},
 };
 
 static void usage(FILE *to)

@@ -18,7 +18,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import _new_server, create_app, fixture_of, psql
+from conftest import _new_server, create_app, fixture_of, migrate, psql
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -445,3 +445,73 @@ def test_logs_and_404s_show_the_path_as_sent(server, db):
     # Invalid UTF-8 as sent, valid once decoded: refused, never echoed.
     status, body = raw_request(server, b"/api/v1/\xc3%A9")
     assert status == 400 and json.loads(body)["error"]["code"] == "bad_query"
+
+
+def test_migration_backfills_bounds_and_dimensions(cluster, tmp_path):
+    """016 on a database holding reports: group_daily rows get the bounds
+    of their reports (of the group, for a day retention dropped), and
+    app_dimensions the counts of what was stored."""
+    from test_migrate import migrate_up_to
+
+    url = cluster.create_db("it_migrate_dimensions")
+    migrate_up_to(url, tmp_path, 16)
+    app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" % create_app(url)["app"])
+    version = psql(url, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app})"
+                        " RETURNING version) SELECT version FROM made")
+    psql(url, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app}, 'u')")
+    # (key, received_at, app version, device): the 10th is dropped below.
+    stored = [("k", "2026-11-10 09:00:00+00", "1.0", None),
+              ("k", "2026-11-11 07:00:00+00", "1.0", "iPad13,1"),
+              ("k", "2026-11-11 16:00:00+00", "1.0", "iPad13,1"),
+              ("k", "2026-11-11 12:00:00+00", "2.0", None),
+              ("j", "2026-11-11 13:00:00+00", "2.0", None)]
+    arr = lambda v, t="text": f"ARRAY[{v}]::{t}[]"
+    lit = lambda v: "NULL" if v is None else f"'{v}'"
+    for i, (key, at, app_version, device) in enumerate(stored):
+        assert psql(url, f"""
+            SELECT outcome FROM ingest_reports({app}, {version}, {arr(f"'r{i}'")},
+              {arr("'u'")}, {arr(f"'{at[:10]}'", "date")}, {arr(f"'{at}'", "timestamptz")},
+              {arr("true", "boolean")}, {arr("'stall'")}, {arr("'native'")},
+              {arr(lit(app_version))}, {arr("NULL")}, {arr("NULL")}, {arr("'17.2'")},
+              {arr("NULL")}, {arr(lit(device))}, {arr("NULL")}, {arr("NULL", "bigint")},
+              {arr(f"'{key}1'")}, {arr(f"'{key}2'")}, {arr("false", "boolean")},
+              {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'{{}}'")},
+              {arr("'{{}}'")})""") == "stored"
+    # k2 last seen the 11th: its day of the 10th keeps the day's bounds
+    # narrowed to the group's first seen.
+    psql(url, f"DROP TABLE reports_a{app}_20261110")
+
+    assert "applied 016_" in migrate(url).stdout
+    rows = psql(url, "SELECT key2, day, app_version, device, reports,"
+                     " to_char(first_seen AT TIME ZONE 'UTC', 'DD HH24:MI:SS.US'),"
+                     " to_char(last_seen AT TIME ZONE 'UTC', 'DD HH24:MI:SS.US')"
+                     f" FROM group_daily WHERE app_id = {app} ORDER BY 1, 2, 3, 4").splitlines()
+    # What we stored, per group_daily row: (key2, day, version, device) ->
+    # received_at times (the time part, "DD HH:MM:SS").
+    per_row = {}
+    for key, at, app_version, device in stored:
+        per_row.setdefault((key + "2", at[:10], app_version, device or ""), []).append(
+            at[8:19])
+    group_last = max(at[8:19] for key, at, _, _ in stored if key == "k")
+    want = []
+    for (key2, day, app_version, device), ats in sorted(per_row.items()):
+        first, last = min(ats) + ".000000", max(ats) + ".000000"
+        if day == "2026-11-10":  # dropped: up to the day's end, the group's last being later
+            assert group_last > day[8:] + " 23:59:59"
+            last = day[8:] + " 23:59:59.999999"
+        want.append(f"{key2}|{day}|{app_version}|{device}|{len(ats)}|{first}|{last}")
+    assert rows == want
+    dims = psql(url, "SELECT day, dim, value, reports, to_char(first_seen AT TIME ZONE 'UTC',"
+                     " 'DD HH24:MI:SS.US'), to_char(last_seen AT TIME ZONE 'UTC',"
+                     " 'DD HH24:MI:SS.US') FROM app_dimensions"
+                     f" WHERE app_id = {app} ORDER BY 1, 2, 3").splitlines()
+    per_value = {}
+    for line in want:
+        key2, day, app_version, device, n, first, last = line.split("|")
+        for dim, value in (("device", device), ("kind", "stall"), ("os_version", "17.2"),
+                           ("version", app_version)):
+            seen = per_value.setdefault((day, dim, value), [0, first, last])
+            seen[0] += int(n)
+            seen[1], seen[2] = min(seen[1], first), max(seen[2], last)
+    assert dims == [f"{day}|{dim}|{value}|{n}|{first}|{last}"
+                    for (day, dim, value), (n, first, last) in sorted(per_value.items())]

@@ -25,3 +25,9 @@ export function overflowOf(page) {
     return { scroll_width: root.scrollWidth, client_width: root.clientWidth, culprit };
   });
 }
+
+// Resolves once the view shows the page's current route: after a filter is
+// applied the previous list's rows are still there for a moment.
+export function settled(page) {
+  return page.waitForFunction(() => document.getElementById('view').dataset.hash === location.hash);
+}

@@ -14,7 +14,7 @@
 //            filtered_report_id, sample_rate}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import { launch, overflowOf } from './common.mjs';
+import { launch, overflowOf, settled } from './common.mjs';
 
 const s = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const STEP_MS = 15000;
@@ -95,6 +95,7 @@ try {
     await page.selectOption('#filter-version', s.filter.version);
     await page.click('#filters-apply');
     await page.waitForFunction((v) => location.hash.includes(`version=${v}`), s.filter.version);
+    await settled(page);
     await page.waitForSelector(groupRow);
     await measure('groups, filtered');
     const list = await rowsOf('groups', 'key1');
@@ -108,10 +109,12 @@ try {
     const reports = { ...(await groupHeader()), rows: await rowsOf('reports', 'report-id') };
     // Back to the list through the breadcrumb: the filters are still set.
     await page.click('.crumbs a >> nth=0');
+    await settled(page);
     await page.waitForSelector(groupRow);
     const back = { hash: new URL(page.url()).hash, version: await page.inputValue('#filter-version') };
     await page.click('#view a.button-link'); // Clear
     await page.waitForFunction(() => location.hash === '#/groups');
+    await settled(page);
     await page.waitForSelector(groupRow);
     return { list, group, reports, back };
   });
@@ -198,6 +201,7 @@ try {
     const out = [];
     for (const [hash, ready] of views) {
       await page.evaluate((h) => { location.hash = h; }, hash);
+      await settled(page);
       await page.waitForSelector(ready);
       out.push({ view: hash, ...(await overflowOf(page)) });
     }

@@ -1,10 +1,15 @@
 /*
- * h_group_get.c — GET /api/v1/apps/{app}/groups/{key1} (admin token): one
- * level-1 group and its level-2 subgroups, {"group","subgroups"}; 404
- * when the app has no such group.
+ * h_group_get.c — GET /api/v1/apps/{app}/groups/{key1}?from=&to=&version=
+ * &os_version=&device=&kind= (admin token): one level-1 group and its
+ * level-2 subgroups, {"group","subgroups"}, under the group list's filters
+ * (server/group_filter.h): the group's counts, first/last seen and daily
+ * series are those of its matching reports, and only subgroups with one
+ * are listed. A group with no matching report answers with zero counts;
+ * 404 only when the app has no report in the group at all.
  */
 #include <stdlib.h>
 
+#include "server/group_filter.h"
 #include "server/handlers.h"
 #include "server/reply.h"
 #include "store/groups.h"
@@ -12,6 +17,7 @@
 typedef struct detail_tx {
 	int64_t app_id;
 	const char *key;
+	st_group_filter f;
 	char *json;
 } detail_tx;
 
@@ -19,12 +25,15 @@ static int detail_cb(st_conn *c, void *cls)
 {
 	detail_tx *t = cls;
 	free(t->json);
-	return st_group_detail(c, t->app_id, t->key, &t->json);
+	return st_group_detail(c, t->app_id, t->key, &t->f, &t->json);
 }
 
 enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req)
 {
-	detail_tx t = {srv_req_app(req)->id, srv_req_param(req, 1), NULL};
+	detail_tx t = {.app_id = srv_req_app(req)->id, .key = srv_req_param(req, 1)};
+	srv_rc frc = srv_group_filter_parse(conn, &t.f);
+	if (frc != SRV_OK)
+		return srv_rc_mhd(frc);
 	int rc = st_run_tx("group_detail", detail_cb, &t);
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);

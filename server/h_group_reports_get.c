@@ -1,10 +1,13 @@
 /*
  * h_group_reports_get.c — GET /api/v1/apps/{app}/groups/{key1}/{key2}/
- * reports?limit=&cursor= (admin token): the reports of a level-2 group,
- * newest first, keyset-paginated on (received_at, id).
+ * reports?from=&to=&version=&os_version=&device=&kind=&limit=&cursor=
+ * (admin token): the reports of a level-2 group that match the group
+ * list's filters (server/group_filter.h), newest first, keyset-paginated
+ * on (received_at, id).
  */
 #include <stdlib.h>
 
+#include "server/group_filter.h"
 #include "server/handlers.h"
 #include "server/pages.h"
 #include "store/groups.h"
@@ -15,6 +18,7 @@
 typedef struct reports_tx {
 	int64_t app_id;
 	const char *key1, *key2;
+	st_group_filter f;
 	int64_t after_us, after_id, limit;
 	char *json;
 } reports_tx;
@@ -23,15 +27,18 @@ static int reports_cb(st_conn *c, void *cls)
 {
 	reports_tx *t = cls;
 	free(t->json);
-	return st_group_reports_page(c, t->app_id, t->key1, t->key2, t->after_us, t->after_id,
-				     t->limit + 1, &t->json);
+	return st_group_reports_page(c, t->app_id, t->key1, t->key2, &t->f, t->after_us,
+				     t->after_id, t->limit + 1, &t->json);
 }
 
 enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req)
 {
 	reports_tx t = {.app_id = srv_req_app(req)->id, .key1 = srv_req_param(req, 1),
 			.key2 = srv_req_param(req, 2)};
-	srv_rc rc = srv_query_limit(conn, DEFAULT_LIMIT, MAX_LIMIT, &t.limit);
+	srv_rc rc = srv_group_filter_parse(conn, &t.f);
+	if (rc != SRV_OK)
+		return srv_rc_mhd(rc);
+	rc = srv_query_limit(conn, DEFAULT_LIMIT, MAX_LIMIT, &t.limit);
 	if (rc != SRV_OK)
 		return srv_rc_mhd(rc);
 	const char *cursor = srv_query(conn, "cursor");

@@ -3,10 +3,12 @@
  * &os_version=&device=&kind=&sort=count|users|last_seen&limit=&cursor=
  * (admin token): the app's stall groups, best first, keyset-paginated.
  * Without from/to and filters the counts are all-time totals; with them,
- * sums over the matching days (docs/STORAGE.md).
+ * sums over the matching days, first/last seen those of the matching
+ * reports (docs/STORAGE.md).
  */
 #include <string.h>
 
+#include "server/group_filter.h"
 #include "server/handlers.h"
 #include "server/pages.h"
 #include "store/groups.h"
@@ -51,21 +53,10 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 	else
 		return srv_reply_error(conn, ERR_BAD_QUERY,
 				       "sort: expected count, users or last_seen");
-	t.f.from = srv_query(conn, "from");
-	t.f.to = srv_query(conn, "to");
-	if ((t.f.from && !srv_day_valid(t.f.from)) || (t.f.to && !srv_day_valid(t.f.to)))
-		return srv_reply_error(conn, ERR_BAD_QUERY,
-				       "%s: expected a day YYYY-MM-DD",
-				       t.f.from && !srv_day_valid(t.f.from) ? "from" : "to");
-	t.f.version = srv_query(conn, "version");
-	t.f.os_version = srv_query(conn, "os_version");
-	t.f.device = srv_query(conn, "device");
-	t.f.kind = srv_query(conn, "kind");
-	if (t.f.kind && strcmp(t.f.kind, "stall") && strcmp(t.f.kind, "hang") &&
-	    strcmp(t.f.kind, "cpu") && strcmp(t.f.kind, "crash"))
-		return srv_reply_error(conn, ERR_BAD_QUERY,
-				       "kind: expected stall, hang, cpu or crash");
-	srv_rc rc = srv_query_limit(conn, DEFAULT_LIMIT, MAX_LIMIT, &t.limit);
+	srv_rc rc = srv_group_filter_parse(conn, &t.f);
+	if (rc != SRV_OK)
+		return srv_rc_mhd(rc);
+	rc = srv_query_limit(conn, DEFAULT_LIMIT, MAX_LIMIT, &t.limit);
 	if (rc != SRV_OK)
 		return srv_rc_mhd(rc);
 	const char *cursor = srv_query(conn, "cursor");

@@ -2,7 +2,8 @@
  * h_whitelist_put.c — PUT /api/v1/apps/{app}/whitelist/{user_id} (admin
  * token): the user always uploads, without quota, until expires_at. The
  * body {"note","expires_at"} is optional, and so is each field; a PUT
- * replaces the entry. 200 with the entry.
+ * replaces the entry (its created_at stays). 200 with the entry as GET
+ * …/whitelist lists it: {"user_id","note","expires_at","created_at"}.
  */
 #include <string.h>
 
@@ -17,12 +18,24 @@
 typedef struct put_tx {
 	int64_t app_id;
 	const char *user, *note, *expires_at;
+	json_t *entry; /* the stored entry */
 } put_tx;
+
+static int take_entry(void *cls, const st_whitelist_entry *e)
+{
+	put_tx *t = cls;
+	json_decref(t->entry);
+	t->entry = json_pack("{s:s,s:o,s:o,s:s}", "user_id", e->user_id, "note",
+			     e->has_note ? json_string(e->note) : json_null(), "expires_at",
+			     e->expires_at[0] ? json_string(e->expires_at) : json_null(),
+			     "created_at", e->created_at);
+	return t->entry ? 0 : -1;
+}
 
 static int put_cb(st_conn *c, void *cls)
 {
 	put_tx *t = cls;
-	return st_whitelist_put(c, t->app_id, t->user, t->note, t->expires_at);
+	return st_whitelist_put(c, t->app_id, t->user, t->note, t->expires_at, take_entry, t);
 }
 
 enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *req)
@@ -70,13 +83,12 @@ enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *re
 		t.note = json_string_value(note);
 		t.expires_at = json_string_value(exp);
 		int rc = st_run_tx("whitelist_put", put_cb, &t);
-		ret = rc < 0 ? srv_reply_store_error(conn, rc)
-			     : srv_reply_json(conn, 200,
-					      json_pack("{s:s,s:o,s:o}", "user_id", t.user, "note",
-							t.note ? json_string(t.note) : json_null(),
-							"expires_at",
-							t.expires_at ? json_string(t.expires_at)
-								     : json_null()));
+		if (rc < 0 || !t.entry) {
+			json_decref(t.entry);
+			ret = srv_reply_store_error(conn, rc < 0 ? rc : ST_HARD_ERROR);
+		} else {
+			ret = srv_reply_json(conn, 200, t.entry);
+		}
 	}
 	json_decref(body);
 	return ret;

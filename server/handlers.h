@@ -58,6 +58,9 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req);
 
+/* GET /api/v1/apps/{app}/dimensions?from=&to= — the filters' known values. */
+enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *req);
+
 /* GET /api/v1/apps/{app}/dsyms/missing */
 enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
 

@@ -73,7 +73,7 @@ struct srv_request {
 	size_t uri_len;
 	char id[REQUEST_ID_MAX + 1];
 	char method[16];
-	char *path;    /* the URL path, for the log */
+	char *path;    /* the URL path as sent, for the log and 404s */
 	/* The path as sent, still percent-encoded, split into route params:
 	 * routing splits before decoding, so "%2F" inside a user id stays
 	 * inside its segment instead of adding one. */
@@ -202,9 +202,15 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	req->conn = conn;
 	clock_gettime(CLOCK_MONOTONIC, &req->start);
 	req->uri_len = strlen(uri);
-	/* libmicrohttpd hands the handler a decoded path; keep the sent one. */
-	req->scratch = strndup(uri, strcspn(uri, "?"));
-	if (!req->scratch) {
+	/* libmicrohttpd hands the handler a decoded path; keep the sent one,
+	 * for routing and for what we show: a decoded "%2F" or "%20" would
+	 * make the log and 404s show another path than the client's. */
+	size_t path_len = strcspn(uri, "?");
+	req->scratch = strndup(uri, path_len);
+	req->path = strndup(uri, path_len);
+	if (!req->scratch || !req->path) {
+		free(req->scratch);
+		free(req->path);
 		free(req);
 		return NULL;
 	}
@@ -314,11 +320,9 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 		return srv_reply_error(conn, ERR_URI_TOO_LONG,
 				       "request target of %zu bytes exceeds "
 				       "%u", req->uri_len, cfg->max_url);
-	if (!cm_utf8_valid(url) || !query_is_utf8(conn))
+	/* Both forms: "\xC3%A9" is invalid as sent and valid decoded. */
+	if (!cm_utf8_valid(url) || !cm_utf8_valid(req->path) || !query_is_utf8(conn))
 		return srv_reply_error(conn, ERR_BAD_QUERY, "request target: not valid UTF-8");
-	req->path = strdup(url);
-	if (!req->path)
-		return MHD_NO;
 	int64_t declared = content_length(conn);
 	req->refuse_late = declared > 0 && declared <= REFUSE_AFTER_BODY_MAX &&
 			   !MHD_lookup_connection_value(conn, MHD_HEADER_KIND,

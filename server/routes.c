@@ -43,6 +43,8 @@ static const srv_route routes[] = {
 	{"GET", "/api/v1/apps/{app}/groups/{key1}", srv_h_group_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/groups/{key1}/{key2}/reports", srv_h_group_reports_get,
 	 SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/dimensions", srv_h_dimensions_get, SRV_AUTH_ADMIN,
+	 SRV_BODY_NONE},
 };
 
 const srv_route *srv_routes(size_t *out_count)

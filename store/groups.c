@@ -39,13 +39,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" AND ($5::text IS NULL OR d.app_version = $5) AND ($6::text IS NULL OR d.os_version = $6)" \
 	" AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
 
-/* A group object from g (groups row) and the counts REPORTS, USERS; the
- * per-day series DAILY_WHERE restricts group_daily rows d further. A
- * level-1 group's rows are found by key1, a level-2 group's by key2. */
-#define GROUP_OBJECT(REPORTS, USERS, DAILY_WHERE)                                      \
+/* A group object from g (groups row), the counts REPORTS, USERS and the
+ * times FIRST, LAST (timestamptz); the per-day series DAILY_WHERE
+ * restricts group_daily rows d further. A level-1 group's rows are found
+ * by key1, a level-2 group's by key2. */
+#define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, DAILY_WHERE)                         \
 	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
 	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
-	" 'first_seen', " TS("g.first_seen") ", 'last_seen', " TS("g.last_seen") ","  \
+	" 'first_seen', " TS(FIRST) ", 'last_seen', " TS(LAST) ","                      \
 	" 'daily', (SELECT coalesce(json_agg(json_build_object('day',"                 \
 	"  to_char(s.day, 'YYYY-MM-DD'), 'reports', s.n) ORDER BY s.day), '[]')"        \
 	"  FROM (SELECT d.day, sum(d.reports) AS n FROM group_daily d"                  \
@@ -55,9 +56,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	"   WHERE g.level = 2 AND d.app_id = g.app_id AND d.key2 = g.key"               \
 	DAILY_WHERE " GROUP BY d.day) AS s))"
 
-#define SORT_VALUE(SORT, REPORTS, USERS)                                               \
+#define SORT_VALUE(SORT, REPORTS, USERS, LAST)                                         \
 	"CASE " SORT " WHEN 0 THEN " REPORTS " WHEN 1 THEN " USERS                       \
-	" ELSE (extract(epoch FROM g.last_seen) * 1000000)::bigint END"
+	" ELSE (extract(epoch FROM " LAST ") * 1000000)::bigint END"
+
+static bool filtered(const st_group_filter *f)
+{
+	return f->from || f->to || f->version || f->os_version || f->device || f->kind;
+}
 
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
 		   st_group_sort sort, int64_t after_value, const char *after_key,
@@ -68,31 +74,37 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		"groups_page_all",
 		"SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
 		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users") " AS v, "
-		GROUP_OBJECT("g.reports", "g.users", "") "::jsonb AS obj"
+		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
+		" AS v, " GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "")
+		"::jsonb AS obj"
 		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
-		" AND ($5::text IS NULL OR (" SORT_VALUE("$3::integer", "g.reports", "g.users")
+		" AND ($5::text IS NULL OR ("
+		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
 		", g.key) < ($4::bigint, $5::text))"
 		" ORDER BY v DESC, g.key DESC LIMIT $6) AS p",
 		6};
-	/* A date range or a filter: sums over the matching days. */
-	static const st_stmt filtered = {
+	/* A date range or a filter: sums over the matching days, first and
+	 * last seen of the matching rows. */
+	static const st_stmt by_filter = {
 		"groups_page_filtered",
 		"WITH agg AS (SELECT CASE $2::integer WHEN 1 THEN d.key1 ELSE d.key2 END AS key,"
-		" sum(d.reports)::bigint AS reports, count(DISTINCT d.user_id)::bigint AS users"
+		" sum(d.reports)::bigint AS reports, count(DISTINCT d.user_id)::bigint AS users,"
+		" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen"
 		" FROM group_daily d WHERE d.app_id = $1 AND" FILTERS " GROUP BY 1"
 		" HAVING sum(d.reports) > 0)"
 		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
 		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, " SORT_VALUE("$9::integer", "a.reports", "a.users") " AS v, "
-		GROUP_OBJECT("a.reports", "a.users", " AND" FILTERS) "::jsonb AS obj"
+		" SELECT g.key, " SORT_VALUE("$9::integer", "a.reports", "a.users", "a.last_seen")
+		" AS v, "
+		GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", " AND" FILTERS)
+		"::jsonb AS obj"
 		" FROM agg a JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key"
-		" WHERE ($11::text IS NULL OR (" SORT_VALUE("$9::integer", "a.reports", "a.users")
+		" WHERE ($11::text IS NULL OR ("
+		SORT_VALUE("$9::integer", "a.reports", "a.users", "a.last_seen")
 		", g.key) < ($10::bigint, $11::text))"
 		" ORDER BY v DESC, g.key DESC LIMIT $12) AS p",
 		12};
-	bool any = f->from || f->to || f->version || f->os_version || f->device || f->kind;
-	if (!any) {
+	if (!filtered(f)) {
 		st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_INT64(sort),
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit)};
 		return run_text(c, &all, p, 6, out_json);
@@ -101,28 +113,63 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
 			ST_TEXT(after_key), ST_INT64(limit)};
-	return run_text(c, &filtered, p, 12, out_json);
+	return run_text(c, &by_filter, p, 12, out_json);
 }
 
-int st_group_detail(st_conn *c, int64_t app_id, const char *key1, char **out_json)
+/* The detail exists when the group has had a report at all. */
+#define GROUP_KNOWN                                                                   \
+	" WHERE EXISTS (SELECT 1 FROM groups WHERE app_id = $1 AND level = 1 AND key = $2" \
+	" AND reports > 0)"
+
+int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group_filter *f,
+		    char **out_json)
 {
-	static const st_stmt q = {
+	static const st_stmt all = {
 		"group_detail",
-		"SELECT json_build_object('group', (SELECT " GROUP_OBJECT("g.reports", "g.users", "")
+		"SELECT json_build_object('group', (SELECT "
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "")
 		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
-		" 'subgroups', (SELECT coalesce(json_agg(" GROUP_OBJECT("g.reports", "g.users", "")
+		" 'subgroups', (SELECT coalesce(json_agg("
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "")
 		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
-		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text"
-		" WHERE EXISTS (SELECT 1 FROM groups WHERE app_id = $1 AND level = 1 AND key = $2"
-		" AND reports > 0)",
+		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
 		2};
-	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
-	return run_text(c, &q, p, 2, out_json);
+	/* The group's matching rows, once; its subgroups are their key2s. */
+	static const st_stmt by_filter = {
+		"group_detail_filtered",
+		"WITH m AS MATERIALIZED (SELECT d.key2, d.user_id, d.reports, d.first_seen,"
+		" d.last_seen FROM group_daily d WHERE d.app_id = $1 AND d.key1 = $2 AND" FILTERS "),"
+		" sub AS (SELECT m.key2 AS key, sum(m.reports)::bigint AS reports,"
+		" count(DISTINCT m.user_id)::bigint AS users, min(m.first_seen) AS first_seen,"
+		" max(m.last_seen) AS last_seen FROM m GROUP BY m.key2 HAVING sum(m.reports) > 0),"
+		" top AS (SELECT coalesce(sum(m.reports), 0)::bigint AS reports,"
+		" count(DISTINCT m.user_id)::bigint AS users, min(m.first_seen) AS first_seen,"
+		" max(m.last_seen) AS last_seen FROM m)"
+		" SELECT json_build_object('group', (SELECT "
+		GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", " AND" FILTERS)
+		" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
+		" 'subgroups', (SELECT coalesce(json_agg("
+		GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", " AND" FILTERS)
+		" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"
+		" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"
+		GROUP_KNOWN,
+		8};
+	if (!filtered(f)) {
+		st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
+		return run_text(c, &all, p, 2, out_json);
+	}
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1),	ST_TEXT(f->from),
+			ST_TEXT(f->to),	  ST_TEXT(f->version), ST_TEXT(f->os_version),
+			ST_TEXT(f->device), ST_TEXT(f->kind)};
+	return run_text(c, &by_filter, p, 8, out_json);
 }
 
 int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const char *key2,
-			  int64_t after_us, int64_t after_id, int64_t limit, char **out_json)
+			  const st_group_filter *f, int64_t after_us, int64_t after_id,
+			  int64_t limit, char **out_json)
 {
+	/* The filters read the row's columns as group_daily stores them (a
+	 * missing version is ''), so the list and this page agree. */
 	static const st_stmt q = {
 		"group_reports_page",
 		"SELECT coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"
@@ -134,11 +181,49 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 		" FROM (SELECT * FROM reports r WHERE r.app_id = $1 AND r.key1 = $2 AND r.key2 = $3"
 		" AND ($5::bigint = 0 OR (r.received_at, r.id) <"
 		" (to_timestamp($4::bigint / 1000000.0), $5::bigint))"
+		" AND ($7::date IS NULL OR r.received_day >= $7::date)"
+		" AND ($8::date IS NULL OR r.received_day <= $8::date)"
+		" AND ($9::text IS NULL OR coalesce(r.app_version, '') = $9)"
+		" AND ($10::text IS NULL OR coalesce(r.os_version, '') = $10)"
+		" AND ($11::text IS NULL OR coalesce(r.device, '') = $11)"
+		" AND ($12::text IS NULL OR r.kind = $12)"
 		" ORDER BY r.received_at DESC, r.id DESC LIMIT $6) AS r",
-		6};
-	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1), ST_TEXT(key2), ST_INT64(after_us),
-			ST_INT64(after_id), ST_INT64(limit)};
-	return run_text(c, &q, p, 6, out_json);
+		12};
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1),	ST_TEXT(key2),
+			ST_INT64(after_us), ST_INT64(after_id), ST_INT64(limit),
+			ST_TEXT(f->from),   ST_TEXT(f->to),	ST_TEXT(f->version),
+			ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind)};
+	return run_text(c, &q, p, 12, out_json);
+}
+
+int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to,
+		  char **out_json)
+{
+	/* Values tie-break in byte order (COLLATE "C"), whatever the
+	 * database's locale. */
+#define DIMENSION(KEY, DIM, ORDER)                                                    \
+	"'" KEY "', (SELECT coalesce(json_agg(json_build_object('value', v.value,"      \
+	" 'reports', v.reports, 'first_seen', " TS("v.first_seen") ","                  \
+	" 'last_seen', " TS("v.last_seen") ") ORDER BY " ORDER ", v.value COLLATE \"C\"),"  \
+	" '[]') FROM v WHERE v.dim = '" DIM "')"
+	static const st_stmt q = {
+		"dimensions",
+		"WITH v AS (SELECT a.dim, a.value,"
+		" sum(a.reports)::bigint AS reports,"
+		" min(a.first_seen) AS first_seen, max(a.last_seen) AS last_seen"
+		" FROM app_dimensions a WHERE a.app_id = $1"
+		" AND ($2::date IS NULL OR a.day >= $2::date)"
+		" AND ($3::date IS NULL OR a.day <= $3::date)"
+		" GROUP BY a.dim, a.value HAVING sum(a.reports) > 0)"
+		" SELECT json_build_object("
+		DIMENSION("versions", "version", "v.first_seen DESC") ","
+		DIMENSION("os_versions", "os_version", "v.reports DESC") ","
+		DIMENSION("devices", "device", "v.reports DESC") ","
+		DIMENSION("kinds", "kind", "v.reports DESC") ")::text",
+		3};
+#undef DIMENSION
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(from), ST_TEXT(to)};
+	return run_text(c, &q, p, 3, out_json);
 }
 
 int st_dsyms_missing(st_conn *c, int64_t app_id, int64_t limit, char **out_json)

@@ -12,7 +12,8 @@
 
 #include "store/store.h"
 
-/* Optional filters of the group list; NULL fields do not filter. */
+/* Optional filters of the group list, a group's detail and its reports;
+ * NULL fields do not filter, "" matches reports without the field. */
 typedef struct st_group_filter {
 	const char *from, *to; /* UTC days, inclusive */
 	const char *version, *os_version, *device, *kind;
@@ -35,14 +36,32 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		   st_group_sort sort, int64_t after_value, const char *after_key,
 		   int64_t limit, char **out_json);
 
-/* One level-1 group with its level-2 subgroups: {"group","subgroups"}. */
-int st_group_detail(st_conn *c, int64_t app_id, const char *key1, char **out_json);
+/*
+ * One level-1 group with its level-2 subgroups: {"group","subgroups"}.
+ * Under F the counts, first/last seen and daily series are those of the
+ * matching reports (zero counts and null times when none match), and only
+ * subgroups with a matching report are listed. 0 when the app never had a
+ * report in the group (or reprocessing moved all of them away).
+ */
+int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group_filter *f,
+		    char **out_json);
 
-/* A page of a level-2 group's reports, newest first, after (AFTER_US,
- * AFTER_ID) (AFTER_ID 0 for the first page): a JSON array of report
- * summaries each with a "cursor" member. */
+/* A page of a level-2 group's reports matching F, newest first, after
+ * (AFTER_US, AFTER_ID) (AFTER_ID 0 for the first page): a JSON array of
+ * report summaries each with a "cursor" member. */
 int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const char *key2,
-			  int64_t after_us, int64_t after_id, int64_t limit, char **out_json);
+			  const st_group_filter *f, int64_t after_us, int64_t after_id,
+			  int64_t limit, char **out_json);
+
+/*
+ * The app's known values of each filter dimension with the reports
+ * received on the days FROM … TO (NULL: unbounded), from app_dimensions:
+ * {"versions","os_versions","devices","kinds"}, each an array of
+ * {"value","reports","first_seen","last_seen"}; versions newest first by
+ * first_seen, the others by reports descending; ties by value.
+ */
+int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to,
+		  char **out_json);
 
 /* Images frames fall in that have no debug file, most affected reports
  * first: a JSON array of {uuid, arch, name, reports, last_seen}. */

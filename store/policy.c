@@ -99,27 +99,10 @@ int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id,
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id), ST_TEXT(at));
 }
 
-int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id,
-		     const char *note, const char *expires_at)
-{
-	static const st_stmt q = {
-		"whitelist_put",
-		"INSERT INTO whitelist (app_id, user_id, note, expires_at)"
-		" VALUES ($1, $2, $3, $4::timestamptz)"
-		" ON CONFLICT (app_id, user_id) DO UPDATE SET"
-		" note = excluded.note, expires_at = excluded.expires_at",
-		4};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id),
-		       ST_TEXT(note), ST_TEXT(expires_at));
-}
-
-int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id)
-{
-	static const st_stmt q = {
-		"whitelist_delete",
-		"DELETE FROM whitelist WHERE app_id = $1 AND user_id = $2", 2};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id));
-}
+/* An entry as read_entry takes it, in the API's time format. */
+#define ENTRY_COLUMNS                                                         \
+	"user_id, note, to_char(expires_at AT TIME ZONE 'UTC', " TS_FORMAT "),"   \
+	" to_char(created_at AT TIME ZONE 'UTC', " TS_FORMAT ")"
 
 struct wl_each {
 	st_whitelist_cb cb;
@@ -146,15 +129,38 @@ static int read_entry(void *cls, const st_row *row)
 	return rc;
 }
 
+int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id,
+		     const char *note, const char *expires_at, st_whitelist_cb cb, void *cls)
+{
+	/* A replaced entry keeps its created_at: the user has been listed
+	 * since then. */
+	static const st_stmt q = {
+		"whitelist_put",
+		"INSERT INTO whitelist (app_id, user_id, note, expires_at)"
+		" VALUES ($1, $2, $3, $4::timestamptz)"
+		" ON CONFLICT (app_id, user_id) DO UPDATE SET"
+		" note = excluded.note, expires_at = excluded.expires_at"
+		" RETURNING " ENTRY_COLUMNS,
+		4};
+	struct wl_each w = {cb, cls};
+	return ST_EXEC(c, &q, read_entry, &w, ST_INT64(app_id), ST_TEXT(user_id),
+		       ST_TEXT(note), ST_TEXT(expires_at));
+}
+
+int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id)
+{
+	static const st_stmt q = {
+		"whitelist_delete",
+		"DELETE FROM whitelist WHERE app_id = $1 AND user_id = $2", 2};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id));
+}
+
 int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,
 		      st_whitelist_cb cb, void *cls)
 {
 	static const st_stmt q = {
 		"whitelist_list",
-		"SELECT user_id, note,"
-		" to_char(expires_at AT TIME ZONE 'UTC', " TS_FORMAT "),"
-		" to_char(created_at AT TIME ZONE 'UTC', " TS_FORMAT ")"
-		" FROM whitelist WHERE app_id = $1 AND user_id > $2"
+		"SELECT " ENTRY_COLUMNS " FROM whitelist WHERE app_id = $1 AND user_id > $2"
 		" ORDER BY user_id LIMIT $3",
 		3};
 	struct wl_each w = {cb, cls};

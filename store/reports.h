@@ -54,12 +54,13 @@ typedef struct st_whitelist_entry {
 	char created_at[40];
 } st_whitelist_entry;
 
-/* Adds or replaces an entry (NOTE, EXPIRES_AT may be NULL). 1. */
+typedef int (*st_whitelist_cb)(void *cls, const st_whitelist_entry *e);
+/* Adds or replaces an entry (NOTE, EXPIRES_AT may be NULL; a replaced
+ * entry keeps its created_at) and hands the stored entry to CB. 1. */
 int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id,
-		     const char *note, const char *expires_at);
+		     const char *note, const char *expires_at, st_whitelist_cb cb, void *cls);
 /* 1 deleted, 0 none. */
 int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id);
-typedef int (*st_whitelist_cb)(void *cls, const st_whitelist_entry *e);
 /* Entries in user_id order after AFTER ("" for the first page), at most
  * LIMIT; returns how many. */
 int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,

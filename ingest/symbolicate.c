@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "ingest/image_class.h"
 #include "ingest/symbolicate.h"
 #include "symbolizer/frame_json.h"
 
@@ -300,6 +301,8 @@ static void images_write(const ctx *c, cm_jw *w)
 		cm_jw_string(w, ing_image_status_name(c->images[i].status));
 		cm_jw_key(w, "needed");
 		cm_jw_bool(w, c->out->image_needed[i]);
+		cm_jw_key(w, "system");
+		cm_jw_bool(w, c->out->image_system[i]);
 		cm_jw_object_end(w);
 	}
 	cm_jw_array_end(w);
@@ -415,7 +418,12 @@ int ing_symbolicate(const ing_report *r, const ing_image_symbols *images,
 	c.order = calloc(ni, sizeof *c.order);
 	out->image_needed = ing_arena_calloc(arena, ni, sizeof *out->image_needed);
 	out->image_used = ing_arena_calloc(arena, ni, sizeof *out->image_used);
-	int rc = c.info && c.order && out->image_needed && out->image_used ? run(&c) : -1;
+	out->image_system = ing_arena_calloc(arena, ni, sizeof *out->image_system);
+	for (size_t i = 0; out->image_system && i < r->nimages; i++)
+		out->image_system[i] = ing_image_is_system(r->images[i].name);
+	int rc = c.info && c.order && out->image_needed && out->image_used && out->image_system
+			 ? run(&c)
+			 : -1;
 	ing_memo_free(own);
 	free(c.info);
 	free(c.order);

@@ -43,7 +43,8 @@ typedef struct ing_image_symbols {
 
 typedef struct ing_symbolized {
 	/* JSON texts, malloc'ed (ing_symbolized_clear frees them):
-	 * images  [{"name","uuid","arch","load_address","size","status","needed"}]
+	 * images  [{"name","uuid","arch","load_address","size","status","needed",
+	 *           "system"}]
 	 * threads [{"name","main","frames":[frame…]}] where a frame is
 	 *   {"address","symbol_hint"?,"image","offset"?,"status","frames":[…]}
 	 *   and its "frames" are the inline chain, innermost first:
@@ -61,6 +62,9 @@ typedef struct ing_symbolized {
 	bool *image_needed;
 	/* Images any frame of this report falls in (arena-owned). */
 	bool *image_used;
+	/* System images (ingest/image_class.h), by image index (arena-owned):
+	 * the report does not wait for their symbols. */
+	bool *image_system;
 	/* Frames answered from a symbol table only (no DWARF), anywhere. */
 	size_t symtab_frames;
 	/* Frames in images with status missing or malformed, anywhere. */

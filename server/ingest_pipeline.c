@@ -81,15 +81,18 @@ void srv_stored_form_clear(srv_stored_form *f)
 	memset(f, 0, sizeof *f);
 }
 
-/* Why the report waits for a better debug file of image I, or NULL. */
+/* Why the report waits for a better debug file of image I, or NULL. A
+ * system image waits apart (system_*), for the instance's system symbols,
+ * and never for DWARF, which Apple does not publish. */
 static const char *wait_reason(const srv_stored_form *f, size_t i)
 {
+	bool sys = f->s.image_system[i];
 	switch (f->images[i].status) {
-	case ING_IMAGE_MISSING: return "missing";
-	case ING_IMAGE_MALFORMED: return "malformed";
+	case ING_IMAGE_MISSING: return sys ? "system_missing" : "missing";
+	case ING_IMAGE_MALFORMED: return sys ? "system_malformed" : "malformed";
 	case ING_IMAGE_FOUND:
 		/* DWARF may still come and name inlined frames and lines. */
-		return f->images[i].from_symbol_table ? "symbol_table" : NULL;
+		return f->images[i].from_symbol_table && !sys ? "symbol_table" : NULL;
 	}
 	return NULL;
 }
@@ -158,8 +161,10 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 	srv_symbol_set_images(set, r, out->images);
 	if (ing_symbolicate(r, out->images, rules, memo, arena, &out->s) != 0)
 		return -1;
+	/* Only the app's own images make it wait: its team can upload them. */
 	for (size_t i = 0; i < r->nimages; i++)
-		if (out->s.image_used[i] && out->images[i].status != ING_IMAGE_FOUND)
+		if (out->s.image_used[i] && !out->s.image_system[i] &&
+		    out->images[i].status != ING_IMAGE_FOUND)
 			out->pending = true;
 	out->raw = ing_report_to_native(r, NULL);
 	out->symbolized = symbolized_json(out);

@@ -41,6 +41,7 @@ typedef struct symbol_file {
 	uint8_t uuid[16];
 	sym_arch arch;
 	bool has_dwarf;
+	bool system; /* the instance's system symbols, not the app's upload */
 	char path[512]; /* relative to the data dir */
 	ing_image_status status;
 	const sym_cache *cache;
@@ -69,6 +70,7 @@ struct srv_symbol_set {
 typedef struct known_file {
 	sym_arch arch;
 	bool has_dwarf;
+	bool system;
 	char path[sizeof ((symbol_file *)0)->path];
 } known_file;
 
@@ -147,6 +149,7 @@ static bool files_recall(srv_symbol_set *set, int64_t app_id, const uint8_t uuid
 		memcpy(f->uuid, uuid, 16);
 		f->arch = k->files[i].arch;
 		f->has_dwarf = k->files[i].has_dwarf;
+		f->system = k->files[i].system;
 		memcpy(f->path, k->files[i].path, sizeof f->path);
 	}
 	pthread_mutex_unlock(&files_lock);
@@ -176,6 +179,7 @@ static void files_remember(const srv_symbol_set *set, int64_t app_id, const uint
 		known_file *kf = &k->files[k->n++];
 		kf->arch = f->arch;
 		kf->has_dwarf = f->has_dwarf;
+		kf->system = f->system;
 		memcpy(kf->path, f->path, sizeof kf->path);
 	}
 	pthread_mutex_lock(&files_lock);
@@ -206,6 +210,7 @@ static int add_file(void *cls, const st_symbol_file *f)
 	memcpy(s->uuid, uuid, 16);
 	s->arch = sym_arch_parse(f->arch);
 	s->has_dwarf = f->has_dwarf;
+	s->system = f->system;
 	snprintf(s->path, sizeof s->path, "%s", f->symcache_path);
 	return 0;
 }
@@ -322,9 +327,13 @@ void srv_symbol_set_images(srv_symbol_set *set, const ing_report *r,
 			const symbol_file *f = &set->files[k];
 			if (memcmp(f->uuid, img->uuid, 16) != 0)
 				continue;
-			/* A UUID names one slice; the arch only breaks ties when
-			 * a file was stored under several. */
-			if (!best || (f->arch == img->arch && best->arch != img->arch))
+			/* The app's own upload wins over the system symbols, so
+			 * a team can override them; then a UUID names one slice,
+			 * and the arch only breaks ties when a file was stored
+			 * under several. */
+			if (!best || (best->system && !f->system) ||
+			    (best->system == f->system && f->arch == img->arch &&
+			     best->arch != img->arch))
 				best = f;
 		}
 		out[i].status = best ? best->status : ING_IMAGE_MISSING;

@@ -2,8 +2,9 @@
  * symbols.h — which symcache serves each image of a batch of reports, for
  * ingest, reprocessing and traces.
  *
- * A symbol set is made per request: which debug files the app has for
- * every UUID the reports name — remembered for two seconds per UUID, else
+ * A symbol set is made per request: which debug files the app has, and
+ * which system symbols the instance has (schema/014), for every UUID the
+ * reports name — remembered for two seconds per UUID, else
  * one query for all the UUIDs not remembered — and their symcaches opened
  * through the process-wide LRU (ingest/symcache_lru.h). An upload or
  * delete in this process is seen by the next request (srv_symbols_forget);
@@ -43,9 +44,9 @@ int srv_symbol_set_load(const char *data_dir, int64_t app_id,
 /* After a debug file was committed or deleted: what is remembered is stale. */
 void srv_symbols_forget(void);
 
-/* Fills OUT[i] for every image i of R (matched by UUID, arch breaking ties):
- * found with its cache, missing, or malformed (a file that cannot be
- * opened). */
+/* Fills OUT[i] for every image i of R (matched by UUID, the app's upload
+ * before the system symbols, arch breaking ties): found with its cache,
+ * missing, or malformed (a file that cannot be opened). */
 void srv_symbol_set_images(srv_symbol_set *set, const ing_report *r,
 			   ing_image_symbols *out);
 

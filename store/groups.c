@@ -226,21 +226,32 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to,
 	return run_text(c, &q, p, 3, out_json);
 }
 
-int st_dsyms_missing(st_conn *c, int64_t app_id, int64_t limit, char **out_json)
+int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
+		     const char *after_uuid, int64_t limit, char **out_json)
 {
 	static const st_stmt q = {
 		"dsyms_missing",
-		"SELECT coalesce(json_agg(m ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
-		" SELECT upper(w.uuid::text) AS uuid, max(w.arch) AS arch, max(w.image_name) AS name,"
+		"SELECT coalesce(json_agg(json_build_object('uuid', m.uuid, 'arch', m.arch,"
+		" 'name', m.name, 'system', $2::boolean, 'reports', m.reports,"
+		" 'last_seen', m.last_seen, 'cursor', m.reports || '.' || m.hex)"
+		" ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
+		" SELECT upper(w.uuid::text) AS uuid, replace(w.uuid::text, '-', '') AS hex,"
+		" max(w.arch) AS arch, max(w.image_name) AS name,"
 		" count(DISTINCT w.report) AS reports,"
 		" to_char(max(w.received_day), 'YYYY-MM-DD') AS last_seen"
-		" FROM report_waits w WHERE w.app_id = $1 AND w.reason = 'missing'"
+		" FROM report_waits w WHERE w.app_id = $1"
+		" AND w.reason = CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
 		" AND NOT EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id"
 		" AND d.uuid = w.uuid)"
-		" GROUP BY w.uuid ORDER BY reports DESC, w.uuid LIMIT $2) AS m",
-		2};
-	st_param p[] = {ST_INT64(app_id), ST_INT64(limit)};
-	return run_text(c, &q, p, 2, out_json);
+		" AND NOT EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)"
+		" GROUP BY w.uuid"
+		" HAVING $4::uuid IS NULL OR count(DISTINCT w.report) < $3::bigint"
+		" OR (count(DISTINCT w.report) = $3::bigint AND w.uuid > $4::uuid)"
+		" ORDER BY reports DESC, w.uuid LIMIT $5) AS m",
+		5};
+	st_param p[] = {ST_INT64(app_id), ST_BOOL(system), ST_INT64(after_reports),
+			ST_TEXT(after_uuid), ST_INT64(limit)};
+	return run_text(c, &q, p, 5, out_json);
 }
 
 static int read_location(void *cls, const st_row *row)

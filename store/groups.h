@@ -8,6 +8,7 @@
 #ifndef STALLSCOPE_STORE_GROUPS_H
 #define STALLSCOPE_STORE_GROUPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -63,9 +64,13 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to,
 		  char **out_json);
 
-/* Images frames fall in that have no debug file, most affected reports
- * first: a JSON array of {uuid, arch, name, reports, last_seen}. */
-int st_dsyms_missing(st_conn *c, int64_t app_id, int64_t limit, char **out_json);
+/* Images frames fall in that have no debug file nor system symbols, the
+ * app's own or (SYSTEM) the system's, most affected reports first, then by
+ * UUID, after the keyset position (AFTER_REPORTS, AFTER_UUID) — AFTER_UUID
+ * NULL for the first page — at most LIMIT: a JSON array of {uuid, arch,
+ * name, system, reports, last_seen, cursor "REPORTS.HEX"}. */
+int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
+		     const char *after_uuid, int64_t limit, char **out_json);
 
 /* Where report ID lives: 1 with its app and day, or 0. */
 int st_report_locate(st_conn *c, int64_t id, int64_t *out_app_id, char out_day[11]);

@@ -319,6 +319,7 @@ static int read_symbol_file(void *cls, const st_row *row)
 	st_symbol_file f;
 	memset(&f, 0, sizeof f);
 	f.has_dwarf = st_row_bool(row, 2);
+	f.system = st_row_bool(row, 4);
 	if (st_row_copy(row, 0, f.uuid, sizeof f.uuid) < 0 ||
 	    st_row_copy(row, 1, f.arch, sizeof f.arch) < 0 ||
 	    st_row_copy(row, 3, f.symcache_path, sizeof f.symcache_path) < 0)
@@ -331,8 +332,10 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 {
 	static const st_stmt q = {
 		"symbol_files",
-		"SELECT upper(uuid::text), arch, has_dwarf, symcache_path FROM debug_files"
-		" WHERE app_id = $1 AND uuid = ANY($2::uuid[])",
+		"SELECT upper(uuid::text), arch, has_dwarf, symcache_path, false FROM debug_files"
+		" WHERE app_id = $1 AND uuid = ANY($2::uuid[])"
+		" UNION ALL SELECT upper(uuid::text), arch, has_dwarf, symcache_path, true"
+		" FROM system_symbols WHERE uuid = ANY($2::uuid[])",
 		2};
 	struct sf_each e = {cb, cls};
 	return ST_EXEC(c, &q, read_symbol_file, &e, ST_INT64(app_id), ST_TEXT(uuids));
@@ -357,9 +360,13 @@ int st_reprocess_candidates(st_conn *c, int64_t limit, st_candidate_cb cb, void 
 	static const st_stmt q = {
 		"reprocess_candidates",
 		"SELECT w.report, w.app_id, to_char(min(w.received_day), 'YYYY-MM-DD')"
-		" FROM report_waits w JOIN debug_files d ON d.app_id = w.app_id AND d.uuid = w.uuid"
-		" WHERE w.reason = 'missing'"
-		" OR (w.reason = 'malformed' AND d.created_at > w.created_at)"
+		" FROM report_waits w JOIN LATERAL ("
+		" SELECT d.created_at, d.has_dwarf FROM debug_files d"
+		" WHERE d.app_id = w.app_id AND d.uuid = w.uuid"
+		" UNION ALL SELECT s.created_at, s.has_dwarf FROM system_symbols s"
+		" WHERE s.uuid = w.uuid) AS d ON true"
+		" WHERE w.reason IN ('missing', 'system_missing')"
+		" OR (w.reason IN ('malformed', 'system_malformed') AND d.created_at > w.created_at)"
 		" OR (w.reason = 'symbol_table' AND d.has_dwarf)"
 		" GROUP BY w.report, w.app_id ORDER BY w.report LIMIT $1",
 		1};

@@ -156,13 +156,14 @@ typedef struct st_symbol_file {
 	char uuid[37];  /* uppercase 8-4-4-4-12 */
 	char arch[16];
 	bool has_dwarf;
+	bool system; /* from the instance's system symbols, not the app's uploads */
 	char symcache_path[512]; /* relative to the data dir */
 } st_symbol_file;
 
 typedef int (*st_symbol_file_cb)(void *cls, const st_symbol_file *f);
 
-/* Every debug file of APP_ID whose UUID is in UUIDS, a PostgreSQL array
- * literal ("{UUID,UUID}"). Returns how many. */
+/* Every debug file of APP_ID and every system symbol file whose UUID is in
+ * UUIDS, a PostgreSQL array literal ("{UUID,UUID}"). Returns how many. */
 int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 		    st_symbol_file_cb cb, void *cls);
 
@@ -170,7 +171,8 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 
 /* Records the images report ID (received DAY) waits for: WAITS is a JSON
  * array of {"uuid", "image_name", "arch" (or null), "reason"}, reason one
- * of "missing", "malformed", "symbol_table". */
+ * of "missing", "malformed", "symbol_table", and for a system image
+ * "system_missing", "system_malformed". */
 int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,
 			const char *waits);
 /* Forgets every wait of report ID. */
@@ -186,9 +188,10 @@ typedef struct st_candidate {
 typedef int (*st_candidate_cb)(void *cls, const st_candidate *c);
 
 /*
- * Reports whose waits a debug file now answers: a file for a missing
- * image; a file newer than the wait for an unreadable one; a DWARF file
- * where only a symbol table was. At most LIMIT, oldest first.
+ * Reports whose waits a debug file or system symbol file now answers: a
+ * file for a missing image; a file newer than the wait for an unreadable
+ * one; a DWARF file where only a symbol table was. At most LIMIT, oldest
+ * first.
  */
 int st_reprocess_candidates(st_conn *c, int64_t limit, st_candidate_cb cb, void *cls);
 

@@ -9,7 +9,7 @@
 // from UTC, so a time shown in the browser's zone would not match.
 //
 //   node dashboard.mjs SCENARIO.json
-// SCENARIO: {url, app, token, key1, key2, report_id, missing_uuid,
+// SCENARIO: {url, app, token, key1, key2, report_id, missing_uuid, missing_total,
 //            whitelist_add, whitelist_remove, filter: {from, to, version},
 //            filtered_report_id, sample_rate}
 import { readFileSync } from 'node:fs';
@@ -165,7 +165,11 @@ try {
     await page.waitForSelector(`#missing tr${attr('data-uuid', s.missing_uuid)}`);
     await measure('missing dSYMs');
     const rows = async (id) => (await rowsOf(id, 'uuid')).map((r) => ({ uuid: r.key, text: r.text }));
-    return { app: await rows('missing'), system: await rows('missing-system') };
+    const firstPage = await rows('missing');
+    await page.click('#missing-more');
+    await page.waitForFunction((n) => document.querySelectorAll('#missing tr[data-uuid]').length >= n,
+      s.missing_total);
+    return { first_page: firstPage, app: await rows('missing'), system: await rows('missing-system') };
   });
 
   seen.whitelist = await step('whitelist', async () => {

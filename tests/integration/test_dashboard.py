@@ -26,6 +26,7 @@ APP_FRAMEWORK = ("/private/var/containers/Bundle/Application/3F2504E0-4F89-11D3-
                  "/Demo.app/Frameworks/DemoRenderingPipelineSupport.framework/DemoRenderingPipelineSupport")
 UIKIT = "/System/Library/PrivateFrameworks/UIKitCore.framework/UIKitCore"
 KERNEL = "/usr/lib/system/libsystem_kernel.dylib"
+MISSING_PAGE = 50  # rows the dashboard asks for per page (web/app.js PAGE)
 
 
 @pytest.fixture(scope="module")
@@ -86,17 +87,28 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
         send("deep", native(fresh_id(), image, deep, user=user, app_version="9.0.0",
                             os_version="18.1", device="iPhone16,1"))
     send("other", native(fresh_id(), image, other, user="cy"))
-    # A report with a frame in an app image that has no dSYM here (it waits,
-    # listed missing) and one in a system library (listed apart).
+    # Two reports with a frame in an app image that has no dSYM here (they
+    # wait, listed missing) and one in a system library (listed apart).
     absent = str(uuidlib.uuid4()).upper()
     kernel = str(uuidlib.uuid4()).upper()
     absent_path = APP_FRAMEWORK.replace("DemoRenderingPipelineSupport", "AbsentKit")
-    waiting = native(fresh_id(), image, [f[5]], user="cy")
-    waiting["images"] += [image_entry(absent_path, LOAD + 0x10000000, absent),
-                          image_entry(KERNEL, LOAD + 0x40000000, kernel)]
-    waiting["threads"][0]["frames"] += [hex(LOAD + 0x10000000 + 0x2000),
-                                        hex(LOAD + 0x40000000 + 0x1000)]
-    send("waiting", waiting)
+    for _ in range(2):
+        waiting = native(fresh_id(), image, [f[5]], user="cy")
+        waiting["images"] += [image_entry(absent_path, LOAD + 0x10000000, absent),
+                              image_entry(KERNEL, LOAD + 0x40000000, kernel)]
+        waiting["threads"][0]["frames"] += [hex(LOAD + 0x10000000 + 0x2000),
+                                            hex(LOAD + 0x40000000 + 0x1000)]
+        send("waiting", waiting)
+    # One more with a frame in each of more plug-ins than a page lists.
+    plugins = [str(uuidlib.uuid4()).upper() for _ in range(MISSING_PAGE + 5)]
+    crowded = native(fresh_id(), image, [f[5]], user="eve")
+    for i, uid in enumerate(plugins):
+        load = LOAD + 0x50000000 + i * 0x200000
+        crowded["images"].append(image_entry(f"/private/var/containers/Bundle/Application/"
+                                             f"Demo.app/PlugIns/Widget{i}.appex/Widget{i}",
+                                             load, uid))
+        crowded["threads"][0]["frames"].append(hex(load + 0x1000))
+    send("crowded", crowded)
     token = app["admin_token"]
     assert server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/vip-0",
                           body=b'{"note": "from the API"}', token=token).status in (200, 201)
@@ -121,6 +133,7 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     seen = run_dashboard({"url": f"http://127.0.0.1:{server.port}", "app": app["app"],
                           "token": token, "key1": group["key"], "key2": sub["key"],
                           "report_id": str(deep_ids[0]), "missing_uuid": absent,
+                          "missing_total": 1 + len(plugins),
                           "whitelist_add": "vip-1", "whitelist_remove": "vip-0",
                           "filter": flt, "filtered_report_id": str(new_ids[0]),
                           "sample_rate": 0.25}, tmp_path)
@@ -165,7 +178,11 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
         assert picks[name][0] == {"value": "", "text": "all"}, picks[name]
         assert sorted((o["value"], o["text"]) for o in picks[name][1:]) == \
             sorted((v, f"{v} ({n})") for v, n in counted(i).items()), picks[name]
-    assert [o["value"] for o in picks["version"]] == ["", "9.0.0", "8.0.1"]  # newest first
+    # In the API's order (versions newest first).
+    dims = server.request("GET", f"/api/v1/apps/{app['app']}/dimensions", token=token).json
+    for name, key in [("version", "versions"), ("os_version", "os_versions"),
+                      ("device", "devices"), ("kind", "kinds")]:
+        assert [o["value"] for o in picks[name][1:]] == [d["value"] for d in dims[key]]
     assert picks["kind"] == [{"value": "", "text": "all"},
                              {"value": "stall", "text": f"stall ({len(posted)})"}]
 
@@ -229,9 +246,13 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     trace = server.request("GET", f"/api/v1/reports/{deep_ids[0]}/trace", token=token).json
     assert seen["trace"]["json"] == trace and trace["traceEvents"]
     assert seen["trace"]["name"].endswith(".json")
-    # Missing dSYMs: the app's image first and alone, the system one apart.
-    assert [m["uuid"].upper() for m in seen["missing"]["app"]] == [absent]
-    assert "AbsentKit" in seen["missing"]["app"][0]["text"]
+    # Missing dSYMs: the app's images, the one in two reports first, a
+    # page and then the rest after "More"; the system one apart.
+    app_rows = seen["missing"]["app"]
+    assert len(seen["missing"]["first_page"]) == MISSING_PAGE
+    assert app_rows[0]["uuid"].upper() == absent and "AbsentKit" in app_rows[0]["text"]
+    assert cells(app_rows[0]["text"])[3] == "2"
+    assert sorted(m["uuid"].upper() for m in app_rows) == sorted([absent] + plugins)
     assert [m["uuid"].upper() for m in seen["missing"]["system"]] == [kernel]
     # The whitelist changes reached the database.
     assert seen["whitelist"] == ["vip-1"]

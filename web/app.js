@@ -364,7 +364,7 @@ async function route() {
     if (!a) render = () => groupsView(f, gen);
     else if (!b) render = () => groupView(a, f);
     else render = () => groupReportsView(a, b, f, gen);
-  } else if (head === 'reports' && a && !b) render = () => reportView(a, onlyFilters(f));
+  } else if (head === 'reports' && a && !b) render = () => reportView(a, f);
   else if (head === 'missing' && !a) render = () => missingView(gen);
   else if (head === 'whitelist' && !a) render = () => whitelistView(gen);
   else if (head === 'config' && !a) render = () => configView();
@@ -415,9 +415,9 @@ function title(text) {
 
 // ----------------------------------------------------------- groups list
 
-// The filters every group page takes (the list also takes a sort): they
-// travel in the hash from the list to a group, its subgroups, its reports
-// and a report, and go to the API with each of their calls.
+// The filters every group page takes: they travel in the hash from the
+// list to a group, its subgroups, its reports and a report (with the
+// list's sort, for the way back), and go to the API with each call.
 const FILTERS = ['from', 'to', 'version', 'os_version', 'device', 'kind'];
 const LIST_PARAMS = [...FILTERS, 'sort'];
 
@@ -477,10 +477,14 @@ function filtersForm(f, dims) {
     for (const [name, key] of DIMENSIONS) fillSelect(el[name], d[key], chosen(name));
   };
   fill(dims, (name) => f[name]);
-  // The pick lists follow the days being chosen, before Apply.
+  // The pick lists follow the days being chosen, before Apply; only the
+  // answer for the latest days counts.
+  let asked = 0;
   const refill = async () => {
+    const mine = ++asked;
     try {
-      fill(await dimensions(el.from.value, el.to.value), (name) => el[name].value);
+      const d = await dimensions(el.from.value, el.to.value);
+      if (mine === asked) fill(d, (name) => el[name].value);
     } catch (e) {
       showError(e);
     }
@@ -541,14 +545,13 @@ async function groupsView(f, gen) {
   const more = h('button', { type: 'button', id: 'groups-more', class: 'more' }, 'Load more');
   const empty = h('p', { class: 'empty', hidden: true },
     filtered ? 'No stalls match these filters.' : 'No stalls reported yet.');
-  const carried = onlyFilters(f);
   let cursor = null;
 
   const load = async () => {
     const data = await api('GET', withQuery(appPath('groups'), { level: 1, ...f, limit: PAGE, cursor }));
     if (!current(gen)) return;
     for (const g of data.groups) {
-      tbody.append(groupRow(g, hashFor(['groups', g.key], carried), { key1: g.key }, f));
+      tbody.append(groupRow(g, hashFor(['groups', g.key], f), { key1: g.key }, f));
     }
     cursor = data.next_cursor;
     more.hidden = cursor == null;
@@ -575,7 +578,7 @@ function filterSummary(f, parts) {
   for (const [name, , label] of DIMENSIONS) if (f[name]) said.push(`${label.toLowerCase()} ${f[name]}`);
   return h('p', { class: 'filter-summary', id: 'filter-summary' },
     h('span', {}, `Filtered: ${said.join(', ')}. `),
-    h('a', { href: hashFor(parts), id: 'filter-clear' }, 'Show all time'));
+    h('a', { href: hashFor(parts, { sort: f.sort }), id: 'filter-clear' }, 'Show all time'));
 }
 
 function groupHeader(g, level, f) {
@@ -595,11 +598,10 @@ function groupHeader(g, level, f) {
 
 async function groupView(key1, f) {
   title(`Group ${key1}`);
-  const carried = onlyFilters(f);
-  const data = await api('GET', withQuery(appPath('groups', key1), carried));
+  const data = await api('GET', withQuery(appPath('groups', key1), onlyFilters(f)));
   const { table, tbody } = groupTable('subgroups', f);
   for (const s of data.subgroups) {
-    tbody.append(groupRow(s, hashFor(['groups', key1, s.key], carried), { key2: s.key }, f));
+    tbody.append(groupRow(s, hashFor(['groups', key1, s.key], f), { key2: s.key }, f));
   }
   return h('div', {},
     crumbs(['Groups', hashFor(['groups'], f)], [key1]),
@@ -612,8 +614,8 @@ async function groupView(key1, f) {
 
 // ---------------------------------------------------- reports of a group
 
-function reportRow(r, carried) {
-  const href = hashFor(['reports', String(r.id)], carried);
+function reportRow(r, f) {
+  const href = hashFor(['reports', String(r.id)], f);
   return clickable(h('tr', { dataset: { reportId: String(r.id) } },
     h('td', {}, h('a', { href }, timeEl(r.received_at))),
     h('td', { class: 'mono' }, r.user_id ?? '—'),
@@ -640,7 +642,7 @@ async function groupReportsView(key1, key2, f, gen) {
     const data = await api('GET', withQuery(appPath('groups', key1, key2, 'reports'),
       { ...carried, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    for (const r of data.reports) tbody.append(reportRow(r, carried));
+    for (const r of data.reports) tbody.append(reportRow(r, f));
     cursor = data.next_cursor;
     more.hidden = cursor == null;
   };
@@ -649,7 +651,7 @@ async function groupReportsView(key1, key2, f, gen) {
   const [detail] = await Promise.all([api('GET', withQuery(appPath('groups', key1), carried)), load()]);
   const sub = detail.subgroups.find((s) => s.key === key2);
   return h('div', {},
-    crumbs(['Groups', hashFor(['groups'], f)], [key1, hashFor(['groups', key1], carried)], [key2]),
+    crumbs(['Groups', hashFor(['groups'], f)], [key1, hashFor(['groups', key1], f)], [key2]),
     h('h1', {}, 'Subgroup'),
     filterSummary(f, ['groups', key1, key2]),
     sub ? groupHeader(sub, 2, f) : h('p', { class: 'mono' }, key2),
@@ -763,7 +765,7 @@ async function downloadTrace(id) {
   setTimeout(() => URL.revokeObjectURL(url), 30000);
 }
 
-async function reportView(id, carried) {
+async function reportView(id, f) {
   title(`Report ${id}`);
   if (!/^\d+$/.test(id)) throw new ApiError(404, 'not_found', `“${id}” is not a report id`);
   const r = await api('GET', `/api/v1/reports/${enc(id)}`);
@@ -772,12 +774,12 @@ async function reportView(id, carried) {
   const row = (label, value) => [h('dt', {}, label), h('dd', {}, value ?? '—')];
   const ver = (a, b) => (a ? (b ? `${a} (${b})` : a) : null);
   const groupLink = r.key1 && r.key2
-    ? h('a', { href: hashFor(['groups', r.key1, r.key2], carried), class: 'mono' }, `${r.key1} / ${r.key2}`)
+    ? h('a', { href: hashFor(['groups', r.key1, r.key2], f), class: 'mono' }, `${r.key1} / ${r.key2}`)
     : null;
   return h('div', { id: 'report' },
-    crumbs(['Groups', hashFor(['groups'], carried)],
-      ...(r.key1 ? [[r.key1, hashFor(['groups', r.key1], carried)]] : []),
-      ...(r.key2 ? [[r.key2, hashFor(['groups', r.key1, r.key2], carried)]] : []),
+    crumbs(['Groups', hashFor(['groups'], f)],
+      ...(r.key1 ? [[r.key1, hashFor(['groups', r.key1], f)]] : []),
+      ...(r.key2 ? [[r.key2, hashFor(['groups', r.key1, r.key2], f)]] : []),
       [`Report ${r.id}`]),
     h('div', { class: 'title-row' },
       h('h1', {}, `Report ${r.id}`), badge(r.kind || 'stall', 'kind'),

@@ -27,7 +27,7 @@ endif
 
 # Why each library: see README.md, "Dependencies".
 LIBS := -ldwarf -lz -larchive -lxxhash -ljansson -lmicrohttpd -lpq \
-	-lsodium -lc++abi -lpthread -lm
+	-lsodium -lcurl -lc++abi -lpthread -lm
 
 MODULES := common symbolizer store ingest server
 # server/main.c holds main(); everything else of server/ is a library too so

@@ -8,7 +8,13 @@
 #      credentials in var/demo-app.json (mode 600) so later runs show them
 #      again;
 #   5. print the credentials and example requests, then serve on
-#      STALLSCOPE_LISTEN (default 127.0.0.1:8080) until Ctrl-C.
+#      STALLSCOPE_LISTEN (default 127.0.0.1:8080) until Ctrl-C;
+#   6. the first time, once the server answers /healthz, load the demo data
+#      set into com.example.demo (`stallscope demo`) and leave the marker
+#      var/demo-loaded, so later runs skip it (the message says how to load
+#      it again).
+# The server runs in the background of this script, which forwards Ctrl-C
+# and SIGTERM to it and waits: it still stops gracefully.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,4 +78,46 @@ Try:
 
 EOF
 fi
-exec "$bin" serve
+marker=var/demo-loaded
+demo_cmd="STALLSCOPE_URL=$base $bin demo --keys $keys"
+
+"$bin" serve &
+server=$!
+stop() { kill -TERM "$server" 2>/dev/null || true; }
+trap stop INT TERM
+
+healthy() {
+	for _ in $(seq 600); do
+		kill -0 "$server" 2>/dev/null || return 1
+		curl -fsS -o /dev/null "$base/healthz" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+if [ -s "$keys" ] && healthy; then
+	if [ ! -e "$marker" ]; then
+		echo "Loading the demo data set into com.example.demo (once; $marker marks it done)…"
+		if STALLSCOPE_URL=$base "$bin" demo --keys "$keys"; then
+			date -u +%FT%TZ >"$marker"
+		else
+			echo "note: the demo data did not load; the server keeps running" >&2
+		fi
+	fi
+	cat <<EOF
+
+The demo app holds a week of stalls: sign in at $base/ with com.example.demo
+and the admin token above. Load a fresh week again (today's date is part of
+the report ids, so the same day adds nothing new) with:
+  $demo_cmd
+
+EOF
+fi
+
+# wait returns early when a signal arrives: wait again until it is gone.
+while :; do
+	wait "$server" && status=0 || status=$?
+	kill -0 "$server" 2>/dev/null || break
+done
+trap - INT TERM
+exit "$status"

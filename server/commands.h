@@ -14,5 +14,6 @@ int srv_cmd_symbolicate(int argc, char **argv);
 int srv_cmd_symcache(int argc, char **argv);
 int srv_cmd_purge(int argc, char **argv);
 int srv_cmd_reprocess(int argc, char **argv);
+int srv_cmd_demo(int argc, char **argv);
 
 #endif

@@ -36,6 +36,8 @@ enum MHD_Result srv_h_ingest_post(struct MHD_Connection *conn, srv_request *req)
 enum MHD_Result srv_h_ingest_metrickit_post(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_ingest_kscrash_post(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_ingest_ips_post(struct MHD_Connection *conn, srv_request *req);
+/* POST /api/v1/apps/{app}/backfill?received_at=&format= — reports received earlier (admin). */
+enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *req);
 
 /* GET /api/v1/sampling?user_id= (ingest key). */
 enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req);

@@ -200,6 +200,12 @@ static int reject(json_t *rejected, const char *report_id, cm_err code, const ch
 enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 				  ing_format format)
 {
+	return srv_ingest_handle_at(conn, req, format, srv_now());
+}
+
+enum MHD_Result srv_ingest_handle_at(struct MHD_Connection *conn, srv_request *req,
+				     ing_format format, time_t received)
+{
 	const srv_config *cfg = srv_req_config(req);
 	const st_app *app = srv_req_app(req);
 	size_t len = 0;
@@ -237,10 +243,9 @@ enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 	if (rc >= 0 && srv_grouping_rules(policy.grouping_rules, batch->arena, &rules) != 0)
 		rc = ST_HARD_ERROR;
 
-	time_t now = srv_now();
 	char day[ING_DAY_LEN], at[32];
-	ing_utc_day(now, day);
-	srv_format_time(now, at, sizeof at);
+	ing_utc_day(received, day);
+	srv_format_time(received, at, sizeof at);
 	const ing_report **reports = NULL;
 	size_t nreports = 0;
 	if (rc >= 0) {

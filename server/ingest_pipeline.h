@@ -13,6 +13,7 @@
 #define STALLSCOPE_SERVER_INGEST_PIPELINE_H
 
 #include <microhttpd.h>
+#include <time.h>
 
 #include "ingest/parse.h"
 #include "server/http.h"
@@ -21,6 +22,15 @@
 
 enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
 				  ing_format format);
+
+/*
+ * The same with RECEIVED as the time the reports arrived (the admin-only
+ * backfill, server/h_backfill_post.c): their day for sampling, quota,
+ * partition and retention is RECEIVED's UTC day. The caller has checked
+ * RECEIVED lies within the app's retention and not in the future.
+ */
+enum MHD_Result srv_ingest_handle_at(struct MHD_Connection *conn, srv_request *req,
+				     ing_format format, time_t received);
 
 /*
  * A report symbolized for storage: the JSON texts (malloc) and, pointing

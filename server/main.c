@@ -18,6 +18,7 @@ static const struct {
 	{"symcache", srv_cmd_symcache, "write or describe a symcache"},
 	{"purge", srv_cmd_purge, "apply retention now"},
 	{"reprocess", srv_cmd_reprocess, "re-symbolize reports waiting for symbols"},
+	{"demo", srv_cmd_demo, "fill an app of a running server with demo data"},
 };
 
 static void usage(FILE *to)

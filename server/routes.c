@@ -28,6 +28,8 @@ static const srv_route routes[] = {
 	{"POST", "/api/v1/ingest/kscrash", srv_h_ingest_kscrash_post, SRV_AUTH_INGEST,
 	 SRV_BODY_MEMORY},
 	{"POST", "/api/v1/ingest/ips", srv_h_ingest_ips_post, SRV_AUTH_INGEST, SRV_BODY_MEMORY},
+	{"POST", "/api/v1/apps/{app}/backfill", srv_h_backfill_post, SRV_AUTH_ADMIN,
+	 SRV_BODY_MEMORY},
 	{"GET", "/api/v1/sampling", srv_h_sampling_get, SRV_AUTH_INGEST, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/config", srv_h_config_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"PUT", "/api/v1/apps/{app}/config", srv_h_config_put, SRV_AUTH_ADMIN, SRV_BODY_JSON},

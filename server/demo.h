@@ -1,0 +1,92 @@
+/*
+ * demo.h — `stallscope demo` (server/cmd_demo.c): a demo data set sent to
+ * a running server through its own HTTP endpoints.
+ *
+ *   demo_http.c   the HTTP client (libcurl), one connection kept alive;
+ *   demo_data.c   the data set: tables of images, versions, devices and
+ *                 stacks (what the demo shows; extend them as the product
+ *                 grows), their addresses resolved in the demo dSYM, and
+ *                 the reports made from them with a seeded PRNG.
+ *
+ * Memory: every constructor has its free function here; JSON bodies are
+ * malloc'ed strings the caller frees.
+ */
+#ifndef STALLSCOPE_SERVER_DEMO_H
+#define STALLSCOPE_SERVER_DEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* ---- HTTP client (demo_http.c) ------------------------------------------ */
+
+typedef struct srv_demo_http srv_demo_http;
+
+/* A client of the server at BASE ("http://host:port", no trailing path).
+ * NULL when libcurl cannot start. */
+srv_demo_http *srv_demo_http_new(const char *base);
+void srv_demo_http_free(srv_demo_http *h);
+
+/*
+ * METHOD BASE+PATH with HEADERS (NULL-terminated "Name: value" lines; may
+ * be NULL) and BODY (LEN bytes; NULL for none). On a completed exchange
+ * returns 0 with *OUT_STATUS and the reply body in *OUT_REPLY (malloc,
+ * NUL-terminated; the caller frees); -1 when no HTTP answer came (the
+ * reason in ERR).
+ */
+int srv_demo_http_do(srv_demo_http *h, const char *method, const char *path,
+		     const char *const *headers, const void *body, size_t len,
+		     long *out_status, char **out_reply, char *err, size_t errcap);
+
+/* ---- The data set (demo_data.c) ------------------------------------------ */
+
+typedef struct srv_demo_set srv_demo_set;
+
+/*
+ * Resolves the stack tables against the demo dSYM (DWARF, LEN bytes, borrowed
+ * until srv_demo_set_free): every app frame gets an address inside its
+ * function, with an inline chain where the function has one. NULL with ERR
+ * filled when the file is unreadable or lacks a function the tables name.
+ */
+srv_demo_set *srv_demo_set_new(const uint8_t *dwarf, size_t len, char *err, size_t errcap);
+void srv_demo_set_free(srv_demo_set *s);
+
+/* The dSYM's UUID ("8-4-4-4-12") and the name it is uploaded under. */
+const char *srv_demo_set_uuid(const srv_demo_set *s);
+const char *srv_demo_set_image_name(const srv_demo_set *s);
+
+/* Where a request goes: the device route (received now) or the backfill
+ * (received at .received_at). */
+typedef enum srv_demo_route {
+	SRV_DEMO_NATIVE,
+	SRV_DEMO_METRICKIT,
+	SRV_DEMO_KSCRASH,
+} srv_demo_route;
+
+typedef struct srv_demo_request {
+	srv_demo_route route;
+	time_t received_at; /* 0: now, through the device route */
+	char user[32];      /* X-Stallscope-User (MetricKit), or "" */
+	char *body;         /* JSON, malloc */
+	size_t reports;     /* reports the body holds */
+} srv_demo_request;
+
+typedef struct srv_demo_options {
+	uint64_t seed;
+	size_t reports; /* native reports over all days */
+	int days;       /* today and DAYS - 1 days before */
+	time_t now;
+} srv_demo_options;
+
+/*
+ * Every request of the data set for OPT, in sending order, into *OUT (N in
+ * *OUT_N; free with srv_demo_requests_free). The same seed and UTC day give
+ * the same reports (report ids included: sending them again is a no-op);
+ * only their times follow NOW. -1 when out of memory.
+ */
+int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
+		      srv_demo_request **out, size_t *out_n);
+void srv_demo_requests_free(srv_demo_request *r, size_t n);
+
+#endif

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import create_app, fixture_of
+from conftest import create_app, fixture_of, stallscope
 from ingest_util import (LOAD, Image, allow_everyone, expected_frames, fresh_id, identities,
                          native, post)
 
@@ -34,10 +34,11 @@ def image(manifest):
     return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
 
 
-def run_dashboard(scenario, tmp_path):
+def run_browser(script, scenario, tmp_path):
+    """What SCRIPT (tests/browser/) saw, driving the dashboard through SCENARIO."""
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
-    p = subprocess.run(["node", str(BROWSER_DIR / "dashboard.mjs"), str(path)],
+    p = subprocess.run(["node", str(BROWSER_DIR / script), str(path)],
                        cwd=BROWSER_DIR, capture_output=True, text=True, timeout=180)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout)
@@ -130,7 +131,7 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     flt = {"from": str(today - timedelta(days=9)), "to": str(today), "version": "9.0.0"}
     deep_ids = [p[5] for p in posted if p[0] == "deep"]
     new_ids = [p[5] for p in posted if p[0] == "deep" and p[1] == "9.0.0"]
-    seen = run_dashboard({"url": f"http://127.0.0.1:{server.port}", "app": app["app"],
+    seen = run_browser("dashboard.mjs", {"url": f"http://127.0.0.1:{server.port}", "app": app["app"],
                           "token": token, "key1": group["key"], "key2": sub["key"],
                           "report_id": str(deep_ids[0]), "missing_uuid": absent,
                           "missing_total": 1 + len(plugins),
@@ -265,3 +266,80 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     assert "sample rate" in seen["config"]["status"]
     assert seen["reload"]["frames"] == len(deep)
     assert seen["bad_token"]["signin_visible"] and seen["bad_token"]["error"].strip()
+
+
+def test_dashboard_on_the_demo_data(server, db, tmp_path):
+    """What `make run` shows a newcomer: `stallscope demo` fills an app over
+    HTTP, then the browser signs in, opens the top group down to a stack,
+    and again from a list filtered to an older version; each page must show
+    what the API answers for the same filters, and none scrolls sideways."""
+    app = create_app(db)
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps(app))
+    base = f"http://127.0.0.1:{server.port}"
+    stallscope("demo", "--url", base, "--keys", str(keys))
+    token = app["admin_token"]
+
+    def api(path, **query):
+        qs = "&".join(f"{k}={v}" for k, v in query.items())
+        r = server.request("GET", f"/api/v1/apps/{app['app']}{path}" + (f"?{qs}" if qs else ""),
+                           token=token)
+        assert r.status == 200, (path, r)
+        return r.json
+
+    versions = [v["value"] for v in api("/dimensions")["versions"]]
+    assert len(versions) >= 3, versions
+    older = versions[1]
+    seen = run_browser("demo.mjs", {"url": base, "app": app["app"], "token": token,
+                                    "version": older}, tmp_path)
+
+    assert not seen["page_errors"] and not seen["console_errors"], seen
+    assert not seen["failed_requests"], seen["failed_requests"]
+    assert len(seen["overflow"]) == 9
+    for m in seen["overflow"]:
+        assert m["client_width"] == 1280 and m["scroll_width"] <= 1280, m
+    assert seen["versions"] == [""] + versions
+
+    def plain(text):
+        return text.replace(",", "")
+
+    for walk, flt in [(seen["all"], {}), (seen["filtered"], {"version": older})]:
+        groups = api("/groups", level=1, limit=50, **flt)["groups"]
+        assert len(groups) >= (20 if not flt else 1)
+        top = groups[0]
+        assert [r["key"] for r in walk["groups"]] == [g["key"] for g in groups]
+        assert [plain(c) for c in cells(walk["groups"][0]["text"])[1:3]] == \
+            [str(top["reports"]), str(top["users"])]
+        detail = api(f"/groups/{top['key']}", **flt)
+        g = walk["group"]
+        assert (plain(g["reports"]), plain(g["users"])) == (str(detail["group"]["reports"]),
+                                                            str(detail["group"]["users"]))
+        for k, v in flt.items():
+            assert f"{k}={v}" in g["hash"]
+        sub = detail["subgroups"][0]
+        assert g["subgroups"][0]["key"] == sub["key"]
+        reports = api(f"/groups/{top['key']}/{sub['key']}/reports", limit=50, **flt)["reports"]
+        assert [int(r["key"]) for r in walk["reports"]] == [r["id"] for r in reports]
+        if flt:
+            assert {r["app_version"] for r in reports} == {older}
+        # The stack view: the representative stack's functions in order,
+        # with file:line where the API has them.
+        api_report = server.request("GET", f"/api/v1/reports/{reports[0]['id']}",
+                                          token=token).json
+        assert walk["report"]["hash"].startswith(f"#/reports/{api_report['id']}")
+        shown = walk["report"]["representative_frames"]
+        assert len(shown) == len(api_report["stack"]["frames"])
+        lines = 0
+        for text, frame in zip(shown, api_report["stack"]["frames"]):
+            for s in frame.get("frames", []):
+                assert s["function"] in text, (s, text)
+                if s.get("file") and s.get("line"):
+                    assert f"{s['file']}:{s['line']}" in text
+                    lines += 1
+        assert lines > 0
+    missing = seen["missing"]
+    assert [m["key"] for m in missing["app"]] == \
+        [m["uuid"] for m in api("/dsyms/missing", images="app", limit=50)["missing"]]
+    assert [m["key"] for m in missing["system"]] == \
+        [m["uuid"] for m in api("/dsyms/missing", images="system", limit=50)["missing"]]
+    assert missing["app"], "the demo has app images without a dSYM"

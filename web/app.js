@@ -501,11 +501,12 @@ function filtersForm(f, dims) {
   return form;
 }
 
-// The days a sparkline spans: the chosen range (an open end is today, or
-// the group's first day with reports), else the group's own days with
-// reports; at least SPARK_MIN_DAYS so one busy day is not a solid block.
-function sparkWindow(f, daily) {
-  const days = (daily || []).filter((d) => d.reports > 0).map((d) => d.day).sort();
+// The days sparklines span: the chosen range (an open end is today, or the
+// first day with reports), else the first to the last day with reports of
+// the groups drawn together (one axis per table, so a column compares);
+// at least SPARK_MIN_DAYS so one busy day is not a solid block.
+function sparkWindow(f, dailies) {
+  const days = dailies.flatMap((daily) => (daily || []).filter((d) => d.reports > 0).map((d) => d.day)).sort();
   let from = f.from || days[0];
   const to = f.to || (f.from ? todayUTC() : days[days.length - 1]) || todayUTC();
   if (!from || (!f.from && dayMs(to) - dayMs(from) < (SPARK_MIN_DAYS - 1) * DAY_MS)) {
@@ -514,45 +515,49 @@ function sparkWindow(f, daily) {
   return [from, to];
 }
 
-const groupSpark = (g, f) => sparkline(g.daily, ...sparkWindow(f, g.daily));
-
-function groupRow(g, href, dataset, f) {
+function groupRow(g, href, dataset, win) {
   return clickable(h('tr', { dataset },
     h('td', { class: 'frames' }, h('a', { href }, identities(g.frames))),
     h('td', { class: 'num' }, num(g.reports)),
     h('td', { class: 'num' }, num(g.users)),
     h('td', {}, timeEl(g.first_seen)),
     h('td', {}, timeEl(g.last_seen)),
-    h('td', { class: 'spark-cell' }, groupSpark(g, f))), href);
+    h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
 }
 
-function groupTable(id, f) {
+const sparkHead = (win) => `Per UTC day, ${win[0]} → ${win[1]}`;
+
+function groupTable(id, win) {
   const tbody = h('tbody');
-  const span = f.from || f.to ? `${f.from || 'first'} → ${f.to || 'today'}` : 'days with reports';
+  const head = h('th', { class: 'spark-cell' }, sparkHead(win));
   const table = h('table', { id, class: 'data groups' },
     h('thead', {}, h('tr', {},
       h('th', {}, 'Frames (innermost first)'), h('th', { class: 'num' }, 'Reports'),
       h('th', { class: 'num' }, 'Users'), h('th', {}, 'First seen (UTC)'), h('th', {}, 'Last seen (UTC)'),
-      h('th', { class: 'spark-cell' }, `Per UTC day, ${span}`))),
+      head)),
     tbody);
-  return { table, tbody };
+  return { table, tbody, head };
 }
 
 async function groupsView(f, gen) {
   title('Groups');
   const filtered = isFiltered(f);
-  const { table, tbody } = groupTable('groups', f);
+  const { table, tbody, head } = groupTable('groups', sparkWindow(f, []));
   const more = h('button', { type: 'button', id: 'groups-more', class: 'more' }, 'Load more');
   const empty = h('p', { class: 'empty', hidden: true },
     filtered ? 'No stalls match these filters.' : 'No stalls reported yet.');
+  const shown = [];
   let cursor = null;
 
   const load = async () => {
     const data = await api('GET', withQuery(appPath('groups'), { level: 1, ...f, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    for (const g of data.groups) {
-      tbody.append(groupRow(g, hashFor(['groups', g.key], f), { key1: g.key }, f));
-    }
+    shown.push(...data.groups);
+    // A later page may hold older days: every row is redrawn on one axis.
+    const win = sparkWindow(f, shown.map((g) => g.daily));
+    head.textContent = sparkHead(win);
+    tbody.replaceChildren(...shown.map((g) =>
+      groupRow(g, hashFor(['groups', g.key], f), { key1: g.key }, win)));
     cursor = data.next_cursor;
     more.hidden = cursor == null;
     empty.hidden = tbody.rows.length > 0;
@@ -581,7 +586,7 @@ function filterSummary(f, parts) {
     h('a', { href: hashFor(parts, { sort: f.sort }), id: 'filter-clear' }, 'Show all time'));
 }
 
-function groupHeader(g, level, f) {
+function groupHeader(g, level, win) {
   return h('div', { class: 'card group-head' },
     h('div', { class: 'frames' }, identities(g.frames)),
     h('dl', { class: 'stats' },
@@ -590,7 +595,7 @@ function groupHeader(g, level, f) {
       h('dt', {}, 'Users'), h('dd', { id: 'group-users' }, num(g.users)),
       h('dt', {}, 'First seen'), h('dd', {}, timeEl(g.first_seen)),
       h('dt', {}, 'Last seen'), h('dd', {}, timeEl(g.last_seen)),
-      h('dt', {}, 'Per UTC day'), h('dd', { id: 'group-spark' }, groupSpark(g, f))),
+      h('dt', {}, 'Per UTC day'), h('dd', { id: 'group-spark' }, sparkline(g.daily, ...win))),
     h('p', { class: 'hint' }, level === 1
       ? 'Grouped by the innermost two frames; subgroups by the innermost four.'
       : 'Grouped by the innermost four frames.'));
@@ -599,15 +604,17 @@ function groupHeader(g, level, f) {
 async function groupView(key1, f) {
   title(`Group ${key1}`);
   const data = await api('GET', withQuery(appPath('groups', key1), onlyFilters(f)));
-  const { table, tbody } = groupTable('subgroups', f);
+  // The subgroups share their group's axis: they hold its reports.
+  const win = sparkWindow(f, [data.group.daily]);
+  const { table, tbody } = groupTable('subgroups', win);
   for (const s of data.subgroups) {
-    tbody.append(groupRow(s, hashFor(['groups', key1, s.key], f), { key2: s.key }, f));
+    tbody.append(groupRow(s, hashFor(['groups', key1, s.key], f), { key2: s.key }, win));
   }
   return h('div', {},
     crumbs(['Groups', hashFor(['groups'], f)], [key1]),
     h('h1', {}, 'Group'),
     filterSummary(f, ['groups', key1]),
-    groupHeader(data.group, 1, f),
+    groupHeader(data.group, 1, win),
     h('h2', {}, `Subgroups (${data.subgroups.length})`),
     data.subgroups.length ? table : h('p', { class: 'empty' }, 'No subgroups with reports.'));
 }
@@ -654,7 +661,7 @@ async function groupReportsView(key1, key2, f, gen) {
     crumbs(['Groups', hashFor(['groups'], f)], [key1, hashFor(['groups', key1], f)], [key2]),
     h('h1', {}, 'Subgroup'),
     filterSummary(f, ['groups', key1, key2]),
-    sub ? groupHeader(sub, 2, f) : h('p', { class: 'mono' }, key2),
+    sub ? groupHeader(sub, 2, sparkWindow(f, [sub.daily])) : h('p', { class: 'mono' }, key2),
     h('h2', {}, 'Reports, newest first'),
     tbody.rows.length ? table : h('p', { class: 'empty' },
       isFiltered(f) ? 'No stored reports match these filters.' : 'No stored reports (they may have been purged by retention).'),

@@ -41,6 +41,8 @@ try {
     await page.waitForSelector('#groups tr[data-key1]');
     await measure(`groups${label}`);
     const groups = await rowsOf('groups', 'key1');
+    const sparks = await page.$$eval('#groups svg.spark', (els) =>
+      els.map((el) => ({ from: el.dataset.from, to: el.dataset.to, days: Number(el.dataset.days) })));
     await page.click('#groups tr[data-key1] >> nth=0');
     await page.waitForSelector('#subgroups tr[data-key2]');
     await measure(`group${label}`);
@@ -62,7 +64,7 @@ try {
       representative_frames: await page.$$eval('#report .representative li.frame',
         (fs) => fs.map((f) => f.innerText)),
     };
-    return { groups, group, reports, report };
+    return { groups, sparks, group, reports, report };
   };
 
   await step('sign in', async () => {

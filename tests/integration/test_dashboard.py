@@ -8,7 +8,7 @@ does the clicking and reports what it saw."""
 import json
 import subprocess
 import uuid as uuidlib
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -308,6 +308,12 @@ def test_dashboard_on_the_demo_data(server, db, tmp_path):
         assert len(groups) >= (20 if not flt else 1)
         top = groups[0]
         assert [r["key"] for r in walk["groups"]] == [g["key"] for g in groups]
+        # One axis for the whole list: its first to last day with reports.
+        days = sorted(d["day"] for g in groups for d in g["daily"] if d["reports"] > 0)
+        first, last = date.fromisoformat(days[0]), date.fromisoformat(days[-1])
+        first = min(first, last - timedelta(days=6))
+        axis = {"from": str(first), "to": str(last), "days": (last - first).days + 1}
+        assert walk["sparks"] == [axis] * len(groups), walk["sparks"][:3]
         assert [plain(c) for c in cells(walk["groups"][0]["text"])[1:3]] == \
             [str(top["reports"]), str(top["users"])]
         detail = api(f"/groups/{top['key']}", **flt)

@@ -738,6 +738,11 @@ function threadsOf(r) {
 
 // System images (the OS's own libraries) are marked: an app team has no
 // dSYM for them, and they do not keep a report waiting for symbols.
+function needBadge(im) {
+  if (!im.needed) return '';
+  return im.system ? badge('yes, system symbols', 'muted') : badge('yes, missing', 'warn');
+}
+
 function imagesTable(images) {
   const missing = images.filter((i) => i.status !== 'found');
   const system = missing.filter((i) => i.system).length;
@@ -745,16 +750,16 @@ function imagesTable(images) {
     h('thead', {}, h('tr', {},
       ['Image', 'UUID', 'Arch', 'Load address', 'Size', 'Symbols', 'Frames need it'].map((t) => h('th', {}, t)))),
     h('tbody', {}, images.map((im) => h('tr', {
-      class: [im.needed ? 'needed' : '', im.system ? 'system' : ''].join(' ').trim() || null,
+      class: im.system ? 'system' : im.needed ? 'needed' : null,
       dataset: { system: String(Boolean(im.system)) },
     },
       h('td', { class: 'mono path' }, im.name ?? '?', im.system ? [' ', badge('system', 'system-tag')] : null),
       h('td', { class: 'mono' }, im.uuid ?? '—'),
-      h('td', {}, im.arch ?? '—'),
-      h('td', { class: 'mono' }, im.load_address),
+      h('td', { class: 'nowrap' }, im.arch ?? '—'),
+      h('td', { class: 'mono nowrap' }, im.load_address),
       h('td', { class: 'num' }, num(im.size)),
       h('td', {}, badge(im.status, `status-${im.status}`)),
-      h('td', {}, im.needed ? badge('yes, missing', 'warn') : '')))));
+      h('td', {}, needBadge(im))))));
   return h('details', { class: 'images-box', open: images.length <= 30 || null },
     h('summary', {}, `${images.length} loaded, ${missing.length} without symbols` +
       (system ? ` (${system} of them system images)` : '')), table);
@@ -834,7 +839,7 @@ async function missingSection(which, gen) {
       tbody.append(h('tr', { dataset: { uuid: m.uuid } },
         h('td', { class: 'mono uuid' }, m.uuid),
         h('td', { class: 'mono path' }, m.name ?? '?'),
-        h('td', {}, m.arch ?? '—'),
+        h('td', { class: 'nowrap' }, m.arch ?? '—'),
         h('td', { class: 'num' }, num(m.reports)),
         h('td', {}, m.last_seen ?? '—')));
     }

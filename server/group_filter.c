@@ -4,8 +4,7 @@
 #include "server/group_filter.h"
 #include "server/pages.h"
 
-srv_rc srv_day_range_parse(struct MHD_Connection *conn, const char **out_from,
-			   const char **out_to)
+srv_rc srv_day_range_parse(struct MHD_Connection *conn, const char **out_from, const char **out_to)
 {
 	*out_from = srv_query(conn, "from");
 	*out_to = srv_query(conn, "to");

@@ -17,8 +17,7 @@
  * long as the request). SRV_OK, or a 400 bad_query naming the bad one is
  * queued.
  */
-srv_rc srv_day_range_parse(struct MHD_Connection *conn, const char **out_from,
-			   const char **out_to);
+srv_rc srv_day_range_parse(struct MHD_Connection *conn, const char **out_from, const char **out_to);
 
 /*
  * The day range and version=, os_version=, device=, kind= of CONN into

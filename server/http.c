@@ -73,7 +73,7 @@ struct srv_request {
 	size_t uri_len;
 	char id[REQUEST_ID_MAX + 1];
 	char method[16];
-	char *path;    /* the URL path as sent, for the log and 404s */
+	char *path; /* the URL path as sent, for the log and 404s */
 	/* The path as sent, still percent-encoded, split into route params:
 	 * routing splits before decoding, so "%2F" inside a user id stays
 	 * inside its segment instead of adding one. */

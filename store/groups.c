@@ -158,8 +158,8 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
 		return run_text(c, &all, p, 2, out_json);
 	}
-	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1),	ST_TEXT(f->from),
-			ST_TEXT(f->to),	  ST_TEXT(f->version), ST_TEXT(f->os_version),
+	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
+			ST_TEXT(f->to),	    ST_TEXT(f->version), ST_TEXT(f->os_version),
 			ST_TEXT(f->device), ST_TEXT(f->kind)};
 	return run_text(c, &by_filter, p, 8, out_json);
 }
@@ -189,15 +189,14 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 		" AND ($12::text IS NULL OR r.kind = $12)"
 		" ORDER BY r.received_at DESC, r.id DESC LIMIT $6) AS r",
 		12};
-	st_param p[] = {ST_INT64(app_id), ST_TEXT(key1),	ST_TEXT(key2),
-			ST_INT64(after_us), ST_INT64(after_id), ST_INT64(limit),
-			ST_TEXT(f->from),   ST_TEXT(f->to),	ST_TEXT(f->version),
+	st_param p[] = {ST_INT64(app_id),	ST_TEXT(key1),	    ST_TEXT(key2),
+			ST_INT64(after_us),	ST_INT64(after_id), ST_INT64(limit),
+			ST_TEXT(f->from),	ST_TEXT(f->to),	    ST_TEXT(f->version),
 			ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind)};
 	return run_text(c, &q, p, 12, out_json);
 }
 
-int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to,
-		  char **out_json)
+int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, char **out_json)
 {
 	/* Values tie-break in byte order (COLLATE "C"), whatever the
 	 * database's locale. */

@@ -61,8 +61,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
  * {"value","reports","first_seen","last_seen"}; versions newest first by
  * first_seen, the others by reports descending; ties by value.
  */
-int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to,
-		  char **out_json);
+int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, char **out_json);
 
 /* Images frames fall in that have no debug file nor system symbols, the
  * app's own or (SYSTEM) the system's, most affected reports first, then by

@@ -100,8 +100,8 @@ int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id,
 }
 
 /* An entry as read_entry takes it, in the API's time format. */
-#define ENTRY_COLUMNS                                                         \
-	"user_id, note, to_char(expires_at AT TIME ZONE 'UTC', " TS_FORMAT "),"   \
+#define ENTRY_COLUMNS                                                                              \
+	"user_id, note, to_char(expires_at AT TIME ZONE 'UTC', " TS_FORMAT "),"                    \
 	" to_char(created_at AT TIME ZONE 'UTC', " TS_FORMAT ")"
 
 struct wl_each {
@@ -129,8 +129,8 @@ static int read_entry(void *cls, const st_row *row)
 	return rc;
 }
 
-int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id,
-		     const char *note, const char *expires_at, st_whitelist_cb cb, void *cls)
+int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id, const char *note,
+		     const char *expires_at, st_whitelist_cb cb, void *cls)
 {
 	/* A replaced entry keeps its created_at: the user has been listed
 	 * since then. */

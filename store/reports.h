@@ -57,8 +57,8 @@ typedef struct st_whitelist_entry {
 typedef int (*st_whitelist_cb)(void *cls, const st_whitelist_entry *e);
 /* Adds or replaces an entry (NOTE, EXPIRES_AT may be NULL; a replaced
  * entry keeps its created_at) and hands the stored entry to CB. 1. */
-int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id,
-		     const char *note, const char *expires_at, st_whitelist_cb cb, void *cls);
+int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id, const char *note,
+		     const char *expires_at, st_whitelist_cb cb, void *cls);
 /* 1 deleted, 0 none. */
 int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id);
 /* Entries in user_id order after AFTER ("" for the first page), at most

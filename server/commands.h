@@ -15,5 +15,6 @@ int srv_cmd_symcache(int argc, char **argv);
 int srv_cmd_purge(int argc, char **argv);
 int srv_cmd_reprocess(int argc, char **argv);
 int srv_cmd_demo(int argc, char **argv);
+int srv_cmd_system_symbols(int argc, char **argv);
 
 #endif

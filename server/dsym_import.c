@@ -246,14 +246,31 @@ static int parse_candidates(import *im)
 	return 0;
 }
 
+/* The row of a slice in the store the job fills. */
+static int stored_get(st_conn *c, const srv_dsym_import *job, const char *uuid,
+		      const char *arch, bool for_update, st_debug_file *out)
+{
+	return job->system ? st_system_symbol_get(c, uuid, arch, for_update, out)
+			   : st_debug_file_get(c, job->app.id, uuid, arch,
+					       for_update, out);
+}
+
+/* A system symbol has no kept copy: its debug_path is "". */
+static void remove_files(const srv_dsym_import *job, const st_debug_file *f)
+{
+	srv_datadir_remove(job->cfg->data_dir, f->symcache_path);
+	if (f->debug_path[0])
+		srv_datadir_remove(job->cfg->data_dir, f->debug_path);
+}
+
 /* Pass 2: what is stored already decides what to build. */
 static int precheck_tx(st_conn *c, void *cls)
 {
 	import *im = cls;
 	for (size_t i = 0; i < im->nslices; i++) {
 		slice *s = &im->slices[i];
-		int rc = st_debug_file_get(c, im->job->app.id, s->uuid, s->arch,
-					   false, &s->stored);
+		int rc = stored_get(c, im->job, s->uuid, s->arch, false,
+				    &s->stored);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
@@ -276,8 +293,7 @@ static void remove_ours(import *im)
 		slice *s = &im->slices[i];
 		if (!s->wrote)
 			continue;
-		srv_datadir_remove(im->job->cfg->data_dir, s->ours.symcache_path);
-		srv_datadir_remove(im->job->cfg->data_dir, s->ours.debug_path);
+		remove_files(im->job, &s->ours);
 		s->wrote = false;
 	}
 }
@@ -310,12 +326,19 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	f->has_dwarf = s->info.has_dwarf;
 	f->file_size = (int64_t)s->info.size;
 	f->symcache_version = SYM_CACHE_VERSION;
-	snprintf(f->symcache_path, sizeof f->symcache_path,
-		 "symcaches/%" PRId64 "/%s-%s-%s.symcache", job->app.id,
-		 s->uuid, s->arch, nonce);
-	snprintf(f->debug_path, sizeof f->debug_path,
-		 "debug/%" PRId64 "/%s-%s-%s/%s", job->app.id, s->uuid,
-		 s->arch, nonce, c->name);
+	if (job->system) {
+		/* The operator keeps the source tree: only the symcache. */
+		snprintf(f->symcache_path, sizeof f->symcache_path,
+			 "symcaches/system/%s-%s-%s.symcache", s->uuid, s->arch,
+			 nonce);
+	} else {
+		snprintf(f->symcache_path, sizeof f->symcache_path,
+			 "symcaches/%" PRId64 "/%s-%s-%s.symcache", job->app.id,
+			 s->uuid, s->arch, nonce);
+		snprintf(f->debug_path, sizeof f->debug_path,
+			 "debug/%" PRId64 "/%s-%s-%s/%s", job->app.id, s->uuid,
+			 s->arch, nonce, c->name);
+	}
 
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s", job->cfg->data_dir,
@@ -340,6 +363,8 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	}
 	f->functions = stats.functions;
 	f->symcache_size = (int64_t)stats.bytes;
+	if (job->system)
+		return 0;
 
 	snprintf(path, sizeof path, "%s/%s", job->cfg->data_dir, f->debug_path);
 	char msg[256];
@@ -399,19 +424,18 @@ static int commit_tx(st_conn *c, void *cls)
 		if (s->plan == PLAN_SKIP)
 			continue;
 		st_debug_file cur;
-		int rc = st_debug_file_get(c, s->ours.app_id, s->uuid, s->arch,
-					   true, &cur);
+		int rc = stored_get(c, im->job, s->uuid, s->arch, true, &cur);
 		if (rc == 0) {
-			rc = st_debug_file_insert(c, &s->ours);
+			rc = im->job->system ? st_system_symbol_insert(c, &s->ours)
+					     : st_debug_file_insert(c, &s->ours);
 			if (rc == 1) {
 				s->outcome = OUT_CREATED;
 				s->stored = s->ours;
 				continue;
 			}
 			if (rc == 0)
-				rc = st_debug_file_get(c, s->ours.app_id,
-						       s->uuid, s->arch, true,
-						       &cur);
+				rc = stored_get(c, im->job, s->uuid, s->arch,
+						true, &cur);
 			/* Inserted and deleted again meanwhile: retry. */
 			if (rc == 0)
 				return ST_SOFT_ERROR;
@@ -419,7 +443,9 @@ static int commit_tx(st_conn *c, void *cls)
 		if (rc < 0)
 			return rc;
 		if (!cur.has_dwarf && s->ours.has_dwarf) {
-			rc = st_debug_file_replace(c, &s->ours);
+			rc = im->job->system
+				     ? st_system_symbol_replace(c, &s->ours)
+				     : st_debug_file_replace(c, &s->ours);
 			if (rc < 0)
 				return rc;
 			if (rc == 0)
@@ -455,18 +481,10 @@ static void finish(import *im)
 	for (size_t i = 0; i < im->nslices; i++) {
 		slice *s = &im->slices[i];
 		if (s->wrote && (s->outcome == OUT_UNCHANGED ||
-				 s->outcome == OUT_KEPT)) {
-			srv_datadir_remove(job->cfg->data_dir,
-					   s->ours.symcache_path);
-			srv_datadir_remove(job->cfg->data_dir,
-					   s->ours.debug_path);
-		}
-		if (s->outcome == OUT_REPLACED) {
-			srv_datadir_remove(job->cfg->data_dir,
-					   s->old.symcache_path);
-			srv_datadir_remove(job->cfg->data_dir,
-					   s->old.debug_path);
-		}
+				 s->outcome == OUT_KEPT))
+			remove_files(job, &s->ours);
+		if (s->outcome == OUT_REPLACED)
+			remove_files(job, &s->old);
 		s->wrote = false;
 	}
 	job->files = json_array();

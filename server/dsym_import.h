@@ -10,6 +10,10 @@
  * commit and removed again when it fails; files of a replaced row are
  * removed after it.
  *
+ * With SYSTEM set the slices go to the instance's system symbols
+ * (schema/014, `stallscope system-symbols import`) instead of an app's
+ * debug files, under the same rules, keeping only their symcaches.
+ *
  * Runs on a worker thread (it parses DWARF and writes files); it touches
  * nothing but its srv_dsym_import.
  */
@@ -27,6 +31,7 @@
 typedef struct srv_dsym_import {
 	/* In. */
 	const srv_config *cfg;
+	bool system; /* the system symbols; APP is not used */
 	st_app app;
 	char body_path[PATH_MAX];
 	char name[ST_NAME_MAX + 1]; /* for a raw Mach-O body (sanitized) */

@@ -107,8 +107,8 @@ if [ -s "$keys" ] && healthy; then
 	cat <<EOF
 
 The demo app holds a week of stalls: sign in at $base/ with com.example.demo
-and the admin token above. Load a fresh week again (today's date is part of
-the report ids, so the same day adds nothing new) with:
+and the admin token above. Load the demo again with (the same UTC day it
+sends the same reports, which adds nothing; --seed N sends another set):
   $demo_cmd
 
 EOF

@@ -480,7 +480,7 @@ static json_t *native_frames(const layout *l, const resolved_stack *st, size_t s
 	return a;
 }
 
-static json_t *native_images(const srv_demo_set *s, const layout *l, const char *os_version)
+static json_t *native_images(const srv_demo_set *s, const layout *l)
 {
 	char load[24], uuid[37];
 	hex(l->app_load, load);
@@ -490,7 +490,7 @@ static json_t *native_images(const srv_demo_set *s, const layout *l, const char 
 					   "size", (json_int_t)s->text_size));
 	for (size_t i = 0; i < NIMAGES; i++) {
 		hex(image_load(l, (int)i), load);
-		uuid_of(images[i].path, images[i].system ? os_version : "vendor", uuid);
+		uuid_of(images[i].path, images[i].system ? l->os->version : "vendor", uuid);
 		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:I}", "name", images[i].path,
 						   "uuid", uuid, "arch", "arm64", "load_address", load,
 						   "size", (json_int_t)images[i].size));
@@ -594,7 +594,7 @@ static json_t *native_report(gen *g, time_t at, int ago)
 		"app_version", versions[v].version, "build", versions[v].build, "os", "iOS",
 		"os_version", l.os->version, "device", devices[u->device], "user_id", u->id,
 		"timestamp", ts, "kind", kind, "duration_ms", (json_int_t)ms, "images",
-		native_images(g->set, &l, l.os->version), "threads", main_thread, event_thread(&l));
+		native_images(g->set, &l), "threads", main_thread, event_thread(&l));
 	if (rep && below(&g->r, 1000) < SAMPLED_PER_MILLE) {
 		/* Matrix's ring buffer: the stalled stack, every fifth sample
 		 * its caller's (the main thread moved on briefly), so the

@@ -1,0 +1,325 @@
+"""`stallscope demo` and the admin-only backfill it uses.
+
+The demo runs against the session's server into a fresh app; everything
+is then read back through the API and checked against expectations
+computed here: days from the test's own clock, frames from
+llvm-symbolizer on the committed dSYM, versions and users from the
+reports themselves. The backfill tests post their own reports."""
+
+import datetime
+import json
+import subprocess
+import time
+from collections import Counter, defaultdict
+from urllib.parse import quote
+
+import pytest
+
+from conftest import BIN, REPO, create_app, run
+from ingest_util import symbolize
+
+DSYM = REPO / "scripts/demo/StallDemo.dwarf"
+BUILD_DSYM = REPO / "scripts/demo/build-dsym.sh"
+TEXT_VMADDR = 0x100000000  # the demo executable's __TEXT, as ld64 links it
+DAY = 86400
+
+
+def utc_day(t):
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d")
+
+
+def utc_time(t):
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc) \
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_demo(server, app, tmp_path, *args):
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps(app))
+    return subprocess.run([str(BIN), "demo", "--url", f"http://127.0.0.1:{server.port}",
+                           "--keys", str(keys), *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+def get(server, app, path):
+    r = server.request("GET", path, token=app["admin_token"])
+    assert r.status == 200, r
+    return r.json
+
+
+def pages(server, app, path, field):
+    out, cursor = [], None
+    while True:
+        sep = "&" if "?" in path else "?"
+        page = get(server, app, path + (f"{sep}cursor={cursor}" if cursor else ""))
+        out += page[field]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return out
+
+
+@pytest.fixture(scope="module")
+def demo(server, db, tmp_path_factory):
+    """A fresh app filled by `stallscope demo`, and every stored report of
+    it as the group routes list them."""
+    app = create_app(db)
+    started = time.time()
+    p = run_demo(server, app, tmp_path_factory.mktemp("demo"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert time.time() - started < 120, "the demo should take seconds"
+    base = f"/api/v1/apps/{app['app']}/groups"
+    groups = pages(server, app, f"{base}?level=1&limit=100", "groups")
+    reports = {}
+    report_group = {}
+    for g in groups:
+        detail = get(server, app, f"{base}/{g['key']}")
+        for sub in detail["subgroups"]:
+            for r in pages(server, app, f"{base}/{g['key']}/{sub['key']}/reports?limit=100",
+                           "reports"):
+                reports[r["id"]] = r
+                report_group[r["id"]] = g["key"]
+    return {"app": app, "groups": groups, "reports": reports, "group_of": report_group,
+            "started": started, "stdout": p.stdout}
+
+
+def test_committed_dsym_is_what_the_script_builds(tmp_path):
+    out = tmp_path / "StallDemo.dwarf"
+    run([BUILD_DSYM, out], timeout=300)
+    assert out.read_bytes() == DSYM.read_bytes(), \
+        "scripts/demo/StallDemo.dwarf is stale: run scripts/demo/build-dsym.sh"
+
+
+def test_demo_spreads_a_week_of_reports_over_groups_versions_and_users(demo):
+    reports = list(demo["reports"].values())
+    assert len(reports) >= 2000
+    # The 7 UTC days ending today, from this test's clock.
+    now = time.time()
+    week = {utc_day(now - d * DAY) for d in range(7)}
+    days = Counter(r["received_at"][:10] for r in reports)
+    assert set(days) == week, days
+    assert len({r["app_version"] for r in reports}) == 3
+    assert 150 <= len({r["user_id"] for r in reports}) <= 250
+    durations = [r["duration_ms"] for r in reports if r["duration_ms"] is not None]
+    assert min(durations) >= 250 and max(durations) <= 30000
+    assert min(durations) < 500 and max(durations) > 10000
+    assert all(r["received_at"] <= utc_time(now) for r in reports)
+
+    groups = demo["groups"]
+    assert len(groups) >= 20
+    # Every group's reports add up to what the list says, and the list
+    # covers every stored report.
+    per_group = Counter(demo["group_of"].values())
+    assert {g["key"]: g["reports"] for g in groups} == dict(per_group)
+    # Zipf-like: a few stacks dominate.
+    counts = sorted(per_group.values(), reverse=True)
+    assert counts[0] >= 4 * counts[9], counts
+    assert counts[0] >= 0.15 * len(reports), counts
+
+
+def version_key(v):
+    return tuple(int(p) for p in v.split("."))
+
+
+def test_a_stack_appears_only_in_the_newest_version(server, demo):
+    app = demo["app"]
+    by_group = defaultdict(set)
+    sizes = Counter()
+    for rid, r in demo["reports"].items():
+        by_group[demo["group_of"][rid]].add(r["app_version"])
+        sizes[demo["group_of"][rid]] += 1
+    newest = max({r["app_version"] for r in demo["reports"].values()}, key=version_key)
+    only_newest = [k for k, vs in by_group.items() if vs == {newest} and sizes[k] >= 10]
+    assert only_newest, by_group
+    # The version filter agrees: that group is listed for the newest
+    # version and for no other.
+    base = f"/api/v1/apps/{app['app']}/groups?level=1&limit=100"
+    for v in {r["app_version"] for r in demo["reports"].values()}:
+        keys = {g["key"] for g in pages(server, app, f"{base}&version={v}", "groups")}
+        assert (only_newest[0] in keys) == (v == newest), v
+
+
+def test_stack_view_symbolizes_demo_frames_with_inline_chains(server, demo):
+    app = demo["app"]
+    top = max(demo["groups"], key=lambda g: g["reports"])
+    rid = next(i for i, k in demo["group_of"].items()
+               if k == top["key"] and demo["reports"][i]["report_id"].startswith("demo-1-"))
+    rep = get(server, app, f"/api/v1/reports/{rid}")
+    image = next(i for i in rep["images"] if i["uuid"] == "4C4C44DC-5555-3144-A1B1-BA29ED3AB7CC"
+                 or i["name"].endswith("/StallDemo"))
+    assert image["status"] == "found"
+    load = int(image["load_address"], 16)
+    main = next(t for t in rep["threads"] if t.get("main"))
+    ours = [(i, f) for i, f in enumerate(main["frames"]) if f["image"] == image["name"]]
+    assert len(ours) >= 3
+    # Frame 0 is looked up as is, the others at their return address - 1.
+    addrs = [int(f["address"], 16) - load + TEXT_VMADDR - (1 if i else 0) for i, f in ours]
+    expected = symbolize(DSYM, addrs)
+    inlined = 0
+    for (i, f), want in zip(ours, expected):
+        got = [(x["function"], x["file"], x["line"]) for x in f["frames"]]
+        assert got == want, (i, got, want)
+        assert all(x["file"] and x["line"] > 0 for x in f["frames"])
+        inlined += len(want) > 1
+    assert inlined >= 1
+
+
+def test_demo_reports_have_traces_formats_and_missing_dsyms(server, demo):
+    app = demo["app"]
+    reports = demo["reports"]
+    # Report ids tell the formats apart: KSCrash's carry "ks", MetricKit's
+    # are the server's hash of the entry (32 hex digits).
+    sources = Counter()
+    for rid, r in reports.items():
+        if r["report_id"].startswith("demo-ks-") or len(r["report_id"]) == 32:
+            sources[get(server, app, f"/api/v1/reports/{rid}")["source"]] += 1
+    assert sources["kscrash"] >= 5 and sources["metrickit"] >= 5, sources
+
+    traced = 0
+    for rid in sorted(reports)[:300]:
+        if not get(server, app, f"/api/v1/reports/{rid}")["has_samples"]:
+            continue
+        trace = get(server, app, f"/api/v1/reports/{rid}/trace")
+        assert trace["metadata"]["samples"] > 0
+        assert trace["traceEvents"]
+        traced += 1
+    assert traced >= 10
+
+    missing = get(server, app, f"/api/v1/apps/{app['app']}/dsyms/missing")["missing"]
+    names = {m["name"].rsplit("/", 1)[-1] for m in missing}
+    assert "AdsKit" in names and "UIKitCore" in names, names
+    assert all(m["uuid"] != "4C4C44DC-5555-3144-A1B1-BA29ED3AB7CC" for m in missing)
+
+
+def test_demo_again_the_same_day_adds_nothing(server, demo, tmp_path):
+    app = demo["app"]
+    if utc_day(time.time()) != utc_day(demo["started"]):
+        pytest.fail("the UTC day changed during the test; run it again")
+    p = run_demo(server, app, tmp_path)
+    assert p.returncode == 0, p.stderr
+    groups = pages(server, app, f"/api/v1/apps/{app['app']}/groups?level=1&limit=100",
+                   "groups")
+    assert sum(g["reports"] for g in groups) == len(demo["reports"])
+
+
+# ---- the backfill route -----------------------------------------------------
+
+def lone_report(rid, user="u-1"):
+    return {"report_id": rid, "user_id": user, "kind": "stall", "duration_ms": 900,
+            "app_version": "1.0", "images": [], "threads": [
+                {"name": "main", "main": True, "frames": ["0x1000", "0x2000"]}]}
+
+
+def stored(server, app):
+    """{report_id: received_at} of every report of APP."""
+    base = f"/api/v1/apps/{app['app']}/groups"
+    out = {}
+    for g in pages(server, app, f"{base}?level=1&limit=100", "groups"):
+        for sub in get(server, app, f"{base}/{g['key']}")["subgroups"]:
+            for r in pages(server, app, f"{base}/{g['key']}/{sub['key']}/reports", "reports"):
+                out[r["report_id"]] = r["received_at"]
+    return out
+
+
+def backfill(server, app, at, body, token=None, key=None, fmt=None, user=None):
+    path = f"/api/v1/apps/{app['app']}/backfill"
+    if at is not None:
+        path += f"?received_at={quote(at, safe='')}"
+        if fmt:
+            path += f"&format={fmt}"
+    headers = {"X-Stallscope-User": user} if user else None
+    return server.request("POST", path, body=json.dumps(body).encode(), headers=headers,
+                          token=token, key=key)
+
+
+def test_backfill_stores_reports_on_the_day_given_admin_only(server, db):
+    app = create_app(db)
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config", token=app["admin_token"],
+                       body=b'{"sample_rate":1}')
+    assert r.status == 200, r
+    now = time.time()
+    yesterday = utc_day(now - DAY)
+    at = f"{yesterday}T10:00:00Z"
+
+    # Devices cannot: the ingest key is no credential of the route, as a
+    # header or as a bearer token, nor is the upload token.
+    r = backfill(server, app, at, lone_report("dev-1"), key=app["ingest_key"])
+    assert r.status == 401, r
+    r = backfill(server, app, at, lone_report("dev-2"), token=app["ingest_key"])
+    assert r.status == 403, r
+    r = backfill(server, app, at, lone_report("dev-3"), token=app["upload_token"])
+    assert r.status == 403, r
+    # …and the devices' route takes no received_at: it is ignored, the
+    # report is received now.
+    r = server.request("POST", f"/api/v1/ingest?received_at={at}",
+                       body=json.dumps(lone_report("dev-4")).encode(), key=app["ingest_key"])
+    assert r.status == 202, r
+
+    r = backfill(server, app, at, {"reports": [lone_report("adm-1"), lone_report("adm-2", "u-2")]},
+                 token=app["admin_token"])
+    assert r.status == 202, r
+    assert len(r.json["accepted"]) == 2
+    got = stored(server, app)
+    assert set(got) == {"dev-4", "adm-1", "adm-2"}
+    assert got["adm-1"] == got["adm-2"] == at
+    assert got["dev-4"][:10] == utc_day(time.time()) and got["dev-4"] >= utc_time(now - 5)
+    # The day is the one the group routes count it under.
+    groups = get(server, app, f"/api/v1/apps/{app['app']}/groups?level=1"
+                              f"&from={yesterday}&to={yesterday}")["groups"]
+    assert sum(g["reports"] for g in groups) == 2
+
+
+def test_backfill_other_formats(server, db):
+    app = create_app(db)
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config", token=app["admin_token"],
+                       body=b'{"sample_rate":1}')
+    assert r.status == 200, r
+    at = f"{utc_day(time.time() - 2 * DAY)}T08:30:00Z"
+    ks = {"report": {"id": "ks-1"}, "user": {"user_id": "u-9"}, "binary_images": [],
+          "crash": {"error": {"type": "user", "user_reported": {"name": "2001"}},
+                    "threads": [{"index": 0, "backtrace": {"contents": [
+                        {"instruction_addr": 4096}]}}]}}
+    r = backfill(server, app, at, ks, token=app["admin_token"], fmt="kscrash")
+    assert r.status == 202, r
+    assert stored(server, app) == {"ks-1": at}
+    r = backfill(server, app, at, ks, token=app["admin_token"], fmt="pdf")
+    assert r.status == 400 and r.error_code == "bad_query", r
+
+
+def test_backfill_applies_quota_and_sampling_on_that_day(server, db):
+    app = create_app(db)
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config", token=app["admin_token"],
+                       body=b'{"sample_rate":1,"daily_quota":1}')
+    assert r.status == 200, r
+    now = time.time()
+    day3 = f"{utc_day(now - 3 * DAY)}T12:00:00Z"
+    day2 = f"{utc_day(now - 2 * DAY)}T12:00:00Z"
+    tok = app["admin_token"]
+    assert backfill(server, app, day3, lone_report("q-1"), token=tok).status == 202
+    # The quota of that day is used up; another day's is not.
+    r = backfill(server, app, day3, lone_report("q-2"), token=tok)
+    assert r.status == 429 and r.error_code == "quota_exhausted", r
+    assert backfill(server, app, day2, lone_report("q-3"), token=tok).status == 202
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config", token=tok,
+                       body=b'{"sample_rate":0}')
+    assert r.status == 200, r
+    r = backfill(server, app, day2, lone_report("q-4", "u-5"), token=tok)
+    assert r.status == 403 and r.error_code == "not_sampled", r
+    assert set(stored(server, app)) == {"q-1", "q-3"}
+
+
+def test_backfill_refuses_times_outside_retention(server, db):
+    app = create_app(db)
+    tok = app["admin_token"]
+    now = time.time()
+    oldest = utc_day(now - 6 * DAY)  # retention_days 7: today and 6 days before
+    for at in [None, "yesterday", f"{utc_day(now)}T10:00:00", f"{utc_day(now)} 10:00:00Z",
+               "2026-02-30T10:00:00Z", utc_time(now + 3600),
+               f"{utc_day(now - 7 * DAY)}T23:59:59Z"]:
+        r = backfill(server, app, at, lone_report("x"), token=tok)
+        assert r.status == 400 and r.error_code == "bad_query", (at, r)
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config", token=tok,
+                       body=b'{"sample_rate":1}')
+    assert r.status == 200, r
+    r = backfill(server, app, f"{oldest}T00:00:00Z", lone_report("edge"), token=tok)
+    assert r.status == 202, r
+    assert stored(server, app) == {"edge": f"{oldest}T00:00:00Z"}

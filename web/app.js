@@ -53,7 +53,7 @@ const enc = encodeURIComponent;
 // a group opened from a filtered list keeps counting what the list counted.
 function hashFor(parts, query) {
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(query || {})) if (v) qs.set(k, v);
+  for (const [k, v] of Object.entries(query || {})) if (v != null) qs.set(k, v);
   const s = qs.toString();
   return '#/' + parts.map(enc).join('/') + (s ? `?${s}` : '');
 }
@@ -196,9 +196,11 @@ function appPath(...parts) {
   return `/api/v1/apps/${enc(session.app)}` + parts.map((p) => '/' + enc(p)).join('');
 }
 
+// PARAMS' null and undefined values are left out; '' is sent (a filter on
+// a dimension's '' matches reports without that field).
 function withQuery(path, params) {
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v != null && v !== '') qs.set(k, v);
+  for (const [k, v] of Object.entries(params)) if (v != null) qs.set(k, v);
   const s = qs.toString();
   return s ? `${path}?${s}` : path;
 }
@@ -418,18 +420,6 @@ function title(text) {
 // The filters every group page takes: they travel in the hash from the
 // list to a group, its subgroups, its reports and a report (with the
 // list's sort, for the way back), and go to the API with each call.
-const FILTERS = ['from', 'to', 'version', 'os_version', 'device', 'kind'];
-const LIST_PARAMS = [...FILTERS, 'sort'];
-
-function paramsOf(query, names) {
-  const f = {};
-  for (const k of names) if (query.get(k)) f[k] = query.get(k);
-  return f;
-}
-
-const onlyFilters = (f) => Object.fromEntries(FILTERS.filter((k) => f[k]).map((k) => [k, f[k]]));
-const isFiltered = (f) => FILTERS.some((k) => f[k]);
-
 // Pick lists from GET …/dimensions: [select name, dimensions key, label].
 const DIMENSIONS = [
   ['version', 'versions', 'App version'],
@@ -437,23 +427,41 @@ const DIMENSIONS = [
   ['device', 'devices', 'Device'],
   ['kind', 'kinds', 'Kind'],
 ];
+const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
+const LIST_PARAMS = [...FILTERS, 'sort'];
+const isDimension = (k) => DIMENSIONS.some(([name]) => name === k);
 
-// "all", then every known value with its report count; a value taken from
-// the hash that the range no longer holds stays choosable, marked so.
-function fillSelect(select, values, chosen) {
-  const options = [h('option', { value: '' }, 'all')];
-  const known = new Set();
-  for (const d of values || []) {
-    known.add(d.value);
-    options.push(h('option', { value: d.value }, `${d.value} (${num(d.reports)})`));
+// A filter object holds only what is chosen. A dimension may be chosen as
+// '' (reports without that field), so it counts when present at all.
+function paramsOf(query, names) {
+  const f = {};
+  for (const k of names) {
+    if (query.get(k) || (isDimension(k) && query.has(k))) f[k] = query.get(k);
   }
-  if (chosen && !known.has(chosen)) options.push(h('option', { value: chosen }, `${chosen} (no reports)`));
-  select.replaceChildren(...options);
-  select.value = chosen || '';
+  return f;
 }
 
+const onlyFilters = (f) => Object.fromEntries(FILTERS.filter((k) => f[k] != null).map((k) => [k, f[k]]));
+const isFiltered = (f) => FILTERS.some((k) => f[k] != null);
+const shownValue = (v) => (v === '' ? '(not set)' : v);
+
+// "all", then every known value with its report count; a value taken from
+// the hash that the range no longer holds stays choosable, marked so. The
+// real value is each option's data-v ("all" has none): '' is a value too.
+function fillSelect(select, values, chosen) {
+  const options = [h('option', { value: '' }, 'all')];
+  const option = (v, text) => h('option', { value: v, dataset: { v } }, text);
+  for (const d of values || []) options.push(option(d.value, `${shownValue(d.value)} (${num(d.reports)})`));
+  let pick = chosen == null ? options[0] : options.find((o) => o.dataset.v === chosen);
+  if (!pick) options.push(pick = option(chosen, `${shownValue(chosen)} (no reports)`));
+  select.replaceChildren(...options);
+  pick.selected = true;
+}
+
+const chosenIn = (select) => select.selectedOptions[0]?.dataset.v;
+
 async function dimensions(from, to) {
-  return api('GET', withQuery(appPath('dimensions'), { from, to }));
+  return api('GET', withQuery(appPath('dimensions'), { from: from || null, to: to || null }));
 }
 
 function filtersForm(f, dims) {
@@ -484,7 +492,7 @@ function filtersForm(f, dims) {
     const mine = ++asked;
     try {
       const d = await dimensions(el.from.value, el.to.value);
-      if (mine === asked) fill(d, (name) => el[name].value);
+      if (mine === asked) fill(d, (name) => chosenIn(el[name]));
     } catch (e) {
       showError(e);
     }
@@ -493,9 +501,9 @@ function filtersForm(f, dims) {
   el.to.addEventListener('change', refill);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const data = new FormData(form);
     const chosen = {};
-    for (const k of LIST_PARAMS) chosen[k] = String(data.get(k) || '').trim();
+    for (const k of ['from', 'to', 'sort']) if (el[k].value) chosen[k] = el[k].value;
+    for (const [name] of DIMENSIONS) chosen[name] = chosenIn(el[name]);
     location.hash = hashFor(['groups'], chosen);
   });
   return form;
@@ -580,7 +588,9 @@ function filterSummary(f, parts) {
   if (!isFiltered(f)) return h('p', { class: 'hint', id: 'filter-summary' }, 'All-time counts, no filters.');
   const said = [];
   if (f.from || f.to) said.push(`UTC days ${f.from || 'first'} → ${f.to || 'today'}`);
-  for (const [name, , label] of DIMENSIONS) if (f[name]) said.push(`${label.toLowerCase()} ${f[name]}`);
+  for (const [name, , label] of DIMENSIONS) {
+    if (f[name] != null) said.push(`${label.toLowerCase()} ${shownValue(f[name])}`);
+  }
   return h('p', { class: 'filter-summary', id: 'filter-summary' },
     h('span', {}, `Filtered: ${said.join(', ')}. `),
     h('a', { href: hashFor(parts, { sort: f.sort }), id: 'filter-clear' }, 'Show all time'));

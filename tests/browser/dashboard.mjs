@@ -11,6 +11,7 @@
 //   node dashboard.mjs SCENARIO.json
 // SCENARIO: {url, app, token, key1, key2, report_id, missing_uuid, missing_total,
 //            whitelist_add, whitelist_remove, filter: {from, to, version},
+//            no_device_label,
 //            filtered_report_id, sample_rate}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -86,6 +87,18 @@ try {
       device: await options('filter-device'),
       kind: await options('filter-kind'),
     };
+  });
+
+  seen.no_device = await step('the reports without a device', async () => {
+    await page.selectOption('#filter-device', { label: s.no_device_label });
+    await page.click('#filters-apply');
+    await page.waitForFunction(() => /[?&]device=(&|$)/.test(location.hash));
+    await settled(page);
+    const rows = await rowsOf('groups', 'key1');
+    await page.click('#view a.button-link'); // Clear
+    await page.waitForFunction(() => location.hash === '#/groups');
+    await settled(page);
+    return rows;
   });
 
   const subRow = `#subgroups tr${attr('data-key2', s.key2)}`;

@@ -73,8 +73,8 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     def send(stack_name, body):
         r = post(server, app, "/api/v1/ingest", body)
         assert r.status == 202, r
-        posted.append((stack_name, body["app_version"], body["os_version"], body["device"],
-                       body["user_id"], r.json["accepted"][0]["id"]))
+        posted.append((stack_name, body["app_version"], body["os_version"],
+                       body.get("device", ""), body["user_id"], r.json["accepted"][0]["id"]))
 
     # The deep stack's reports also load an app framework with a long path
     # and a system library, neither with a frame (so none waits for them).
@@ -87,7 +87,10 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     for user in ["dan", LONG_USER, "dan"]:
         send("deep", native(fresh_id(), image, deep, user=user, app_version="9.0.0",
                             os_version="18.1", device="iPhone16,1"))
-    send("other", native(fresh_id(), image, other, user="cy"))
+    # One without a device: the pick list offers that as "(not set)".
+    no_device = native(fresh_id(), image, other, user="cy")
+    del no_device["device"]
+    send("other", no_device)
     # Two reports with a frame in an app image that has no dSYM here (they
     # wait, listed missing) and one in a system library (listed apart).
     absent = str(uuidlib.uuid4()).upper()
@@ -137,6 +140,7 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
                           "missing_total": 1 + len(plugins),
                           "whitelist_add": "vip-1", "whitelist_remove": "vip-0",
                           "filter": flt, "filtered_report_id": str(new_ids[0]),
+                          "no_device_label": "(not set) (1)",
                           "sample_rate": 0.25}, tmp_path)
 
     assert not seen["page_errors"] and not seen["dialogs"], seen
@@ -178,7 +182,7 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     for name, i in [("version", 1), ("os_version", 2), ("device", 3)]:
         assert picks[name][0] == {"value": "", "text": "all"}, picks[name]
         assert sorted((o["value"], o["text"]) for o in picks[name][1:]) == \
-            sorted((v, f"{v} ({n})") for v, n in counted(i).items()), picks[name]
+            sorted((v, f"{v or '(not set)'} ({n})") for v, n in counted(i).items()), picks[name]
     # In the API's order (versions newest first).
     dims = server.request("GET", f"/api/v1/apps/{app['app']}/dimensions", token=token).json
     for name, key in [("version", "versions"), ("os_version", "os_versions"),
@@ -186,6 +190,12 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
         assert [o["value"] for o in picks[name][1:]] == [d["value"] for d in dims[key]]
     assert picks["kind"] == [{"value": "", "text": "all"},
                              {"value": "stall", "text": f"stall ({len(posted)})"}]
+
+    # Filtered to reports without a device: the one posted so, in its group.
+    want_other = identities(image.name, expected_frames(image, other))
+    (other_group,) = [g for g in groups if g["frames"] == want_other[:2]]
+    assert [(r["key"], cells(r["text"])[1:3]) for r in seen["no_device"]] == \
+        [(other_group["key"], ["1", "1"])]
 
     # Opened from the filtered list, the group, its subgroup and its
     # reports count only the new version's reports, over the chosen days.

@@ -120,6 +120,9 @@ try {
     await page.waitForSelector(`#reports tr${attr('data-report-id', s.filtered_report_id)}`);
     await measure('reports, filtered');
     const reports = { ...(await groupHeader()), rows: await rowsOf('reports', 'report-id') };
+    await page.click(`#reports tr${attr('data-report-id', s.filtered_report_id)}`);
+    await page.waitForSelector('#report li.frame');
+    const crumbs = await page.$$eval('#report .crumbs a', (as) => as.map((a) => a.getAttribute('href')));
     // Back to the list through the breadcrumb: the filters are still set.
     await page.click('.crumbs a >> nth=0');
     await settled(page);
@@ -129,7 +132,7 @@ try {
     await page.waitForFunction(() => location.hash === '#/groups');
     await settled(page);
     await page.waitForSelector(groupRow);
-    return { list, group, reports, back };
+    return { list, group, reports, crumbs, back };
   });
 
   seen.group = await step('group drill-down', async () => {

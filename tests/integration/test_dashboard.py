@@ -215,6 +215,8 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     assert sorted(int(r["key"]) for r in fl["reports"]["rows"]) == sorted(new_ids)
     # The sparkline spans the ten chosen days.
     assert fl["group"]["spark"] == {"from": flt["from"], "to": flt["to"], "days": 10}
+    # A report opened from there leads back to the same filtered pages.
+    assert len(fl["crumbs"]) == 3 and all("version=9.0.0" in c for c in fl["crumbs"]), fl["crumbs"]
     assert "version=9.0.0" in fl["back"]["hash"] and fl["back"]["version"] == "9.0.0"
 
     # Unfiltered drill-down: all-time numbers; the sparkline spans the days

@@ -343,24 +343,26 @@ BEGIN
     -- The report was the row's first or last. The row's other reports
     -- tell the new bounds: the report row still has its old keys here
     -- (st_group_move runs before st_report_update_symbols), so one report
-    -- at p_at is skipped at the end it held.
+    -- at p_at is skipped at the end it held. (received_at is whole
+    -- seconds, as p_at is: the server's clock, srv_format_time.) A row
+    -- whose reports are gone keeps its bound rather than failing the move.
     UPDATE group_daily SET
-      first_seen = (SELECT r.received_at FROM reports r
+      first_seen = coalesce((SELECT r.received_at FROM reports r
                      WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
                        AND r.key2 = p_from_key2 AND r.user_id = p_user
                        AND coalesce(r.app_version, '') = p_app_version
                        AND coalesce(r.os_version, '') = p_os_version
                        AND coalesce(r.device, '') = p_device AND r.kind = p_kind
                      ORDER BY r.received_at LIMIT 1
-                    OFFSET CASE WHEN old_first = p_at THEN 1 ELSE 0 END),
-      last_seen = (SELECT r.received_at FROM reports r
+                    OFFSET CASE WHEN old_first = p_at THEN 1 ELSE 0 END), first_seen),
+      last_seen = coalesce((SELECT r.received_at FROM reports r
                     WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
                       AND r.key2 = p_from_key2 AND r.user_id = p_user
                       AND coalesce(r.app_version, '') = p_app_version
                       AND coalesce(r.os_version, '') = p_os_version
                       AND coalesce(r.device, '') = p_device AND r.kind = p_kind
                     ORDER BY r.received_at DESC LIMIT 1
-                   OFFSET CASE WHEN old_last = p_at THEN 1 ELSE 0 END)
+                   OFFSET CASE WHEN old_last = p_at THEN 1 ELSE 0 END), last_seen)
      WHERE app_id = p_app AND key1 = p_from_key1 AND user_id = p_user
        AND key2 = p_from_key2 AND day = p_day AND app_version = p_app_version
        AND os_version = p_os_version AND device = p_device AND kind = p_kind;

@@ -3,6 +3,7 @@
  * iOS and macOS reports carry (.ips usedImages[].path, KSCrash
  * binary_images[].name, MetricKit binaryName).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ingest/image_class.h"
@@ -11,14 +12,19 @@
  * /var (app containers), /Applications and home directories are absent on
  * purpose: apps live there. */
 static const char *const system_roots[] = {
-	"/System/",      /* frameworks, the shared cache's images, macOS cryptexes */
-	"/usr/lib/",     /* dyld, libSystem, libobjc, Swift runtime (/usr/lib/swift) */
-	"/usr/libexec/", "/usr/bin/", "/usr/sbin/", "/bin/", "/sbin/",
-	"/Developer/",   /* the developer disk image: libMainThreadChecker, … */
+	"/System/",  /* frameworks, the shared cache's images, macOS cryptexes */
+	"/usr/lib/", /* dyld, libSystem, libobjc, Swift runtime (/usr/lib/swift) */
+	"/usr/libexec/",
+	"/usr/bin/",
+	"/usr/sbin/",
+	"/bin/",
+	"/sbin/",
+	"/Developer/",		       /* the developer disk image: libMainThreadChecker, … */
 	"/private/preboot/Cryptexes/", /* iOS 16+: OS and Safari cryptexes */
-	"/Library/Apple/",             /* macOS: Rosetta, Apple-updated system parts */
+	"/Library/Apple/",	       /* macOS: Rosetta, Apple-updated system parts */
 	/* Injected by a jailbreak, not by the app: no team has their dSYMs. */
-	"/Library/MobileSubstrate/", "/Library/Frameworks/CydiaSubstrate.framework/",
+	"/Library/MobileSubstrate/",
+	"/Library/Frameworks/CydiaSubstrate.framework/",
 };
 
 /* Inside any of these wherever they are mounted: Xcode's own libraries
@@ -30,25 +36,84 @@ static const char *const system_parts[] = {
 
 /* Bare names (MetricKit gives no path): prefixes, then exact names. */
 static const char *const system_name_prefixes[] = {
-	"libsystem_", "libswift", "AGXMetal", "libobjc.",
+	"libsystem_",
+	"libswift",
+	"AGXMetal",
+	"libobjc.",
 };
 
+/* Sorted by strcmp (test_image_class checks it): searched by bsearch. */
 static const char *const system_names[] = {
-	"dyld", "dyld_sim", "libdispatch.dylib", "libdyld.dylib", "libSystem.B.dylib",
-	"libc++.1.dylib", "libc++abi.dylib", "libxpc.dylib", "libz.1.dylib",
-	"libsqlite3.dylib", "libicucore.A.dylib", "libMobileGestalt.dylib",
-	"libAccessibility.dylib", "libnetwork.dylib", "libcompression.dylib",
-	"libRPAC.dylib", "libMainThreadChecker.dylib", "libBacktraceRecording.dylib",
-	"UIKitCore", "UIKit", "Foundation", "CoreFoundation", "GraphicsServices",
-	"QuartzCore", "CoreGraphics", "CoreText", "CoreData", "CoreImage", "ImageIO",
-	"UIFoundation", "SwiftUI", "SwiftUICore", "AttributeGraph", "Combine",
-	"FrontBoardServices", "BackBoardServices", "RunningBoardServices", "BaseBoard",
-	"CFNetwork", "Network", "Security", "IOKit", "IOSurface", "Metal", "CoreVideo",
-	"CoreMedia", "AVFoundation", "AVFCore", "AudioToolbox", "MediaToolbox",
-	"WebKit", "WebCore", "JavaScriptCore", "CoreServices", "MobileCoreServices",
-	"CoreLocation", "MapKit", "Photos", "PhotosUI", "StoreKit", "CoreML",
-	"Accelerate", "TextInput", "TextInputCore", "UIKitServices", "AXCoreUtilities",
-	"libAXSpeechManager.dylib", "CoreAutoLayout", "DocumentManager", "ContactsUI",
+	"AVFCore",
+	"AVFoundation",
+	"AXCoreUtilities",
+	"Accelerate",
+	"AttributeGraph",
+	"AudioToolbox",
+	"BackBoardServices",
+	"BaseBoard",
+	"CFNetwork",
+	"Combine",
+	"ContactsUI",
+	"CoreAutoLayout",
+	"CoreData",
+	"CoreFoundation",
+	"CoreGraphics",
+	"CoreImage",
+	"CoreLocation",
+	"CoreML",
+	"CoreMedia",
+	"CoreServices",
+	"CoreText",
+	"CoreVideo",
+	"DocumentManager",
+	"Foundation",
+	"FrontBoardServices",
+	"GraphicsServices",
+	"IOKit",
+	"IOSurface",
+	"ImageIO",
+	"JavaScriptCore",
+	"MapKit",
+	"MediaToolbox",
+	"Metal",
+	"MobileCoreServices",
+	"Network",
+	"Photos",
+	"PhotosUI",
+	"QuartzCore",
+	"RunningBoardServices",
+	"Security",
+	"StoreKit",
+	"SwiftUI",
+	"SwiftUICore",
+	"TextInput",
+	"TextInputCore",
+	"UIFoundation",
+	"UIKit",
+	"UIKitCore",
+	"UIKitServices",
+	"WebCore",
+	"WebKit",
+	"dyld",
+	"dyld_sim",
+	"libAXSpeechManager.dylib",
+	"libAccessibility.dylib",
+	"libBacktraceRecording.dylib",
+	"libMainThreadChecker.dylib",
+	"libMobileGestalt.dylib",
+	"libRPAC.dylib",
+	"libSystem.B.dylib",
+	"libc++.1.dylib",
+	"libc++abi.dylib",
+	"libcompression.dylib",
+	"libdispatch.dylib",
+	"libdyld.dylib",
+	"libicucore.A.dylib",
+	"libnetwork.dylib",
+	"libsqlite3.dylib",
+	"libxpc.dylib",
+	"libz.1.dylib",
 };
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -57,6 +122,11 @@ static bool has_prefix(const char *s, const char *prefix)
 }
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static int name_order(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 bool ing_image_is_system(const char *name)
 {
@@ -78,8 +148,6 @@ bool ing_image_is_system(const char *name)
 	for (size_t i = 0; i < COUNT(system_name_prefixes); i++)
 		if (has_prefix(name, system_name_prefixes[i]))
 			return true;
-	for (size_t i = 0; i < COUNT(system_names); i++)
-		if (!strcmp(name, system_names[i]))
-			return true;
-	return false;
+	return bsearch(&name, system_names, COUNT(system_names), sizeof system_names[0],
+		       name_order) != NULL;
 }

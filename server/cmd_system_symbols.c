@@ -44,19 +44,18 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: stallscope system-symbols import DIR\n"
-		"       stallscope system-symbols list\n\n"
-		"import: loads the symbols of every Mach-O file under DIR (extracted\n"
-		"system frameworks, e.g. Xcode's iOS DeviceSupport/<version>/Symbols)\n"
-		"into the instance's system symbols, used for every app's system\n"
-		"frames, then reprocesses the reports waiting for them. Symbolic\n"
-		"links are not followed; files already imported are skipped. Prints\n"
-		"{\"files\",\"created\",\"replaced\",\"unchanged\",\"skipped\",\"failed\","
-		"\"reprocessed\"}.\n"
-		"list: prints the imported slices, newest first, one JSON object a line.\n\n"
-		"Reads the server's settings (STALLSCOPE_DATABASE_URL,\n"
-		"STALLSCOPE_DATA_DIR, STALLSCOPE_MAX_UPLOAD, STALLSCOPE_MAX_ZIP_ENTRIES).\n");
+	fprintf(out, "usage: stallscope system-symbols import DIR\n"
+		     "       stallscope system-symbols list\n\n"
+		     "import: loads the symbols of every Mach-O file under DIR (extracted\n"
+		     "system frameworks, e.g. Xcode's iOS DeviceSupport/<version>/Symbols)\n"
+		     "into the instance's system symbols, used for every app's system\n"
+		     "frames, then reprocesses the reports waiting for them. Symbolic\n"
+		     "links are not followed; files already imported are skipped. Prints\n"
+		     "{\"files\",\"created\",\"replaced\",\"unchanged\",\"skipped\",\"failed\","
+		     "\"reprocessed\"}.\n"
+		     "list: prints the imported slices, newest first, one JSON object a line.\n\n"
+		     "Reads the server's settings (STALLSCOPE_DATABASE_URL,\n"
+		     "STALLSCOPE_DATA_DIR, STALLSCOPE_MAX_UPLOAD, STALLSCOPE_MAX_ZIP_ENTRIES).\n");
 }
 
 static const char *env(const char *name)
@@ -71,17 +70,21 @@ typedef struct totals {
 typedef struct walk {
 	const srv_config *cfg;
 	totals t;
-	bool fatal; /* storage or database: stop */
+	bool fatal; /* storage, database or memory: stop (said on stderr) */
 } walk;
+
+static void out_of_memory(walk *w)
+{
+	if (!w->fatal)
+		fprintf(stderr, "stallscope system-symbols: out of memory\n");
+	w->fatal = true;
+}
 
 static bool is_macho(const uint8_t b[4])
 {
-	static const uint32_t magics[] = {0xfeedface, 0xfeedfacf, 0xcafebabe,
-					  0xcafebabf};
-	uint32_t be = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
-		      (uint32_t)b[2] << 8 | b[3];
-	uint32_t le = (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 |
-		      (uint32_t)b[1] << 8 | b[0];
+	static const uint32_t magics[] = {0xfeedface, 0xfeedfacf, 0xcafebabe, 0xcafebabf};
+	uint32_t be = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+	uint32_t le = (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[1] << 8 | b[0];
 	for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++)
 		if (be == magics[i] || le == magics[i])
 			return true;
@@ -92,7 +95,8 @@ static void count(walk *w, const json_t *files)
 {
 	size_t i;
 	const json_t *f;
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		const char *status = json_string_value(json_object_get(f, "status"));
 		if (!status)
 			continue;
@@ -111,19 +115,21 @@ static void import_file(walk *w, int fd, const char *rel, const char *name)
 	struct stat st;
 	uint8_t head[4];
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-	    !is_macho(head)) {
+	    pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head || !is_macho(head)) {
 		w->t.skipped++;
 		return;
 	}
 	if ((uint64_t)st.st_size > w->cfg->max_upload) {
-		fprintf(stderr, "stallscope system-symbols: %s: larger than "
-			"STALLSCOPE_MAX_UPLOAD, skipped\n", rel);
+		fprintf(stderr,
+			"stallscope system-symbols: %s: larger than "
+			"STALLSCOPE_MAX_UPLOAD, skipped\n",
+			rel);
 		w->t.failed++;
 		return;
 	}
 	if ((uint64_t)w->t.files >= w->cfg->max_zip_entries) {
-		fprintf(stderr, "stallscope system-symbols: more than %u Mach-O "
+		fprintf(stderr,
+			"stallscope system-symbols: more than %u Mach-O "
 			"files (STALLSCOPE_MAX_ZIP_ENTRIES)\n",
 			w->cfg->max_zip_entries);
 		w->fatal = true;
@@ -132,7 +138,7 @@ static void import_file(walk *w, int fd, const char *rel, const char *name)
 	w->t.files++;
 	srv_dsym_import *job = calloc(1, sizeof *job);
 	if (!job) {
-		w->fatal = true;
+		out_of_memory(w);
 		return;
 	}
 	job->cfg = w->cfg;
@@ -144,8 +150,7 @@ static void import_file(walk *w, int fd, const char *rel, const char *name)
 	if (job->err == ERR_NONE) {
 		count(w, job->files);
 	} else if (job->err == ERR_BAD_DEBUG_FILE) {
-		fprintf(stderr, "stallscope system-symbols: %s: %s, skipped\n", rel,
-			job->msg);
+		fprintf(stderr, "stallscope system-symbols: %s: %s, skipped\n", rel, job->msg);
 		w->t.failed++;
 	} else {
 		fprintf(stderr, "stallscope system-symbols: %s: %s\n", rel, job->msg);
@@ -174,14 +179,14 @@ static void walk_dir(walk *w, int fd, const char *rel, int depth)
 			cap = cap ? cap * 2 : 64;
 			struct dirent **grown = realloc(names, cap * sizeof *names);
 			if (!grown) {
-				w->fatal = true;
+				out_of_memory(w);
 				break;
 			}
 			names = grown;
 		}
 		size_t len = offsetof(struct dirent, d_name) + strlen(e->d_name) + 1;
 		if (!(names[n] = malloc(len))) {
-			w->fatal = true;
+			out_of_memory(w);
 			break;
 		}
 		memcpy(names[n++], e, len);
@@ -191,8 +196,7 @@ static void walk_dir(walk *w, int fd, const char *rel, int depth)
 		char sub[PATH_MAX];
 		snprintf(sub, sizeof sub, "%s/%s", rel, name);
 		/* O_NOFOLLOW: a symbolic link fails to open and is skipped. */
-		int sfd = openat(dirfd(d), name,
-				 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		int sfd = openat(dirfd(d), name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 		struct stat st;
 		if (sfd < 0 || fstat(sfd, &st) < 0) {
 			if (sfd >= 0)
@@ -256,7 +260,7 @@ static int import(const char *dir)
 	int64_t reprocessed = 0;
 	if (w.t.created + w.t.replaced > 0 && srv_reprocess_all(cfg.data_dir, &reprocessed) < 0) {
 		fprintf(stderr, "stallscope system-symbols: reprocessing: database "
-			"unavailable (the server's reprocessor will do it)\n");
+				"unavailable (the server's reprocessor will do it)\n");
 		goto done;
 	}
 	printf("{\"files\":%" PRId64 ",\"created\":%" PRId64 ",\"replaced\":%" PRId64
@@ -283,10 +287,9 @@ typedef struct listing {
 static int print_row(void *cls, const st_debug_file *f)
 {
 	listing *l = cls;
-	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:s}", "uuid", f->uuid, "arch",
-			      f->arch, "name", f->name, "kind", f->kind, "has_dwarf",
-			      f->has_dwarf, "functions", (json_int_t)f->functions,
-			      "created_at", f->created_at);
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:s}", "uuid", f->uuid, "arch", f->arch,
+			      "name", f->name, "kind", f->kind, "has_dwarf", f->has_dwarf,
+			      "functions", (json_int_t)f->functions, "created_at", f->created_at);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!text)

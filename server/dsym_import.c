@@ -247,12 +247,11 @@ static int parse_candidates(import *im)
 }
 
 /* The row of a slice in the store the job fills. */
-static int stored_get(st_conn *c, const srv_dsym_import *job, const char *uuid,
-		      const char *arch, bool for_update, st_debug_file *out)
+static int stored_get(st_conn *c, const srv_dsym_import *job, const char *uuid, const char *arch,
+		      bool for_update, st_debug_file *out)
 {
 	return job->system ? st_system_symbol_get(c, uuid, arch, for_update, out)
-			   : st_debug_file_get(c, job->app.id, uuid, arch,
-					       for_update, out);
+			   : st_debug_file_get(c, job->app.id, uuid, arch, for_update, out);
 }
 
 /* A system symbol has no kept copy: its debug_path is "". */
@@ -269,8 +268,7 @@ static int precheck_tx(st_conn *c, void *cls)
 	import *im = cls;
 	for (size_t i = 0; i < im->nslices; i++) {
 		slice *s = &im->slices[i];
-		int rc = stored_get(c, im->job, s->uuid, s->arch, false,
-				    &s->stored);
+		int rc = stored_get(c, im->job, s->uuid, s->arch, false, &s->stored);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
@@ -329,15 +327,13 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	if (job->system) {
 		/* The operator keeps the source tree: only the symcache. */
 		snprintf(f->symcache_path, sizeof f->symcache_path,
-			 "symcaches/system/%s-%s-%s.symcache", s->uuid, s->arch,
-			 nonce);
+			 "symcaches/system/%s-%s-%s.symcache", s->uuid, s->arch, nonce);
 	} else {
 		snprintf(f->symcache_path, sizeof f->symcache_path,
-			 "symcaches/%" PRId64 "/%s-%s-%s.symcache", job->app.id,
-			 s->uuid, s->arch, nonce);
-		snprintf(f->debug_path, sizeof f->debug_path,
-			 "debug/%" PRId64 "/%s-%s-%s/%s", job->app.id, s->uuid,
-			 s->arch, nonce, c->name);
+			 "symcaches/%" PRId64 "/%s-%s-%s.symcache", job->app.id, s->uuid, s->arch,
+			 nonce);
+		snprintf(f->debug_path, sizeof f->debug_path, "debug/%" PRId64 "/%s-%s-%s/%s",
+			 job->app.id, s->uuid, s->arch, nonce, c->name);
 	}
 
 	char path[PATH_MAX];
@@ -434,8 +430,7 @@ static int commit_tx(st_conn *c, void *cls)
 				continue;
 			}
 			if (rc == 0)
-				rc = stored_get(c, im->job, s->uuid, s->arch,
-						true, &cur);
+				rc = stored_get(c, im->job, s->uuid, s->arch, true, &cur);
 			/* Inserted and deleted again meanwhile: retry. */
 			if (rc == 0)
 				return ST_SOFT_ERROR;
@@ -443,9 +438,8 @@ static int commit_tx(st_conn *c, void *cls)
 		if (rc < 0)
 			return rc;
 		if (!cur.has_dwarf && s->ours.has_dwarf) {
-			rc = im->job->system
-				     ? st_system_symbol_replace(c, &s->ours)
-				     : st_debug_file_replace(c, &s->ours);
+			rc = im->job->system ? st_system_symbol_replace(c, &s->ours)
+					     : st_debug_file_replace(c, &s->ours);
 			if (rc < 0)
 				return rc;
 			if (rc == 0)
@@ -480,8 +474,7 @@ static void finish(import *im)
 	 * row's when ours replaced it. */
 	for (size_t i = 0; i < im->nslices; i++) {
 		slice *s = &im->slices[i];
-		if (s->wrote && (s->outcome == OUT_UNCHANGED ||
-				 s->outcome == OUT_KEPT))
+		if (s->wrote && (s->outcome == OUT_UNCHANGED || s->outcome == OUT_KEPT))
 			remove_files(job, &s->ours);
 		if (s->outcome == OUT_REPLACED)
 			remove_files(job, &s->old);

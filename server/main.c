@@ -19,7 +19,8 @@ static const struct {
 	{"purge", srv_cmd_purge, "apply retention now"},
 	{"reprocess", srv_cmd_reprocess, "re-symbolize reports waiting for symbols"},
 	{"demo", srv_cmd_demo, "fill an app of a running server with demo data"},
-	{"system-symbols", srv_cmd_system_symbols, "import or list the system symbols of every app"},
+	{"system-symbols", srv_cmd_system_symbols,
+	 "import or list the system symbols of every app"},
 };
 
 static void usage(FILE *to)

@@ -41,7 +41,7 @@ typedef struct symbol_file {
 	uint8_t uuid[16];
 	sym_arch arch;
 	bool has_dwarf;
-	bool system; /* the instance's system symbols, not the app's upload */
+	bool system;	/* the instance's system symbols, not the app's upload */
 	char path[512]; /* relative to the data dir */
 	ing_image_status status;
 	const sym_cache *cache;

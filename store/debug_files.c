@@ -140,73 +140,64 @@ int st_debug_file_delete(st_conn *c, int64_t app_id, const char *uuid,
 
 /* ---- system symbols ------------------------------------------------------- */
 
-#define SS_COLUMNS                                                            \
-	"id, 0::bigint, upper(uuid::text), arch, name, kind, has_dwarf,"     \
-	" functions, file_size, symcache_size, symcache_version,"            \
-	" '', symcache_path,"                                                \
-	" to_char(created_at AT TIME ZONE 'UTC',"                            \
+#define SS_COLUMNS                                                                                 \
+	"id, 0::bigint, upper(uuid::text), arch, name, kind, has_dwarf,"                           \
+	" functions, file_size, symcache_size, symcache_version,"                                  \
+	" '', symcache_path,"                                                                      \
+	" to_char(created_at AT TIME ZONE 'UTC',"                                                  \
 	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
-int st_system_symbol_get(st_conn *c, const char *uuid, const char *arch,
-			 bool for_update, st_debug_file *out)
+int st_system_symbol_get(st_conn *c, const char *uuid, const char *arch, bool for_update,
+			 st_debug_file *out)
 {
-	static const st_stmt q = {
-		"system_symbol_get",
-		"SELECT " SS_COLUMNS " FROM system_symbols"
-		" WHERE uuid = $1::uuid AND arch = $2",
-		2};
-	static const st_stmt q_lock = {
-		"system_symbol_get_for_update",
-		"SELECT " SS_COLUMNS " FROM system_symbols"
-		" WHERE uuid = $1::uuid AND arch = $2 FOR UPDATE",
-		2};
-	return ST_EXEC(c, for_update ? &q_lock : &q, read_one, out,
-		       ST_TEXT(uuid), ST_TEXT(arch));
+	static const st_stmt q = {"system_symbol_get",
+				  "SELECT " SS_COLUMNS " FROM system_symbols"
+				  " WHERE uuid = $1::uuid AND arch = $2",
+				  2};
+	static const st_stmt q_lock = {"system_symbol_get_for_update",
+				       "SELECT " SS_COLUMNS " FROM system_symbols"
+				       " WHERE uuid = $1::uuid AND arch = $2 FOR UPDATE",
+				       2};
+	return ST_EXEC(c, for_update ? &q_lock : &q, read_one, out, ST_TEXT(uuid), ST_TEXT(arch));
 }
 
 int st_system_symbol_insert(st_conn *c, const st_debug_file *f)
 {
-	static const st_stmt q = {
-		"system_symbol_insert",
-		"INSERT INTO system_symbols (uuid, arch, name, kind, has_dwarf,"
-		" functions, file_size, symcache_size, symcache_version,"
-		" symcache_path)"
-		" VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-		" ON CONFLICT (uuid, arch) DO NOTHING",
-		10};
-	return ST_EXEC(c, &q, NULL, NULL, ST_TEXT(f->uuid), ST_TEXT(f->arch),
-		       ST_TEXT(f->name), ST_TEXT(f->kind),
-		       ST_BOOL(f->has_dwarf), ST_INT64(f->functions),
+	static const st_stmt q = {"system_symbol_insert",
+				  "INSERT INTO system_symbols (uuid, arch, name, kind, has_dwarf,"
+				  " functions, file_size, symcache_size, symcache_version,"
+				  " symcache_path)"
+				  " VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+				  " ON CONFLICT (uuid, arch) DO NOTHING",
+				  10};
+	return ST_EXEC(c, &q, NULL, NULL, ST_TEXT(f->uuid), ST_TEXT(f->arch), ST_TEXT(f->name),
+		       ST_TEXT(f->kind), ST_BOOL(f->has_dwarf), ST_INT64(f->functions),
 		       ST_INT64(f->file_size), ST_INT64(f->symcache_size),
 		       ST_INT64(f->symcache_version), ST_TEXT(f->symcache_path));
 }
 
 int st_system_symbol_replace(st_conn *c, const st_debug_file *f)
 {
-	static const st_stmt q = {
-		"system_symbol_replace",
-		"UPDATE system_symbols SET name = $3, kind = $4, has_dwarf = $5,"
-		" functions = $6, file_size = $7, symcache_size = $8,"
-		" symcache_version = $9, symcache_path = $10, created_at = now()"
-		" WHERE uuid = $1::uuid AND arch = $2",
-		10};
-	return ST_EXEC(c, &q, NULL, NULL, ST_TEXT(f->uuid), ST_TEXT(f->arch),
-		       ST_TEXT(f->name), ST_TEXT(f->kind),
-		       ST_BOOL(f->has_dwarf), ST_INT64(f->functions),
+	static const st_stmt q = {"system_symbol_replace",
+				  "UPDATE system_symbols SET name = $3, kind = $4, has_dwarf = $5,"
+				  " functions = $6, file_size = $7, symcache_size = $8,"
+				  " symcache_version = $9, symcache_path = $10, created_at = now()"
+				  " WHERE uuid = $1::uuid AND arch = $2",
+				  10};
+	return ST_EXEC(c, &q, NULL, NULL, ST_TEXT(f->uuid), ST_TEXT(f->arch), ST_TEXT(f->name),
+		       ST_TEXT(f->kind), ST_BOOL(f->has_dwarf), ST_INT64(f->functions),
 		       ST_INT64(f->file_size), ST_INT64(f->symcache_size),
 		       ST_INT64(f->symcache_version), ST_TEXT(f->symcache_path));
 }
 
-int st_system_symbol_list(st_conn *c, int64_t before_id, unsigned limit,
-			  st_debug_file_cb cb, void *cls)
+int st_system_symbol_list(st_conn *c, int64_t before_id, unsigned limit, st_debug_file_cb cb,
+			  void *cls)
 {
-	static const st_stmt q = {
-		"system_symbol_list",
-		"SELECT " SS_COLUMNS " FROM system_symbols"
-		" WHERE $1::bigint = 0 OR id < $1::bigint"
-		" ORDER BY id DESC LIMIT $2",
-		2};
+	static const st_stmt q = {"system_symbol_list",
+				  "SELECT " SS_COLUMNS " FROM system_symbols"
+				  " WHERE $1::bigint = 0 OR id < $1::bigint"
+				  " ORDER BY id DESC LIMIT $2",
+				  2};
 	struct each e = {cb, cls};
-	return ST_EXEC(c, &q, read_each, &e, ST_INT64(before_id),
-		       ST_INT64(limit));
+	return ST_EXEC(c, &q, read_each, &e, ST_INT64(before_id), ST_INT64(limit));
 }

@@ -366,7 +366,8 @@ int st_reprocess_candidates(st_conn *c, int64_t limit, st_candidate_cb cb, void 
 		" UNION ALL SELECT s.created_at, s.has_dwarf FROM system_symbols s"
 		" WHERE s.uuid = w.uuid) AS d ON true"
 		" WHERE w.reason IN ('missing', 'system_missing')"
-		" OR (w.reason IN ('malformed', 'system_malformed') AND d.created_at > w.created_at)"
+		" OR (w.reason IN ('malformed', 'system_malformed') AND d.created_at > "
+		"w.created_at)"
 		" OR (w.reason = 'symbol_table' AND d.has_dwarf)"
 		" GROUP BY w.report, w.app_id ORDER BY w.report LIMIT $1",
 		1};

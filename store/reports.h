@@ -156,7 +156,7 @@ typedef struct st_symbol_file {
 	char uuid[37];  /* uppercase 8-4-4-4-12 */
 	char arch[16];
 	bool has_dwarf;
-	bool system; /* from the instance's system symbols, not the app's uploads */
+	bool system;		 /* a system symbol, not an app upload */
 	char symcache_path[512]; /* relative to the data dir */
 } st_symbol_file;
 

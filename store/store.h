@@ -220,12 +220,12 @@ int st_debug_file_delete(st_conn *c, int64_t app_id, const char *uuid,
  * in an st_debug_file with app_id 0 and debug_path "" (only the symcache
  * is kept). Return codes as for debug files.
  */
-int st_system_symbol_get(st_conn *c, const char *uuid, const char *arch,
-			 bool for_update, st_debug_file *out);
+int st_system_symbol_get(st_conn *c, const char *uuid, const char *arch, bool for_update,
+			 st_debug_file *out);
 int st_system_symbol_insert(st_conn *c, const st_debug_file *f);
 int st_system_symbol_replace(st_conn *c, const st_debug_file *f);
 /* Newest first, below BEFORE_ID when > 0, at most LIMIT. */
-int st_system_symbol_list(st_conn *c, int64_t before_id, unsigned limit,
-			  st_debug_file_cb cb, void *cls);
+int st_system_symbol_list(st_conn *c, int64_t before_id, unsigned limit, st_debug_file_cb cb,
+			  void *cls);
 
 #endif

@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "ingest/image_class.h"
+#include <string.h>
+
+/* The statics (the name list) are checked too. */
+#include "ingest/image_class.c"
 
 static const char *const system_images[] = {
 	/* KSCrash Example-Reports (iOS 6–7 devices) */
@@ -34,8 +37,14 @@ static const char *const system_images[] = {
 	"Profiles/Runtimes/iOS 17.0.simruntime/Contents/Resources/RuntimeRoot/System/Library/"
 	"PrivateFrameworks/UIKitCore.framework/UIKitCore",
 	/* MetricKit: names only */
-	"libsystem_pthread.dylib", "libswiftCore.dylib", "UIKitCore", "CoreFoundation",
-	"libobjc.A.dylib", "dyld", "libdispatch.dylib", "AGXMetalA14",
+	"libsystem_pthread.dylib",
+	"libswiftCore.dylib",
+	"UIKitCore",
+	"CoreFoundation",
+	"libobjc.A.dylib",
+	"dyld",
+	"libdispatch.dylib",
+	"AGXMetalA14",
 };
 
 static const char *const app_images[] = {
@@ -54,9 +63,14 @@ static const char *const app_images[] = {
 	"/private/var/containers/Bundle/Application/X/Demo.app/System/Library/Fake",
 	"/usr/local/lib/libfoo.dylib",
 	/* MetricKit names the OS does not ship */
-	"iOS-Swift", "Sentry", "libDemo.dylib", "Demo", "UIKitCoreExtras",
+	"iOS-Swift",
+	"Sentry",
+	"libDemo.dylib",
+	"Demo",
+	"UIKitCoreExtras",
 	/* nothing to go by */
-	"", "???",
+	"",
+	"???",
 };
 
 static void test_system(void **state)
@@ -78,11 +92,23 @@ static void test_app(void **state)
 	assert_false(ing_image_is_system(NULL));
 }
 
+static void test_names_sorted(void **state)
+{
+	(void)state;
+	for (size_t i = 1; i < COUNT(system_names); i++)
+		if (strcmp(system_names[i - 1], system_names[i]) >= 0)
+			fail_msg("system_names not sorted at %s", system_names[i]);
+	/* Every listed name is found, so none is hidden by the order. */
+	for (size_t i = 0; i < COUNT(system_names); i++)
+		assert_true(ing_image_is_system(system_names[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_system),
 		cmocka_unit_test(test_app),
+		cmocka_unit_test(test_names_sorted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,9 +417,6 @@ function title(text) {
 
 // ----------------------------------------------------------- groups list
 
-// The filters every group page takes: they travel in the hash from the
-// list to a group, its subgroups, its reports and a report (with the
-// list's sort, for the way back), and go to the API with each call.
 // Pick lists from GET …/dimensions: [select name, dimensions key, label].
 const DIMENSIONS = [
   ['version', 'versions', 'App version'],
@@ -427,6 +424,9 @@ const DIMENSIONS = [
   ['device', 'devices', 'Device'],
   ['kind', 'kinds', 'Kind'],
 ];
+// The filters every group page takes: they travel in the hash from the
+// list to a group, its subgroups, its reports and a report (with the
+// list's sort, for the way back), and go to the API with each call.
 const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
 const LIST_PARAMS = [...FILTERS, 'sort'];
 const isDimension = (k) => DIMENSIONS.some(([name]) => name === k);

@@ -5,9 +5,9 @@
 
 const STORE_APP = 'stallscope.app';
 const STORE_TOKEN = 'stallscope.token';
-const PAGE = 50;           // rows per page of groups and reports
-const SPARK_DAYS = 30;     // sparkline span when no day range is chosen
-const KINDS = ['stall', 'hang', 'cpu', 'crash'];
+const PAGE = 50;           // rows per page of groups, reports and missing images
+const SPARK_MIN_DAYS = 7;  // a group seen on one day still gets a week's axis
+const SPARK_MAX_DAYS = 365;
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,17 +49,28 @@ function svg(tag, attrs, ...children) {
 
 const enc = encodeURIComponent;
 
-function hashFor(...parts) {
-  return '#/' + parts.map(enc).join('/');
+// '#/a/b?k=v': QUERY (an object) carries the filters from page to page, so
+// a group opened from a filtered list keeps counting what the list counted.
+function hashFor(parts, query) {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query || {})) if (v != null) qs.set(k, v);
+  const s = qs.toString();
+  return '#/' + parts.map(enc).join('/') + (s ? `?${s}` : '');
 }
 
 // ---------------------------------------------------------- formatting
 
+// Times are shown in UTC, as the API, the logs and the day filters count
+// them: a browser's own zone would put a report on another day than the
+// filter that found it.
+function utc(iso) {
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
 function timeEl(iso) {
   if (!iso) return '—';
-  const d = new Date(iso);
-  // The UTC form stays in the tooltip: it is what the API and logs say.
-  return h('time', { datetime: iso, title: iso }, isNaN(d) ? iso : d.toLocaleString());
+  return h('time', { datetime: iso, title: iso }, utc(iso));
 }
 
 const basename = (path) => String(path).split('/').pop();
@@ -89,13 +100,13 @@ const dayOf = (ms) => new Date(ms).toISOString().slice(0, 10);
 const dayMs = (day) => Date.parse(day + 'T00:00:00Z');
 const todayUTC = () => dayOf(Date.now());
 
-// Every UTC day from FROM to TO inclusive, at most a year (the sparkline
-// would be unreadable beyond that anyway).
+// Every UTC day from FROM to TO inclusive, at most SPARK_MAX_DAYS (the
+// sparkline would be unreadable beyond that anyway).
 function dayRange(from, to) {
   let start = dayMs(from);
   const end = dayMs(to);
   if (isNaN(start) || isNaN(end) || start > end) return [];
-  start = Math.max(start, end - 365 * DAY_MS);
+  start = Math.max(start, end - (SPARK_MAX_DAYS - 1) * DAY_MS);
   const days = [];
   for (let t = start; t <= end; t += DAY_MS) days.push(dayOf(t));
   return days;
@@ -114,6 +125,7 @@ function sparkline(daily, from, to) {
   const el = svg('svg', {
     class: 'spark', viewBox: `0 0 ${W} ${H}`, width: W, height: H,
     role: 'img', 'aria-label': label, preserveAspectRatio: 'none',
+    dataset: { from: days[0], to: days[days.length - 1], days: days.length },
   }, svg('title', {}, label));
   el.append(svg('line', { class: 'spark-base', x1: 0, x2: W, y1: H - 0.5, y2: H - 0.5 }));
   values.forEach((n, i) => {
@@ -184,9 +196,11 @@ function appPath(...parts) {
   return `/api/v1/apps/${enc(session.app)}` + parts.map((p) => '/' + enc(p)).join('');
 }
 
+// PARAMS' null and undefined values are left out; '' is sent (a filter on
+// a dimension's '' matches reports without that field).
 function withQuery(path, params) {
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v != null && v !== '') qs.set(k, v);
+  for (const [k, v] of Object.entries(params)) if (v != null) qs.set(k, v);
   const s = qs.toString();
   return s ? `${path}?${s}` : path;
 }
@@ -329,6 +343,7 @@ let generation = 0;
 
 async function route() {
   const gen = ++generation;
+  const hash = location.hash;
   clearError();
   if (!signedIn()) {
     showSignin();
@@ -346,12 +361,13 @@ async function route() {
   $(`nav-${section}`)?.setAttribute('aria-current', 'page');
 
   let render = null;
+  const f = paramsOf(query, LIST_PARAMS);
   if (head === 'groups' && rest.length === 0) {
-    if (!a) render = () => groupsView(query, gen);
-    else if (!b) render = () => groupView(a);
-    else render = () => groupReportsView(a, b, gen);
-  } else if (head === 'reports' && a && !b) render = () => reportView(a);
-  else if (head === 'missing' && !a) render = () => missingView();
+    if (!a) render = () => groupsView(f, gen);
+    else if (!b) render = () => groupView(a, f);
+    else render = () => groupReportsView(a, b, f, gen);
+  } else if (head === 'reports' && a && !b) render = () => reportView(a, f);
+  else if (head === 'missing' && !a) render = () => missingView(gen);
   else if (head === 'whitelist' && !a) render = () => whitelistView(gen);
   else if (head === 'config' && !a) render = () => configView();
 
@@ -369,6 +385,8 @@ async function route() {
   }
   if (gen !== generation) return;
   $('view').replaceChildren(view);
+  // Which route the view shows: tests wait on it, as old rows look alike.
+  $('view').dataset.hash = hash;
 }
 
 const current = (gen) => gen === generation;
@@ -399,43 +417,109 @@ function title(text) {
 
 // ----------------------------------------------------------- groups list
 
-const FILTERS = ['from', 'to', 'version', 'os_version', 'device', 'kind', 'sort'];
+// Pick lists from GET …/dimensions: [select name, dimensions key, label].
+const DIMENSIONS = [
+  ['version', 'versions', 'App version'],
+  ['os_version', 'os_versions', 'OS version'],
+  ['device', 'devices', 'Device'],
+  ['kind', 'kinds', 'Kind'],
+];
+// The filters every group page takes: they travel in the hash from the
+// list to a group, its subgroups, its reports and a report (with the
+// list's sort, for the way back), and go to the API with each call.
+const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
+const LIST_PARAMS = [...FILTERS, 'sort'];
+const isDimension = (k) => DIMENSIONS.some(([name]) => name === k);
 
-function filtersForm(f) {
-  const input = (id, name, label, type, placeholder) => h('label', { for: id }, label,
-    h('input', { id, name, type, value: f[name] || '', placeholder }));
+// A filter object holds only what is chosen. A dimension may be chosen as
+// '' (reports without that field), so it counts when present at all.
+function paramsOf(query, names) {
+  const f = {};
+  for (const k of names) {
+    if (query.get(k) || (isDimension(k) && query.has(k))) f[k] = query.get(k);
+  }
+  return f;
+}
+
+const onlyFilters = (f) => Object.fromEntries(FILTERS.filter((k) => f[k] != null).map((k) => [k, f[k]]));
+const isFiltered = (f) => FILTERS.some((k) => f[k] != null);
+const shownValue = (v) => (v === '' ? '(not set)' : v);
+
+// "all", then every known value with its report count; a value taken from
+// the hash that the range no longer holds stays choosable, marked so. The
+// real value is each option's data-v ("all" has none): '' is a value too.
+function fillSelect(select, values, chosen) {
+  const options = [h('option', { value: '' }, 'all')];
+  const option = (v, text) => h('option', { value: v, dataset: { v } }, text);
+  for (const d of values || []) options.push(option(d.value, `${shownValue(d.value)} (${num(d.reports)})`));
+  let pick = chosen == null ? options[0] : options.find((o) => o.dataset.v === chosen);
+  if (!pick) options.push(pick = option(chosen, `${shownValue(chosen)} (no reports)`));
+  select.replaceChildren(...options);
+  pick.selected = true;
+}
+
+const chosenIn = (select) => select.selectedOptions[0]?.dataset.v;
+
+async function dimensions(from, to) {
+  return api('GET', withQuery(appPath('dimensions'), { from: from || null, to: to || null }));
+}
+
+function filtersForm(f, dims) {
+  const input = (id, name, label, type) => h('label', { for: id }, label,
+    h('input', { id, name, type, value: f[name] || '' }));
   const select = (id, name, label, options) => h('label', { for: id }, label,
     h('select', { id, name }, options.map(([value, text]) =>
       h('option', { value, selected: (f[name] || '') === value }, text))));
+  const pick = (name, label) => h('label', { for: `filter-${name.replace('_', '-')}` }, label,
+    h('select', { id: `filter-${name.replace('_', '-')}`, name }));
   const form = h('form', { id: 'groups-filters', class: 'filters' },
     input('filter-from', 'from', 'From (UTC day)', 'date'),
     input('filter-to', 'to', 'To (UTC day)', 'date'),
-    input('filter-version', 'version', 'App version', 'text', 'any'),
-    input('filter-os-version', 'os_version', 'OS version', 'text', 'any'),
-    input('filter-device', 'device', 'Device', 'text', 'any'),
-    select('filter-kind', 'kind', 'Kind', [['', 'any'], ...KINDS.map((k) => [k, k])]),
+    DIMENSIONS.map(([name, , label]) => pick(name, label)),
     select('filter-sort', 'sort', 'Sort by', [['', 'reports'], ['users', 'users'], ['last_seen', 'last seen']]),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', id: 'filters-apply' }, 'Apply'),
       h('a', { href: '#/groups', class: 'button-link' }, 'Clear')));
+  const el = form.elements;
+  const fill = (d, chosen) => {
+    for (const [name, key] of DIMENSIONS) fillSelect(el[name], d[key], chosen(name));
+  };
+  fill(dims, (name) => f[name]);
+  // The pick lists follow the days being chosen, before Apply; only the
+  // answer for the latest days counts.
+  let asked = 0;
+  const refill = async () => {
+    const mine = ++asked;
+    try {
+      const d = await dimensions(el.from.value, el.to.value);
+      if (mine === asked) fill(d, (name) => chosenIn(el[name]));
+    } catch (e) {
+      showError(e);
+    }
+  };
+  el.from.addEventListener('change', refill);
+  el.to.addEventListener('change', refill);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const data = new FormData(form);
-    const qs = new URLSearchParams();
-    for (const k of FILTERS) {
-      const v = String(data.get(k) || '').trim();
-      if (v) qs.set(k, v);
-    }
-    const s = qs.toString();
-    location.hash = s ? `#/groups?${s}` : '#/groups';
+    const chosen = {};
+    for (const k of ['from', 'to', 'sort']) if (el[k].value) chosen[k] = el[k].value;
+    for (const [name] of DIMENSIONS) chosen[name] = chosenIn(el[name]);
+    location.hash = hashFor(['groups'], chosen);
   });
   return form;
 }
 
-// The sparkline window: the chosen day range, else the last SPARK_DAYS.
-function sparkWindow(f) {
-  const to = f.to || todayUTC();
-  const from = f.from || dayOf(dayMs(to) - (SPARK_DAYS - 1) * DAY_MS);
+// The days sparklines span: the chosen range (an open end is today, or the
+// first day with reports), else the first to the last day with reports of
+// the groups drawn together (one axis per table, so a column compares);
+// at least SPARK_MIN_DAYS so one busy day is not a solid block.
+function sparkWindow(f, dailies) {
+  const days = dailies.flatMap((daily) => (daily || []).filter((d) => d.reports > 0).map((d) => d.day)).sort();
+  let from = f.from || days[0];
+  const to = f.to || (f.from ? todayUTC() : days[days.length - 1]) || todayUTC();
+  if (!from || (!f.from && dayMs(to) - dayMs(from) < (SPARK_MIN_DAYS - 1) * DAY_MS)) {
+    from = dayOf(dayMs(to) - (SPARK_MIN_DAYS - 1) * DAY_MS);
+  }
   return [from, to];
 }
 
@@ -446,91 +530,109 @@ function groupRow(g, href, dataset, win) {
     h('td', { class: 'num' }, num(g.users)),
     h('td', {}, timeEl(g.first_seen)),
     h('td', {}, timeEl(g.last_seen)),
-    h('td', { class: 'spark-cell' }, sparkline(g.daily, win[0], win[1]))), href);
+    h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
 }
+
+const sparkHead = (win) => `Per UTC day, ${win[0]} → ${win[1]}`;
 
 function groupTable(id, win) {
   const tbody = h('tbody');
+  const head = h('th', { class: 'spark-cell' }, sparkHead(win));
   const table = h('table', { id, class: 'data groups' },
     h('thead', {}, h('tr', {},
       h('th', {}, 'Frames (innermost first)'), h('th', { class: 'num' }, 'Reports'),
-      h('th', { class: 'num' }, 'Users'), h('th', {}, 'First seen'), h('th', {}, 'Last seen'),
-      h('th', { title: `UTC days ${win[0]} to ${win[1]}` }, `Per day, ${win[0]} → ${win[1]}`))),
+      h('th', { class: 'num' }, 'Users'), h('th', {}, 'First seen (UTC)'), h('th', {}, 'Last seen (UTC)'),
+      head)),
     tbody);
-  return { table, tbody };
+  return { table, tbody, head };
 }
 
-async function groupsView(query, gen) {
+async function groupsView(f, gen) {
   title('Groups');
-  const f = {};
-  for (const k of FILTERS) if (query.get(k)) f[k] = query.get(k);
-  const filtered = FILTERS.some((k) => k !== 'sort' && f[k]);
-  const win = sparkWindow(f);
-  const { table, tbody } = groupTable('groups', win);
+  const filtered = isFiltered(f);
+  const { table, tbody, head } = groupTable('groups', sparkWindow(f, []));
   const more = h('button', { type: 'button', id: 'groups-more', class: 'more' }, 'Load more');
   const empty = h('p', { class: 'empty', hidden: true },
     filtered ? 'No stalls match these filters.' : 'No stalls reported yet.');
+  const shown = [];
   let cursor = null;
 
   const load = async () => {
     const data = await api('GET', withQuery(appPath('groups'), { level: 1, ...f, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    for (const g of data.groups) {
-      tbody.append(groupRow(g, hashFor('groups', g.key), { key1: g.key }, win));
-    }
+    shown.push(...data.groups);
+    // A later page may hold older days: every row is redrawn on one axis.
+    const win = sparkWindow(f, shown.map((g) => g.daily));
+    head.textContent = sparkHead(win);
+    tbody.replaceChildren(...shown.map((g) =>
+      groupRow(g, hashFor(['groups', g.key], f), { key1: g.key }, win)));
     cursor = data.next_cursor;
     more.hidden = cursor == null;
     empty.hidden = tbody.rows.length > 0;
     table.hidden = tbody.rows.length === 0;
   };
   more.addEventListener('click', () => act(more, load));
-  await load();
+  const [dims] = await Promise.all([dimensions(f.from, f.to), load()]);
   return h('div', {},
     h('h1', {}, 'Stall groups'),
     h('p', { class: 'hint' }, filtered
       ? 'Counts are summed over the matching UTC days.'
       : 'Counts are all-time totals; choose days or filters to narrow them.'),
-    filtersForm(f), table, empty, more);
+    filtersForm(f, dims), table, empty, more);
 }
 
 // ---------------------------------------------------------- group detail
 
-function groupHeader(g, level) {
-  const win = sparkWindow({});
+// What the numbers below count, with a way back to all time.
+function filterSummary(f, parts) {
+  if (!isFiltered(f)) return h('p', { class: 'hint', id: 'filter-summary' }, 'All-time counts, no filters.');
+  const said = [];
+  if (f.from || f.to) said.push(`UTC days ${f.from || 'first'} → ${f.to || 'today'}`);
+  for (const [name, , label] of DIMENSIONS) {
+    if (f[name] != null) said.push(`${label.toLowerCase()} ${shownValue(f[name])}`);
+  }
+  return h('p', { class: 'filter-summary', id: 'filter-summary' },
+    h('span', {}, `Filtered: ${said.join(', ')}. `),
+    h('a', { href: hashFor(parts, { sort: f.sort }), id: 'filter-clear' }, 'Show all time'));
+}
+
+function groupHeader(g, level, win) {
   return h('div', { class: 'card group-head' },
     h('div', { class: 'frames' }, identities(g.frames)),
     h('dl', { class: 'stats' },
       h('dt', {}, 'Key'), h('dd', { class: 'mono' }, g.key),
-      h('dt', {}, 'Reports'), h('dd', {}, num(g.reports)),
-      h('dt', {}, 'Users'), h('dd', {}, num(g.users)),
+      h('dt', {}, 'Reports'), h('dd', { id: 'group-reports' }, num(g.reports)),
+      h('dt', {}, 'Users'), h('dd', { id: 'group-users' }, num(g.users)),
       h('dt', {}, 'First seen'), h('dd', {}, timeEl(g.first_seen)),
       h('dt', {}, 'Last seen'), h('dd', {}, timeEl(g.last_seen)),
-      h('dt', {}, `Per day (last ${SPARK_DAYS})`), h('dd', {}, sparkline(g.daily, win[0], win[1]))),
+      h('dt', {}, 'Per UTC day'), h('dd', { id: 'group-spark' }, sparkline(g.daily, ...win))),
     h('p', { class: 'hint' }, level === 1
       ? 'Grouped by the innermost two frames; subgroups by the innermost four.'
       : 'Grouped by the innermost four frames.'));
 }
 
-async function groupView(key1) {
+async function groupView(key1, f) {
   title(`Group ${key1}`);
-  const data = await api('GET', appPath('groups', key1));
-  const win = sparkWindow({});
+  const data = await api('GET', withQuery(appPath('groups', key1), onlyFilters(f)));
+  // The subgroups share their group's axis: they hold its reports.
+  const win = sparkWindow(f, [data.group.daily]);
   const { table, tbody } = groupTable('subgroups', win);
   for (const s of data.subgroups) {
-    tbody.append(groupRow(s, hashFor('groups', key1, s.key), { key2: s.key }, win));
+    tbody.append(groupRow(s, hashFor(['groups', key1, s.key], f), { key2: s.key }, win));
   }
   return h('div', {},
-    crumbs(['Groups', '#/groups'], [key1]),
+    crumbs(['Groups', hashFor(['groups'], f)], [key1]),
     h('h1', {}, 'Group'),
-    groupHeader(data.group, 1),
+    filterSummary(f, ['groups', key1]),
+    groupHeader(data.group, 1, win),
     h('h2', {}, `Subgroups (${data.subgroups.length})`),
     data.subgroups.length ? table : h('p', { class: 'empty' }, 'No subgroups with reports.'));
 }
 
 // ---------------------------------------------------- reports of a group
 
-function reportRow(r) {
-  const href = hashFor('reports', String(r.id));
+function reportRow(r, f) {
+  const href = hashFor(['reports', String(r.id)], f);
   return clickable(h('tr', { dataset: { reportId: String(r.id) } },
     h('td', {}, h('a', { href }, timeEl(r.received_at))),
     h('td', { class: 'mono' }, r.user_id ?? '—'),
@@ -542,33 +644,37 @@ function reportRow(r) {
     h('td', {}, r.pending ? badge('waiting for symbols', 'warn') : badge('symbolicated', 'ok'))), href);
 }
 
-async function groupReportsView(key1, key2, gen) {
+async function groupReportsView(key1, key2, f, gen) {
   title(`Reports of ${key2}`);
+  const carried = onlyFilters(f);
   const tbody = h('tbody');
   const table = h('table', { id: 'reports', class: 'data' },
     h('thead', {}, h('tr', {},
-      ['Received', 'User', 'App version', 'OS version', 'Device', 'Kind', 'Duration', 'Symbols']
+      ['Received (UTC)', 'User', 'App version', 'OS version', 'Device', 'Kind', 'Duration', 'Symbols']
         .map((t) => h('th', { class: t === 'Duration' ? 'num' : null }, t)))),
     tbody);
   const more = h('button', { type: 'button', id: 'reports-more', class: 'more' }, 'Load more');
   let cursor = null;
   const load = async () => {
-    const data = await api('GET', withQuery(appPath('groups', key1, key2, 'reports'), { limit: PAGE, cursor }));
+    const data = await api('GET', withQuery(appPath('groups', key1, key2, 'reports'),
+      { ...carried, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    for (const r of data.reports) tbody.append(reportRow(r));
+    for (const r of data.reports) tbody.append(reportRow(r, f));
     cursor = data.next_cursor;
     more.hidden = cursor == null;
   };
   more.addEventListener('click', () => act(more, load));
   // The level-2 group's own counters come with its parent's detail.
-  const [detail] = await Promise.all([api('GET', appPath('groups', key1)), load()]);
+  const [detail] = await Promise.all([api('GET', withQuery(appPath('groups', key1), carried)), load()]);
   const sub = detail.subgroups.find((s) => s.key === key2);
   return h('div', {},
-    crumbs(['Groups', '#/groups'], [key1, hashFor('groups', key1)], [key2]),
+    crumbs(['Groups', hashFor(['groups'], f)], [key1, hashFor(['groups', key1], f)], [key2]),
     h('h1', {}, 'Subgroup'),
-    sub ? groupHeader(sub, 2) : h('p', { class: 'mono' }, key2),
+    filterSummary(f, ['groups', key1, key2]),
+    sub ? groupHeader(sub, 2, sparkWindow(f, [sub.daily])) : h('p', { class: 'mono' }, key2),
     h('h2', {}, 'Reports, newest first'),
-    tbody.rows.length ? table : h('p', { class: 'empty' }, 'No stored reports (they may have been purged by retention).'),
+    tbody.rows.length ? table : h('p', { class: 'empty' },
+      isFiltered(f) ? 'No stored reports match these filters.' : 'No stored reports (they may have been purged by retention).'),
     more);
 }
 
@@ -640,21 +746,33 @@ function threadsOf(r) {
   return blocks;
 }
 
+// System images (the OS's own libraries) are marked: an app team has no
+// dSYM for them, and they do not keep a report waiting for symbols.
+function needBadge(im) {
+  if (!im.needed) return '';
+  return im.system ? badge('yes, system symbols', 'muted') : badge('yes, missing', 'warn');
+}
+
 function imagesTable(images) {
-  const missing = images.filter((i) => i.status !== 'found').length;
+  const missing = images.filter((i) => i.status !== 'found');
+  const system = missing.filter((i) => i.system).length;
   const table = h('table', { class: 'data images' },
     h('thead', {}, h('tr', {},
       ['Image', 'UUID', 'Arch', 'Load address', 'Size', 'Symbols', 'Frames need it'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, images.map((im) => h('tr', { class: im.needed ? 'needed' : null },
-      h('td', { class: 'mono' }, im.name ?? '?'),
+    h('tbody', {}, images.map((im) => h('tr', {
+      class: im.system ? 'system' : im.needed ? 'needed' : null,
+      dataset: { system: String(Boolean(im.system)) },
+    },
+      h('td', { class: 'mono path' }, im.name ?? '?', im.system ? [' ', badge('system', 'system-tag')] : null),
       h('td', { class: 'mono' }, im.uuid ?? '—'),
-      h('td', {}, im.arch ?? '—'),
-      h('td', { class: 'mono' }, im.load_address),
+      h('td', { class: 'nowrap' }, im.arch ?? '—'),
+      h('td', { class: 'mono nowrap' }, im.load_address),
       h('td', { class: 'num' }, num(im.size)),
       h('td', {}, badge(im.status, `status-${im.status}`)),
-      h('td', {}, im.needed ? badge('yes, missing', 'warn') : '')))));
+      h('td', {}, needBadge(im))))));
   return h('details', { class: 'images-box', open: images.length <= 30 || null },
-    h('summary', {}, `${images.length} loaded, ${missing} without symbols`), table);
+    h('summary', {}, `${images.length} loaded, ${missing.length} without symbols` +
+      (system ? ` (${system} of them system images)` : '')), table);
 }
 
 async function downloadTrace(id) {
@@ -669,7 +787,7 @@ async function downloadTrace(id) {
   setTimeout(() => URL.revokeObjectURL(url), 30000);
 }
 
-async function reportView(id) {
+async function reportView(id, f) {
   title(`Report ${id}`);
   if (!/^\d+$/.test(id)) throw new ApiError(404, 'not_found', `“${id}” is not a report id`);
   const r = await api('GET', `/api/v1/reports/${enc(id)}`);
@@ -678,12 +796,12 @@ async function reportView(id) {
   const row = (label, value) => [h('dt', {}, label), h('dd', {}, value ?? '—')];
   const ver = (a, b) => (a ? (b ? `${a} (${b})` : a) : null);
   const groupLink = r.key1 && r.key2
-    ? h('a', { href: hashFor('groups', r.key1, r.key2), class: 'mono' }, `${r.key1} / ${r.key2}`)
+    ? h('a', { href: hashFor(['groups', r.key1, r.key2], f), class: 'mono' }, `${r.key1} / ${r.key2}`)
     : null;
   return h('div', { id: 'report' },
-    crumbs(['Groups', '#/groups'],
-      ...(r.key1 ? [[r.key1, hashFor('groups', r.key1)]] : []),
-      ...(r.key2 ? [[r.key2, hashFor('groups', r.key1, r.key2)]] : []),
+    crumbs(['Groups', hashFor(['groups'], f)],
+      ...(r.key1 ? [[r.key1, hashFor(['groups', r.key1], f)]] : []),
+      ...(r.key2 ? [[r.key2, hashFor(['groups', r.key1, r.key2], f)]] : []),
       [`Report ${r.id}`]),
     h('div', { class: 'title-row' },
       h('h1', {}, `Report ${r.id}`), badge(r.kind || 'stall', 'kind'),
@@ -710,27 +828,57 @@ async function reportView(id) {
 
 // ------------------------------------------------------- missing dSYMs
 
-async function missingView() {
-  title('Missing dSYMs');
-  const data = await api('GET', withQuery(appPath('dsyms', 'missing'), { limit: 1000 }));
-  const rows = data.missing || [];
-  const table = h('table', { id: 'missing', class: 'data' },
+// One ranked list of GET …/dsyms/missing?images=WHICH, paged by its cursor.
+async function missingSection(which, gen) {
+  const id = which === 'app' ? 'missing' : 'missing-system';
+  const tbody = h('tbody');
+  const table = h('table', { id, class: 'data missing' },
     h('thead', {}, h('tr', {},
       h('th', {}, 'UUID'), h('th', {}, 'Image'), h('th', {}, 'Arch'),
       h('th', { class: 'num' }, 'Affected reports'), h('th', {}, 'Last seen (UTC day)'))),
-    h('tbody', {}, rows.map((m) => h('tr', { dataset: { uuid: m.uuid } },
-      h('td', { class: 'mono' }, m.uuid),
-      h('td', { class: 'mono' }, m.name ?? '?'),
-      h('td', {}, m.arch ?? '—'),
-      h('td', { class: 'num' }, num(m.reports)),
-      h('td', {}, m.last_seen ?? '—')))));
+    tbody);
+  const empty = h('p', { class: 'empty', hidden: true }, which === 'app'
+    ? 'Nothing missing: every app image that frames fall in has a debug file.'
+    : 'No system image lacks symbols.');
+  const more = h('button', { type: 'button', id: `${id}-more`, class: 'more' }, 'More');
+  let cursor = null;
+  const load = async () => {
+    const data = await api('GET', withQuery(appPath('dsyms', 'missing'), { images: which, limit: PAGE, cursor }));
+    if (!current(gen)) return;
+    for (const m of data.missing) {
+      tbody.append(h('tr', { dataset: { uuid: m.uuid } },
+        h('td', { class: 'mono uuid' }, m.uuid),
+        h('td', { class: 'mono path' }, m.name ?? '?'),
+        h('td', { class: 'nowrap' }, m.arch ?? '—'),
+        h('td', { class: 'num' }, num(m.reports)),
+        h('td', {}, m.last_seen ?? '—')));
+    }
+    cursor = data.next_cursor;
+    more.hidden = cursor == null;
+    empty.hidden = tbody.rows.length > 0;
+    table.hidden = tbody.rows.length === 0;
+  };
+  more.addEventListener('click', () => act(more, load));
+  await load();
+  return [table, empty, more];
+}
+
+async function missingView(gen) {
+  title('Missing dSYMs');
+  const [app, system] = await Promise.all([missingSection('app', gen), missingSection('system', gen)]);
   return h('div', {},
     h('h1', {}, 'Missing dSYMs'),
     h('p', { class: 'hint' },
-      'Images that frames of stored reports fall in and that have no debug file, most affected first. ',
+      'The app’s own images that frames of stored reports fall in and that have no debug file, most affected first. ',
       'Upload them to ', h('code', {}, `POST ${appPath('dsyms')}`),
       ' with the upload token; waiting reports are re-symbolized within seconds.'),
-    rows.length ? table : h('p', { class: 'empty' }, 'Nothing missing: every image that frames fall in has a debug file.'));
+    app,
+    h('h2', {}, 'System images'),
+    h('p', { class: 'hint' },
+      'Libraries of the OS: they do not keep reports waiting for symbols. ',
+      'Load their symbols once for every app with ', h('code', {}, 'stallscope system-symbols import DIR'),
+      ' (a folder of extracted system frameworks).'),
+    system);
 }
 
 // ----------------------------------------------------------- whitelist
@@ -782,7 +930,7 @@ async function whitelistView(gen) {
       h('input', { id: 'whitelist-user', name: 'user', type: 'text', required: true, maxlength: 256, spellcheck: 'false' })),
     h('label', { for: 'whitelist-note' }, 'Note',
       h('input', { id: 'whitelist-note', name: 'note', type: 'text', maxlength: 4096 })),
-    h('label', { for: 'whitelist-expires' }, 'Expires (your time, optional)',
+    h('label', { for: 'whitelist-expires' }, 'Expires (UTC, optional)',
       h('input', { id: 'whitelist-expires', name: 'expires', type: 'datetime-local' })),
     h('div', { class: 'buttons' }, submit),
     status);
@@ -795,8 +943,8 @@ async function whitelistView(gen) {
     const body = {};
     if (note) body.note = note;
     if (expires) {
-      // datetime-local is the browser's local time; the API wants RFC 3339.
-      const t = new Date(expires);
+      // datetime-local has no zone: read as UTC, like every time shown here.
+      const t = new Date(`${expires}Z`);
       if (isNaN(t)) {
         showError('The expiry is not a valid date and time.');
         return;

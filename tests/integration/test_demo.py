@@ -184,10 +184,17 @@ def test_demo_reports_have_traces_formats_and_missing_dsyms(server, demo):
         traced += 1
     assert traced >= 10
 
-    missing = get(server, app, f"/api/v1/apps/{app['app']}/dsyms/missing")["missing"]
+    # The app's own images rank in the default list, Apple's apart.
+    base = f"/api/v1/apps/{app['app']}/dsyms/missing"
+    missing = get(server, app, base)["missing"]
     names = {m["name"].rsplit("/", 1)[-1] for m in missing}
-    assert "AdsKit" in names and "UIKitCore" in names, names
+    assert "AdsKit" in names and "UIKitCore" not in names, names
+    assert all(not m["system"] for m in missing)
     assert all(m["uuid"] != "4C4C44DC-5555-3144-A1B1-BA29ED3AB7CC" for m in missing)
+    system = get(server, app, base + "?images=system")["missing"]
+    system_names = {m["name"].rsplit("/", 1)[-1] for m in system}
+    assert "UIKitCore" in system_names and "AdsKit" not in system_names
+    assert all(m["system"] for m in system)
 
 
 def test_demo_again_the_same_day_adds_nothing(server, demo, tmp_path):

@@ -12,11 +12,10 @@
 #include "server/netmask.h"
 #include "server/reply.h"
 
-enum MHD_Result srv_h_metrics_get(struct MHD_Connection *conn,
-				  srv_request *req)
+enum MHD_Result srv_h_metrics_get(struct MHD_Connection *conn, srv_request *req)
 {
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(
-		conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (!srv_netmask_match(&srv_req_config(req)->metrics_allow,
 			       info ? info->client_addr : NULL))
 		return srv_reply_error(conn, ERR_ADDRESS_NOT_ALLOWED, NULL);
@@ -24,6 +23,5 @@ enum MHD_Result srv_h_metrics_get(struct MHD_Connection *conn,
 	char *text = srv_metrics_render(&len);
 	if (!text)
 		return srv_reply_error(conn, ERR_INTERNAL, "out of memory");
-	return srv_reply_text(conn, 200, "text/plain; version=0.0.4", text,
-			      len);
+	return srv_reply_text(conn, 200, "text/plain; version=0.0.4", text, len);
 }

@@ -7,13 +7,13 @@
 
 static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-static int prefix_matches(const uint8_t *a, const uint8_t *b, unsigned bits)
+static bool prefix_matches(const uint8_t *a, const uint8_t *b, unsigned bits)
 {
 	unsigned whole = bits / 8, rest = bits % 8;
 	if (memcmp(a, b, whole) != 0)
-		return 0;
+		return false;
 	if (rest == 0)
-		return 1;
+		return true;
 	uint8_t mask = (uint8_t)(0xff << (8 - rest));
 	return (a[whole] & mask) == (b[whole] & mask);
 }
@@ -33,7 +33,7 @@ static int parse_one(const char *s, size_t len, srv_netmask *out)
 	if (inet_pton(AF_INET, buf, out->addr) == 1) {
 		max = 32;
 	} else if (inet_pton(AF_INET6, buf, out->addr) == 1) {
-		out->ipv6 = 1;
+		out->ipv6 = true;
 		max = 128;
 	} else {
 		return -1;
@@ -71,8 +71,7 @@ int srv_netmask_parse_list(const char *text, srv_netmask_list *out)
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		while (len > 0 && p[len - 1] == ' ')
 			len--;
-		if (out->n == SRV_NETMASK_MAX ||
-		    parse_one(p, len, &out->v[out->n]) < 0)
+		if (out->n == SRV_NETMASK_MAX || parse_one(p, len, &out->v[out->n]) < 0)
 			return -1;
 		out->n++;
 		if (!end)
@@ -81,31 +80,31 @@ int srv_netmask_parse_list(const char *text, srv_netmask_list *out)
 	}
 }
 
-int srv_netmask_match(const srv_netmask_list *list, const struct sockaddr *sa)
+bool srv_netmask_match(const srv_netmask_list *list, const struct sockaddr *sa)
 {
 	uint8_t addr[16];
-	int ipv6;
+	bool ipv6;
 	if (!sa)
-		return 0;
+		return false;
 	if (sa->sa_family == AF_INET) {
 		memcpy(addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-		ipv6 = 0;
+		ipv6 = false;
 	} else if (sa->sa_family == AF_INET6) {
 		const uint8_t *a6 =
 			((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
 		if (!memcmp(a6, v4_mapped, sizeof v4_mapped)) {
 			memcpy(addr, a6 + 12, 4);
-			ipv6 = 0;
+			ipv6 = false;
 		} else {
 			memcpy(addr, a6, 16);
-			ipv6 = 1;
+			ipv6 = true;
 		}
 	} else {
-		return 0;
+		return false;
 	}
 	for (size_t i = 0; i < list->n; i++)
 		if (list->v[i].ipv6 == ipv6 &&
 		    prefix_matches(addr, list->v[i].addr, list->v[i].prefix))
-			return 1;
-	return 0;
+			return true;
+	return false;
 }

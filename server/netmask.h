@@ -6,6 +6,7 @@
 #ifndef STALLSCOPE_SERVER_NETMASK_H
 #define STALLSCOPE_SERVER_NETMASK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -14,8 +15,8 @@
 
 typedef struct srv_netmask {
 	uint8_t addr[16]; /* network byte order; IPv4 in the first 4 bytes */
-	uint8_t ipv6;     /* 0: IPv4, 1: IPv6 */
-	uint8_t prefix;   /* bits that must match: 0..32 or 0..128 */
+	bool ipv6;
+	uint8_t prefix; /* bits that must match: 0..32 or 0..128 */
 } srv_netmask;
 
 typedef struct srv_netmask_list {
@@ -34,6 +35,6 @@ int srv_netmask_parse_list(const char *text, srv_netmask_list *out);
  * Whether SA (AF_INET, or AF_INET6 — an IPv4-mapped ::ffff:a.b.c.d counts
  * as a.b.c.d) is in one of LIST's ranges. Any other family: no.
  */
-int srv_netmask_match(const srv_netmask_list *list, const struct sockaddr *sa);
+bool srv_netmask_match(const srv_netmask_list *list, const struct sockaddr *sa);
 
 #endif

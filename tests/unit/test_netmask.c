@@ -30,9 +30,9 @@ static void test_parse_and_match(void **state)
 {
 	(void)state;
 	srv_netmask_list l;
-	assert_int_equal(srv_netmask_parse_list(
-				 "127.0.0.1/32, 10.0.0.0/8 ,192.168.4.0/22,fd00::/8,::1",
-				 &l), 0);
+	assert_int_equal(
+		srv_netmask_parse_list("127.0.0.1/32, 10.0.0.0/8 ,192.168.4.0/22,fd00::/8,::1", &l),
+		0);
 	assert_int_equal(l.n, 5);
 	assert_true(match4(&l, "127.0.0.1"));
 	assert_false(match4(&l, "127.0.0.2"));
@@ -62,9 +62,19 @@ static void test_refused(void **state)
 {
 	(void)state;
 	srv_netmask_list l;
-	const char *bad[] = {"", ",", "10.0.0.0/8,", "10.0.0.1/8", "10.0.0.0/33",
-			     "::1/129", "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/8x",
-			     "10.0.0", "example.com", "fe80::1%eth0", "1.2.3.4/0032",
+	const char *bad[] = {"",
+			     ",",
+			     "10.0.0.0/8,",
+			     "10.0.0.1/8",
+			     "10.0.0.0/33",
+			     "::1/129",
+			     "10.0.0.0/",
+			     "10.0.0.0/-1",
+			     "10.0.0.0/8x",
+			     "10.0.0",
+			     "example.com",
+			     "fe80::1%eth0",
+			     "1.2.3.4/0032",
 			     NULL};
 	for (size_t i = 0; bad[i]; i++)
 		assert_int_equal(srv_netmask_parse_list(bad[i], &l), -1);

@@ -66,7 +66,7 @@ static int tighten_entry(const char *path, const struct stat *st, int type,
 	mode_t want;
 	if (type == FTW_D)
 		want = DIR_MODE;
-	else if (type == FTW_F)
+	else if (type == FTW_F && S_ISREG(st->st_mode))
 		want = FILE_MODE;
 	else
 		return 0; /* links are never followed, so never changed */
@@ -81,13 +81,20 @@ static int tighten_entry(const char *path, const struct stat *st, int type,
 }
 
 /*
- * A data dir written by an older version (0644 symcaches in 0755 folders)
- * or copied by hand becomes private too.
+ * What an older version (0644 symcaches in 0755 folders) or a hand copy
+ * left becomes private too. Only our subdirectories: DIR itself may hold
+ * other things and be shared (`make run`'s var/ holds the PostgreSQL
+ * cluster, which its own user must still reach).
  */
 static void tighten(const char *dir)
 {
 	tightened = 0;
-	nftw(dir, tighten_entry, 16, FTW_PHYS);
+	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]) <
+		    (int)sizeof path)
+			nftw(path, tighten_entry, 16, FTW_PHYS);
+	}
 	if (tightened)
 		cm_log(CM_INFO, "datadir: restricted %lu entries of %s to "
 		       "0600 files and 0700 folders", tightened, dir);

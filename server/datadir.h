@@ -22,9 +22,10 @@
 #include <stdint.h>
 
 /*
- * Creates DIR and its subdirectories, gives everything under DIR (DIR
- * included) modes 0600 for files and 0700 for folders, and replaces DIR
- * (CAP bytes) by its absolute path. Returns 0, or -1 with a reason in ERR.
+ * Creates DIR (0700 when it is missing) and its subdirectories, gives
+ * everything in those subdirectories modes 0600 for files and 0700 for
+ * folders, and replaces DIR (CAP bytes) by its absolute path. Returns 0, or
+ * -1 with a reason in ERR.
  */
 int srv_datadir_prepare(char *dir, size_t cap, char *err, size_t errlen);
 

@@ -1,6 +1,6 @@
 """Issue 23, item 6: everything under the data dir is 0600 (files) and
 0700 (folders), whatever the umask the server and the CLI run under, and
-a data dir an older version left readable is tightened at start."""
+what an older version left readable is tightened at start."""
 import os
 import shutil
 import stat
@@ -40,18 +40,47 @@ def wrong_modes(root):
             if want.get(k) != m}
 
 
-def test_data_dir_is_private(cluster, make_server, manifest, tmp_path,
-                             umask_zero):
+@pytest.fixture(scope="module")
+def own_db(cluster):
+    """A database of its own: the system symbols imported here are the
+    whole instance's."""
     db = cluster.create_db("it_security_files")
     migrate(db)
-    server = make_server(db_url=db, start=False)
-    # What an older version left: 0755 folders, a 0644 symcache.
-    old = server.data_dir / "symcaches" / "999999"
+    return db
+
+
+def test_older_data_dir_is_tightened(own_db, make_server, umask_zero):
+    server = make_server(db_url=own_db, start=False)
+    root = server.data_dir
+    # What an older version left: 0755 folders, a 0644 symcache; and what
+    # is not ours (make run's var/ also holds the PostgreSQL cluster).
+    old = root / "symcaches" / "999999"
     old.mkdir(parents=True)
-    for d in (server.data_dir, server.data_dir / "symcaches", old):
+    (root / "debug").mkdir()
+    (root / "pg").mkdir()
+    for d in (root, root / "symcaches", old, root / "debug", root / "pg"):
         d.chmod(0o755)
-    (old / "OLD-arm64-0.symcache").write_bytes(b"x")
-    (old / "OLD-arm64-0.symcache").chmod(0o644)
+    for f in (old / "OLD-arm64-0.symcache", root / "pg" / "PG_VERSION"):
+        f.write_bytes(b"x")
+        f.chmod(0o644)
+    server.start()
+    for sub in ("tmp", "debug", "symcaches"):
+        assert wrong_modes(root / sub) == {}
+    assert (old / "OLD-arm64-0.symcache").read_bytes() == b"x"
+    # symcaches/, symcaches/999999/, its symcache and debug/.
+    assert "restricted 4 entries" in server.log()
+    # The operator's folder and what else it holds are theirs.
+    assert modes_under(root)["."] == ("dir", 0o755)
+    assert modes_under(root / "pg") == {".": ("dir", 0o755),
+                                        "PG_VERSION": ("file", 0o644)}
+
+
+def test_data_dir_is_private(own_db, make_server, manifest, tmp_path,
+                             umask_zero):
+    db = own_db
+    # The server creates the data dir itself.
+    server = make_server(db_url=db, start=False)
+    assert not server.data_dir.exists()
     server.start()
     assert wrong_modes(server.data_dir) == {}
 
@@ -112,10 +141,8 @@ def test_data_dir_is_private(cluster, make_server, manifest, tmp_path,
     assert any(p.startswith("symcaches/system/") and p.endswith(".symcache")
                for p in files)
     app_caches = [p for p in files if p.endswith(".symcache")
-                  and not p.startswith(("symcaches/system/", "symcaches/999999/"))]
+                  and not p.startswith("symcaches/system/")]
     # One symcache per slice: a DWARF upload replaces the symbol-table one.
     assert len(app_caches) == len(slices)
-    assert "symcaches/999999/OLD-arm64-0.symcache" in files
     assert wrong_modes(server.data_dir) == {}
-    # The data dir, symcaches/, symcaches/999999/ and the old symcache.
-    assert "restricted 4 entries" in server.log()
+    assert "restricted" not in server.log()

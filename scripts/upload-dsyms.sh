@@ -15,6 +15,10 @@
 #   STALLSCOPE_APP           the app's bundle id
 #   STALLSCOPE_UPLOAD_TOKEN  its upload token (ssu_…)
 #
+# The token reaches curl on its standard input (-H @-), never on a command
+# line, which every user of a shared CI host can read in ps. Prefer the
+# environment variable to -t, which puts it on this script's own.
+#
 # Connection errors and 5xx answers are retried with exponential backoff
 # (RETRY_DELAY, 2×, 4×, … seconds; --retries times, default 5); a 4xx answer
 # is final. Prints each slice the server stored; exits non-zero when any
@@ -31,7 +35,7 @@ retries=5
 delay=1
 paths=()
 
-usage() { sed -n '2,25p' "$0" >&2; exit 2; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" >&2; exit 2; }
 die() { echo "upload-dsyms: $*" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
@@ -121,8 +125,10 @@ upload() {
 	while :; do
 		# -T streams the file (a 2 GB dSYM is never held in memory) and
 		# sends Expect: 100-continue, so refusals come before the body.
-		status=$(curl -sS -o "$work/reply" -w '%{http_code}' -X POST \
-			-H "Authorization: Bearer $token" \
+		# printf is a builtin: the token is never in an argv.
+		status=$(printf 'Authorization: Bearer %s\n' "$token" |
+			curl -sS -o "$work/reply" -w '%{http_code}' -X POST \
+			-H @- \
 			-H "Content-Type: application/octet-stream" \
 			-T "$file" "$url/api/v1/apps/$(urlencode "$app")/dsyms?name=$(urlencode "$name")" \
 			2>"$work/curl.err") || status=000

@@ -89,7 +89,7 @@ int srv_cmd_symcache(int argc, char **argv)
 	size_t slice = 0;
 	if (sym_object_open(input, &obj, &err) != SYM_OK ||
 	    sym_object_select(obj, arch, &slice, &err) != SYM_OK ||
-	    sym_cache_write(obj, slice, out, NULL, &err) != SYM_OK) {
+	    sym_cache_write(obj, slice, out, 0644, NULL, &err) != SYM_OK) {
 		fprintf(stderr, "stallscope symcache: %s\n", err.msg);
 		sym_object_free(obj);
 		return 1;

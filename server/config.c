@@ -14,6 +14,7 @@ typedef enum var_kind {
 	V_SIZE,
 	V_UINT,
 	V_LEVEL,
+	V_NETMASKS,
 } var_kind;
 
 #define FIELD(f) offsetof(srv_config, f), sizeof(((srv_config *)0)->f)
@@ -62,6 +63,10 @@ static const struct var {
 	 "5", 1, 3600,
 	 "seconds between looks for reports whose symbols arrived (an "
 	 "upload to this server wakes it at once)"},
+	{"STALLSCOPE_METRICS_ALLOW", V_NETMASKS, FIELD(metrics_allow),
+	 "127.0.0.1/32,::1/128", 0, 0,
+	 "comma-separated CIDR ranges whose clients may read /metrics "
+	 "(0.0.0.0/0,::/0 for everyone)"},
 	{"STALLSCOPE_LOG_LEVEL", V_LEVEL, FIELD(log_level), "info", 0, 0,
 	 "debug, info, warn or error"},
 };
@@ -222,6 +227,14 @@ static int load_var(srv_config *cfg, const struct var *v, const char *text,
 		if (parse_level(text, &cfg->log_level) < 0) {
 			snprintf(err, errlen, "%s=%s: expected debug, info, "
 				 "warn or error", v->name, text);
+			return -1;
+		}
+		return 0;
+	case V_NETMASKS:
+		if (srv_netmask_parse_list(text, &cfg->metrics_allow) < 0) {
+			snprintf(err, errlen, "%s=%s: expected up to %d CIDR "
+				 "ranges such as 10.0.0.0/8,::1/128 (host bits "
+				 "of a range zero)", v->name, text, SRV_NETMASK_MAX);
 			return -1;
 		}
 		return 0;

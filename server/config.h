@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "common/log.h"
+#include "server/netmask.h"
 
 typedef struct srv_config {
 	char database_url[1024];
@@ -32,6 +33,7 @@ typedef struct srv_config {
 	uint64_t max_decompressed; /* bytes of a gzip/deflate body once inflated */
 	unsigned symcache_open;    /* symcaches kept open (LRU) */
 	unsigned reprocess_interval; /* seconds between looks for new symbols */
+	srv_netmask_list metrics_allow; /* peers that may GET /metrics */
 	cm_log_level log_level;
 } srv_config;
 

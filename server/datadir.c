@@ -18,18 +18,25 @@
 
 static const char *const subdirs[] = {"tmp", "debug", "symcaches"};
 
+/*
+ * Debug files and symcaches name an app's functions and source files: no
+ * other local user reads them. Modes are given at every creation (mkdir,
+ * open, mkstemp), so the process umask never widens them.
+ */
+enum { DIR_MODE = 0700, FILE_MODE = 0600 };
+
 static int mkdir_p(char *path)
 {
 	for (char *p = path + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		int rc = mkdir(path, 0755);
+		int rc = mkdir(path, DIR_MODE);
 		*p = '/';
 		if (rc < 0 && errno != EEXIST)
 			return -1;
 	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+	if (mkdir(path, DIR_MODE) < 0 && errno != EEXIST)
 		return -1;
 	return 0;
 }
@@ -47,6 +54,50 @@ int srv_datadir_mkparents(const char *path)
 		return 0;
 	*slash = '\0';
 	return mkdir_p(buf);
+}
+
+/* Entries whose mode tighten_entry changed; prepare runs single-threaded. */
+static unsigned long tightened;
+
+static int tighten_entry(const char *path, const struct stat *st, int type,
+			 struct FTW *ftw)
+{
+	(void)ftw;
+	mode_t want;
+	if (type == FTW_D)
+		want = DIR_MODE;
+	else if (type == FTW_F && S_ISREG(st->st_mode))
+		want = FILE_MODE;
+	else
+		return 0; /* links are never followed, so never changed */
+	if ((st->st_mode & 07777) == want)
+		return 0;
+	if (chmod(path, want) < 0)
+		cm_log(CM_WARN, "datadir: cannot restrict %s: %s", path,
+		       strerror(errno));
+	else
+		tightened++;
+	return 0;
+}
+
+/*
+ * What an older version (0644 symcaches in 0755 folders) or a hand copy
+ * left becomes private too. Only our subdirectories: DIR itself may hold
+ * other things and be shared (`make run`'s var/ holds the PostgreSQL
+ * cluster, which its own user must still reach).
+ */
+static void tighten(const char *dir)
+{
+	tightened = 0;
+	for (size_t i = 0; i < sizeof subdirs / sizeof subdirs[0]; i++) {
+		char path[PATH_MAX];
+		if (snprintf(path, sizeof path, "%s/%s", dir, subdirs[i]) <
+		    (int)sizeof path)
+			nftw(path, tighten_entry, 16, FTW_PHYS);
+	}
+	if (tightened)
+		cm_log(CM_INFO, "datadir: restricted %lu entries of %s to "
+		       "0600 files and 0700 folders", tightened, dir);
 }
 
 int srv_datadir_prepare(char *dir, size_t cap, char *err, size_t errlen)
@@ -77,6 +128,7 @@ int srv_datadir_prepare(char *dir, size_t cap, char *err, size_t errlen)
 	}
 	close(fd);
 	unlink(path);
+	tighten(abs);
 	memcpy(dir, abs, strlen(abs) + 1);
 	free(abs);
 	return 0;

@@ -10,7 +10,8 @@
  * Kept files are written under a temp name in their final directory,
  * fsynced, renamed, and the directory fsynced: a crash leaves either no
  * file or a whole one, plus at most a temp file that srv_datadir_clean
- * removes at the next start. The NONCE makes every upload's files its own,
+ * removes at the next start. Every file is 0600 and every folder 0700,
+ * whatever the umask. The NONCE makes every upload's files its own,
  * so concurrent uploads of one slice never write the same path and a
  * failed upload can delete exactly what it wrote.
  */
@@ -21,8 +22,10 @@
 #include <stdint.h>
 
 /*
- * Creates DIR and its subdirectories and replaces DIR (CAP bytes) by its
- * absolute path. Returns 0, or -1 with a reason in ERR.
+ * Creates DIR (0700 when it is missing) and its subdirectories, gives
+ * everything in those subdirectories modes 0600 for files and 0700 for
+ * folders, and replaces DIR (CAP bytes) by its absolute path. Returns 0, or
+ * -1 with a reason in ERR.
  */
 int srv_datadir_prepare(char *dir, size_t cap, char *err, size_t errlen);
 

@@ -350,7 +350,7 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sym_cache_stats stats = {0};
 	sym_error err = {{0}};
-	int rc = sym_cache_write(obj, s->index, path, &stats, &err);
+	int rc = sym_cache_write(obj, s->index, path, 0600, &stats, &err);
 	srv_metrics_symcache_build(rc == SYM_OK, since(&t0));
 	if (rc != SYM_OK) {
 		fail(job, rc == SYM_ERR_IO ? ERR_STORAGE : ERR_BAD_DEBUG_FILE,

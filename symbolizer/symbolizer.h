@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Result codes. 0 is success; negative values are failures. */
 enum {
@@ -143,10 +144,12 @@ int sym_cache_build_split(const sym_object *obj, size_t i,
 
 /*
  * Builds and writes the symcache of slice I to PATH atomically: a temporary
- * file beside PATH, fsync, rename. STATS may be NULL.
+ * file beside PATH, fsync, rename. The file gets MODE whatever the umask
+ * (the server keeps its data dir private; a CLI output is a user's file).
+ * STATS may be NULL.
  */
 int sym_cache_write(const sym_object *obj, size_t i, const char *path,
-		    sym_cache_stats *stats, sym_error *err);
+		    mode_t mode, sym_cache_stats *stats, sym_error *err);
 
 /* ---- 3. Reading symcaches ---------------------------------------------- */
 

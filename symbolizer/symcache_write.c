@@ -388,7 +388,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 }
 
 int sym_cache_write(const sym_object *obj, size_t i, const char *path,
-		    sym_cache_stats *stats, sym_error *err)
+		    mode_t mode, sym_cache_stats *stats, sym_error *err)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -408,7 +408,7 @@ int sym_cache_write(const sym_object *obj, size_t i, const char *path,
 	if (fd < 0) {
 		rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
 	} else {
-		if (fchmod(fd, 0644) != 0 || write_all(fd, buf, len) != 0 || fsync(fd) != 0)
+		if (fchmod(fd, mode) != 0 || write_all(fd, buf, len) != 0 || fsync(fd) != 0)
 			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
 		if (close(fd) != 0 && rc == SYM_OK)
 			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));

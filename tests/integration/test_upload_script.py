@@ -91,3 +91,58 @@ def test_usage_errors(tmp_path):
     p = script([str(tmp_path)], {"STALLSCOPE_APP": "a",
                                  "STALLSCOPE_UPLOAD_TOKEN": "t"})
     assert p.returncode == 1 and "STALLSCOPE_URL" in p.stderr
+
+
+WRAPPER = """#!/bin/bash
+# Records this command's argv, then runs the real one of that name.
+name=${0##*/}
+{ printf '%s\\0' "$name" "$@"; printf '\\n'; } >>"$ARGV_LOG"
+IFS=: read -ra dirs <<<"$REAL_PATH"
+for d in "${dirs[@]}"; do
+	[ -x "$d/$name" ] && exec "$d/$name" "$@"
+done
+exit 127
+"""
+
+
+def test_token_never_on_a_command_line(server, db, manifest, tmp_path):
+    """Every program on PATH is a wrapper recording its argv: whatever the
+    script (and bash itself) runs by name, the token is in none of them."""
+    app = create_app(db)
+    token = app["upload_token"]
+    wrap = tmp_path / "wrap"
+    wrap.mkdir()
+    (wrap / ".wrapper").write_text(WRAPPER)
+    (wrap / ".wrapper").chmod(0o755)
+    real_path = os.environ["PATH"]
+    for d in real_path.split(":"):
+        if not os.path.isdir(d):
+            continue
+        for name in os.listdir(d):
+            target = wrap / name
+            if not target.exists() and os.access(os.path.join(d, name),
+                                                 os.X_OK):
+                target.symlink_to(".wrapper")
+    log = tmp_path / "argv.log"
+    bundle, dwarf = bundle_of(manifest, "dwarf", role="app")
+    fat = fixture_path(fixture_of(manifest, "fat-symtab"))
+
+    p = script([str(bundle), str(fat)], {
+        "PATH": f"{wrap}:{real_path}", "REAL_PATH": real_path,
+        "ARGV_LOG": str(log),
+        "STALLSCOPE_URL": f"http://127.0.0.1:{server.port}",
+        "STALLSCOPE_APP": app["app"], "STALLSCOPE_UPLOAD_TOKEN": token})
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "uploaded dsyms.zip" in p.stdout
+    assert "uploaded libDemo.dylib" in p.stdout
+    stored = {(d["uuid"], d["arch"]) for d in server.list_dsyms(app)}
+    assert dwarfdump_uuids(dwarf) <= stored
+
+    argvs = [line.rstrip(b"\0").split(b"\0")
+             for line in log.read_bytes().split(b"\0\n") if line]
+    names = [a[0].decode() for a in argvs]
+    # The wrappers saw the script's work: bash, zip and both curl runs.
+    assert names.count("curl") == 2 and "zip" in names and "bash" in names
+    secret = token.split("_", 1)[1].encode()
+    leaks = [a for a in argvs if any(secret in arg for arg in a)]
+    assert leaks == []

@@ -92,6 +92,14 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.max_unzipped, UINT64_C(8) << 30);
 	assert_int_equal(cfg.max_zip_entries, 10000);
 	assert_int_equal(cfg.log_level, CM_INFO);
+	/* /metrics: loopback only, 127.0.0.1/32 and ::1/128. */
+	assert_int_equal(cfg.metrics_allow.n, 2);
+	assert_int_equal(cfg.metrics_allow.v[0].ipv6, 0);
+	assert_memory_equal(cfg.metrics_allow.v[0].addr, "\x7f\0\0\x01", 4);
+	assert_int_equal(cfg.metrics_allow.v[0].prefix, 32);
+	assert_int_equal(cfg.metrics_allow.v[1].ipv6, 1);
+	assert_int_equal(cfg.metrics_allow.v[1].addr[15], 1);
+	assert_int_equal(cfg.metrics_allow.v[1].prefix, 128);
 }
 
 static void test_overrides(void **state)
@@ -140,6 +148,7 @@ static void test_refusals_name_the_variable(void **state)
 	expect_refused("STALLSCOPE_MAX_UNZIPPED", "8Q");
 	expect_refused("STALLSCOPE_LISTEN", "8080");
 	expect_refused("STALLSCOPE_LOG_LEVEL", "loud");
+	expect_refused("STALLSCOPE_METRICS_ALLOW", "10.0.0.1/8");
 	static const char *const none[] = {NULL};
 	fake_env = none;
 	srv_config cfg;

@@ -81,7 +81,7 @@ static int setup(void **state)
 	int fd = mkstemp(fx.symcache_path);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(sym_cache_write(obj, 0, fx.symcache_path, NULL, &err), SYM_OK);
+	assert_int_equal(sym_cache_write(obj, 0, fx.symcache_path, 0600, NULL, &err), SYM_OK);
 	sym_object_free(obj);
 	assert_int_equal(sym_cache_from_memory(fx.buf, fx.len, &fx.cache, &err), SYM_OK);
 	sym_cache_get_info(fx.cache, &fx.info);

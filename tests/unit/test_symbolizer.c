@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -551,7 +552,13 @@ static void test_symcache_file_round_trip(void **state)
 	int fd = mkstemp(out);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(sym_cache_write(obj, 0, out, NULL, &err), SYM_OK);
+	/* The asked mode, not the umask's: 0640 is neither 0600 nor 0644. */
+	mode_t old_umask = umask(022);
+	assert_int_equal(sym_cache_write(obj, 0, out, 0640, NULL, &err), SYM_OK);
+	umask(old_umask);
+	struct stat st;
+	assert_int_equal(stat(out, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
 	uint8_t *mem = NULL;
 	size_t len = 0;
 	assert_int_equal(sym_cache_build(obj, 0, &mem, &len, NULL, &err), SYM_OK);

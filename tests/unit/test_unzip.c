@@ -166,7 +166,9 @@ static void test_takes_dsyms_and_top_level_macho(void **state)
 	write_zip(f->zip, entries, sizeof entries / sizeof entries[0]);
 	srv_unzip_result r;
 	char msg[256];
+	mode_t old_umask = umask(0);
 	assert_int_equal(unzip(f, 1 << 20, 100, &r, msg), ERR_NONE);
+	umask(old_umask);
 	assert_int_equal(r.n, 3);
 	assert_string_equal(r.files[0].name, "A");
 	assert_string_equal(r.files[1].name, "B");
@@ -174,9 +176,15 @@ static void test_takes_dsyms_and_top_level_macho(void **state)
 	struct stat st;
 	assert_int_equal(stat(r.files[1].path, &st), 0);
 	assert_int_equal(st.st_size, 4);
+	/* Private whatever the umask and the entries' 0644. */
+	assert_int_equal(stat(f->dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
 	/* Extracted under DEST only, by number, never by entry name. */
-	for (size_t i = 0; i < r.n; i++)
+	for (size_t i = 0; i < r.n; i++) {
 		assert_memory_equal(r.files[i].path, f->dest, strlen(f->dest));
+		assert_int_equal(stat(r.files[i].path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0600);
+	}
 	srv_unzip_result_free(&r);
 }
 

@@ -58,7 +58,7 @@ def test_unchanged_files_revalidate_with_304(server):
 
 def test_unknown_files_and_methods(server):
     for path in ["/web/nope.js", "/web/index.html", "/web/", "/web/../server/main.c",
-                 "/web/app.js/x", "/index.html"]:
+                 "/web/app.js/x", "/index.html", "/web/lib/dom.js", "/web/./lib-dom.js"]:
         r = server.request("GET", path)
         assert r.status == 404, (path, r)
         assert r.error_code in ("not_found", "no_route"), (path, r)

@@ -1,0 +1,114 @@
+// The filters the group pages share: day range and pick lists of the
+// dimensions (GET …/dimensions), how they travel in the address, and the
+// line saying which apply.
+
+import { h } from './lib-dom.js';
+import { api, appPath, withQuery } from './lib-api.js';
+import { num } from './lib-format.js';
+import { showError } from './lib-page.js';
+import { hashFor } from './lib-router.js';
+
+// Pick lists from GET …/dimensions: [select name, dimensions key, label].
+const DIMENSIONS = [
+  ['version', 'versions', 'App version'],
+  ['os_version', 'os_versions', 'OS version'],
+  ['device', 'devices', 'Device'],
+  ['kind', 'kinds', 'Kind'],
+];
+// The filters every group page takes: they travel in the hash from the
+// list to a group, its subgroups, its reports and a report (with the
+// list's sort, for the way back), and go to the API with each call.
+const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
+export const LIST_PARAMS = [...FILTERS, 'sort'];
+const isDimension = (k) => DIMENSIONS.some(([name]) => name === k);
+
+// A filter object holds only what is chosen. A dimension may be chosen as
+// '' (reports without that field), so it counts when present at all.
+export function paramsOf(query, names) {
+  const f = {};
+  for (const k of names) {
+    if (query.get(k) || (isDimension(k) && query.has(k))) f[k] = query.get(k);
+  }
+  return f;
+}
+
+export const onlyFilters = (f) => Object.fromEntries(FILTERS.filter((k) => f[k] != null).map((k) => [k, f[k]]));
+export const isFiltered = (f) => FILTERS.some((k) => f[k] != null);
+const shownValue = (v) => (v === '' ? '(not set)' : v);
+
+// "all", then every known value with its report count; a value taken from
+// the hash that the range no longer holds stays choosable, marked so. The
+// real value is each option's data-v ("all" has none): '' is a value too.
+function fillSelect(select, values, chosen) {
+  const options = [h('option', { value: '' }, 'all')];
+  const option = (v, text) => h('option', { value: v, dataset: { v } }, text);
+  for (const d of values || []) options.push(option(d.value, `${shownValue(d.value)} (${num(d.reports)})`));
+  let pick = chosen == null ? options[0] : options.find((o) => o.dataset.v === chosen);
+  if (!pick) options.push(pick = option(chosen, `${shownValue(chosen)} (no reports)`));
+  select.replaceChildren(...options);
+  pick.selected = true;
+}
+
+const chosenIn = (select) => select.selectedOptions[0]?.dataset.v;
+
+export async function dimensions(from, to) {
+  return api('GET', withQuery(appPath('dimensions'), { from: from || null, to: to || null }));
+}
+
+export function filtersForm(f, dims) {
+  const input = (id, name, label, type) => h('label', { for: id }, label,
+    h('input', { id, name, type, value: f[name] || '' }));
+  const select = (id, name, label, options) => h('label', { for: id }, label,
+    h('select', { id, name }, options.map(([value, text]) =>
+      h('option', { value, selected: (f[name] || '') === value }, text))));
+  const pick = (name, label) => h('label', { for: `filter-${name.replace('_', '-')}` }, label,
+    h('select', { id: `filter-${name.replace('_', '-')}`, name }));
+  const form = h('form', { id: 'groups-filters', class: 'filters' },
+    input('filter-from', 'from', 'From (UTC day)', 'date'),
+    input('filter-to', 'to', 'To (UTC day)', 'date'),
+    DIMENSIONS.map(([name, , label]) => pick(name, label)),
+    select('filter-sort', 'sort', 'Sort by', [['', 'reports'], ['users', 'users'], ['last_seen', 'last seen']]),
+    h('div', { class: 'buttons' },
+      h('button', { type: 'submit', id: 'filters-apply' }, 'Apply'),
+      h('a', { href: '#/groups', class: 'button-link' }, 'Clear')));
+  const el = form.elements;
+  const fill = (d, chosen) => {
+    for (const [name, key] of DIMENSIONS) fillSelect(el[name], d[key], chosen(name));
+  };
+  fill(dims, (name) => f[name]);
+  // The pick lists follow the days being chosen, before Apply; only the
+  // answer for the latest days counts.
+  let asked = 0;
+  const refill = async () => {
+    const mine = ++asked;
+    try {
+      const d = await dimensions(el.from.value, el.to.value);
+      if (mine === asked) fill(d, (name) => chosenIn(el[name]));
+    } catch (e) {
+      showError(e);
+    }
+  };
+  el.from.addEventListener('change', refill);
+  el.to.addEventListener('change', refill);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const chosen = {};
+    for (const k of ['from', 'to', 'sort']) if (el[k].value) chosen[k] = el[k].value;
+    for (const [name] of DIMENSIONS) chosen[name] = chosenIn(el[name]);
+    location.hash = hashFor(['groups'], chosen);
+  });
+  return form;
+}
+
+// What the numbers below count, with a way back to all time.
+export function filterSummary(f, parts) {
+  if (!isFiltered(f)) return h('p', { class: 'hint', id: 'filter-summary' }, 'All-time counts, no filters.');
+  const said = [];
+  if (f.from || f.to) said.push(`UTC days ${f.from || 'first'} → ${f.to || 'today'}`);
+  for (const [name, , label] of DIMENSIONS) {
+    if (f[name] != null) said.push(`${label.toLowerCase()} ${shownValue(f[name])}`);
+  }
+  return h('p', { class: 'filter-summary', id: 'filter-summary' },
+    h('span', {}, `Filtered: ${said.join(', ')}. `),
+    h('a', { href: hashFor(parts, { sort: f.sort }), id: 'filter-clear' }, 'Show all time'));
+}

@@ -1,0 +1,39 @@
+// How values read on the page: UTC times and days, numbers, durations,
+// a stack's identities.
+
+import { h } from './lib-dom.js';
+
+// Times are shown in UTC, as the API, the logs and the day filters count
+// them: a browser's own zone would put a report on another day than the
+// filter that found it.
+export function utc(iso) {
+  const d = new Date(iso);
+  return isNaN(d) ? String(iso) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+export function timeEl(iso) {
+  if (!iso) return '—';
+  return h('time', { datetime: iso, title: iso }, utc(iso));
+}
+
+export const basename = (path) => String(path).split('/').pop();
+
+export const num = (n) => (n == null ? '—' : Number(n).toLocaleString());
+
+export function duration(ms) {
+  if (ms == null) return '—';
+  if (ms < 1000) return `${ms} ms`;
+  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+}
+
+// Identities ("Demo!slow_sort"), innermost first as the API sends them.
+export function identities(frames) {
+  if (!frames || frames.length === 0) return h('span', { class: 'muted' }, '(empty stack)');
+  return h('ol', { class: 'idents' }, frames.map((f) => h('li', {}, f)));
+}
+
+// UTC days as the API writes them ('2026-01-31').
+export const DAY_MS = 86400000;
+export const dayOf = (ms) => new Date(ms).toISOString().slice(0, 10);
+export const dayMs = (day) => Date.parse(day + 'T00:00:00Z');
+export const todayUTC = () => dayOf(Date.now());

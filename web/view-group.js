@@ -1,0 +1,26 @@
+// #/groups/KEY1: a level-1 group and its level-2 subgroups.
+
+import { crumbs, h, title } from './lib-dom.js';
+import { api, appPath, withQuery } from './lib-api.js';
+import { hashFor } from './lib-router.js';
+import { filterSummary, onlyFilters } from './lib-filters.js';
+import { sparkWindow } from './lib-sparkline.js';
+import { groupHeader, groupRow, groupTable } from './lib-groups.js';
+
+export async function groupView(key1, f) {
+  title(`Group ${key1}`);
+  const data = await api('GET', withQuery(appPath('groups', key1), onlyFilters(f)));
+  // The subgroups share their group's axis: they hold its reports.
+  const win = sparkWindow(f, [data.group.daily]);
+  const { table, tbody } = groupTable('subgroups', win);
+  for (const s of data.subgroups) {
+    tbody.append(groupRow(s, hashFor(['groups', key1, s.key], f), { key2: s.key }, win));
+  }
+  return h('div', {},
+    crumbs(['Groups', hashFor(['groups'], f)], [key1]),
+    h('h1', {}, 'Group'),
+    filterSummary(f, ['groups', key1]),
+    groupHeader(data.group, 1, win),
+    h('h2', {}, `Subgroups (${data.subgroups.length})`),
+    data.subgroups.length ? table : h('p', { class: 'empty' }, 'No subgroups with reports.'));
+}

@@ -26,7 +26,7 @@ APP_FRAMEWORK = ("/private/var/containers/Bundle/Application/3F2504E0-4F89-11D3-
                  "/Demo.app/Frameworks/DemoRenderingPipelineSupport.framework/DemoRenderingPipelineSupport")
 UIKIT = "/System/Library/PrivateFrameworks/UIKitCore.framework/UIKitCore"
 KERNEL = "/usr/lib/system/libsystem_kernel.dylib"
-MISSING_PAGE = 50  # rows the dashboard asks for per page (web/app.js PAGE)
+MISSING_PAGE = 50  # rows the dashboard asks for per page (web/lib-api.js PAGE)
 
 
 @pytest.fixture(scope="module")

@@ -225,6 +225,7 @@ cmd_createdb() {
 		die "database $name was made by an older pg.sh (its tables belong to the superuser, in the schema public); start afresh: scripts/pg.sh stop $dir && rm -rf $dir (and var/demo-app.json var/demo-loaded for make run)"
 	fi
 	su_psql "$dir" "$name" >/dev/null <<EOF
+SET client_min_messages = warning;
 REVOKE ALL ON DATABASE $name FROM PUBLIC;
 GRANT CONNECT, TEMPORARY ON DATABASE $name TO $ROLE;
 CREATE SCHEMA IF NOT EXISTS $ROLE AUTHORIZATION $ROLE;

@@ -232,7 +232,9 @@ CREATE SCHEMA IF NOT EXISTS $ROLE AUTHORIZATION $ROLE;
 EOF
 }
 
+# Bytewise: a UTF-8 character becomes its bytes' escapes.
 urlencode() {
+	local LC_ALL=C
 	local s=$1 i c out=
 	for ((i = 0; i < ${#s}; i++)); do
 		c=${s:i:1}

@@ -134,7 +134,8 @@ def test_the_servers_role_is_no_superuser(setup):
                        " AND nspname NOT LIKE 'pg_toast_temp%'"
                        " ORDER BY 1").split()
     assert {"public", "pg_catalog", "information_schema"} <= set(others)
-    for schema in others:
+    # Nor in a temporary schema of its own: no TEMPORARY on the database.
+    for schema in others + ["pg_temp"]:
         err = sql_error(url, f"CREATE FUNCTION {schema}.ssit_probe() RETURNS int"
                              " LANGUAGE sql AS 'SELECT 1'")
         assert "permission denied" in err, (schema, err)

@@ -27,8 +27,8 @@
 #   - the role `stallscope` — no superuser, no CREATEDB/CREATEROLE — owns
 #     the schema `stallscope` of each database createdb made, and nothing
 #     else; it logs in with scram-sha-256 on the socket or 127.0.0.1, its
-#     password generated at init and kept in DIR/passfile (mode 0600, a
-#     libpq password file, owned by the user who ran init);
+#     password generated at the first start and kept in DIR/passfile
+#     (mode 0600, a libpq password file, owned by the user who started it);
 #   - the superuser (`postgres` as root, else the caller's name) logs in
 #     with `peer` on the socket only, from the cluster's owner or root;
 #   - nobody else, and nothing over TCP but the role `stallscope`.

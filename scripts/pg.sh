@@ -255,7 +255,7 @@ cmd_url() {
 	esac
 }
 
-[ $# -ge 2 ] || { sed -n '2,33p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,34p' "$0" >&2; exit 2; }
 verb=$1
 dir=$2
 # The real path: the postgres user may be unable to follow a link that

@@ -116,7 +116,6 @@ open(f"{w}/insert.sql", "w").write(
     f"{q(raw)}, {q(sym)});\n")
 PY
 pg_port=$(cat "$work/pg/port")
-if [ "$(id -u)" -eq 0 ]; then as_pg="runuser -u postgres --"; chmod 644 "$work/insert.sql"; else as_pg=""; fi
 
 # Alternating rounds, so both sides see the same machine weather.
 for round in $(seq "$ROUNDS"); do
@@ -124,8 +123,9 @@ for round in $(seq "$ROUNDS"); do
 	build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" "$work/profile" "$SECONDS_RUN" \
 		"$CONCURRENCY" >"$work/load-$round.json"
 	echo "round $round/$ROUNDS: pgbench, the same rows, one INSERT per transaction…"
-	$as_pg "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U postgres -n -c "$CONCURRENCY" \
-		-j 2 -T "$SECONDS_RUN" -f "$work/insert.sql" bench >"$work/pgbench-$round.txt" 2>&1
+	# As the server's role, over TCP like the server.
+	PGPASSFILE=$work/pg/passfile "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U stallscope \
+		-n -c "$CONCURRENCY" -j 2 -T "$SECONDS_RUN" -f "$work/insert.sql" bench >"$work/pgbench-$round.txt" 2>&1
 done
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 

@@ -2,8 +2,10 @@
 # scripts/run.sh — what `make run` does on a fresh Debian 12 machine:
 #   1. install missing packages (scripts/install-deps.sh);
 #   2. unless STALLSCOPE_DATABASE_URL is set, start a private PostgreSQL
-#      cluster under var/pg (scripts/pg.sh) and create the database;
-#   3. apply migrations;
+#      cluster under var/pg (scripts/pg.sh) and create the database; the
+#      server connects as the role `stallscope` (no superuser), its
+#      password in var/pg/passfile (mode 600), named by the URL;
+#   3. apply migrations, as that role;
 #   4. the first time, create the demo app com.example.demo and keep its
 #      credentials in var/demo-app.json (mode 600) so later runs show them
 #      again;

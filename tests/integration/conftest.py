@@ -1,7 +1,9 @@
 """Integration tests: the real `stallscope` binary over real HTTP against a
 real PostgreSQL 15 cluster created for the session (scripts/pg.sh: initdb
 as the `postgres` user when run as root, a free port, the unix socket in
-the cluster's directory). A missing PostgreSQL fails the session; nothing
+the cluster's directory). Tests connect as the server does, as the role
+`stallscope` that owns the schema (`psql(db, …)` included); only what needs
+more uses `Cluster.superuser_url`. A missing PostgreSQL fails the session; nothing
 here skips.
 
 Environment (the Makefile sets them): STALLSCOPE_BIN, STALLSCOPE_FIXTURES
@@ -70,8 +72,15 @@ class Cluster:
         run([PG_SH, "stop", self.dir])
 
     def create_db(self, name):
+        """Creates NAME; returns the URL of the server's role (`stallscope`,
+        owner of the schema the migrations fill, no superuser)."""
         run([PG_SH, "createdb", self.dir, name])
         return run([PG_SH, "url", self.dir, name]).stdout.strip()
+
+    def superuser_url(self, name):
+        """The superuser's URL for NAME (peer on the socket, as root or the
+        cluster's owner): for the few checks the role may not make."""
+        return run([PG_SH, "url", self.dir, name, "--superuser"]).stdout.strip()
 
 
 def stallscope(*args, db_url=None, extra_env=None, check=True):

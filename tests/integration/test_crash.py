@@ -105,14 +105,15 @@ def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest,
         url = cluster.create_db("durable")
         migrate(url)
         # Nothing else of ours writes WAL meanwhile.
-        psql(url, "ALTER SYSTEM SET autovacuum = off")
-        psql(url, "SELECT pg_reload_conf()")
+        admin = cluster.superuser_url("durable")
+        psql(admin, "ALTER SYSTEM SET autovacuum = off")
+        psql(admin, "SELECT pg_reload_conf()")
         server = make_server(db_url=url)
         app = create_app(url)
         allow_everyone(server, app)
         image = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
-        walwriter = int(psql(url, "SELECT pid FROM pg_stat_activity"
-                                  " WHERE backend_type = 'walwriter'"))
+        walwriter = int(psql(admin, "SELECT pid FROM pg_stat_activity"
+                                    " WHERE backend_type = 'walwriter'"))
         os.kill(walwriter, signal.SIGSTOP)
         rid = fresh_id()
         try:

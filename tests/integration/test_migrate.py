@@ -23,7 +23,7 @@ def test_migrate_fresh_then_noop(cluster):
                 "SELECT version, name FROM schema_migrations ORDER BY 1")
     assert rows.splitlines()[0] == "1|001_init.sql"
     tables = psql(url,
-                  "SELECT tablename FROM pg_tables WHERE schemaname='public'"
+                  "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
                   " ORDER BY 1").split()
     assert {"apps", "debug_files", "schema_migrations"} <= set(tables)
 
@@ -40,7 +40,7 @@ def test_every_table_and_index_is_commented(db):
     missing = psql(db, """
         SELECT c.relname FROM pg_class c
         JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i', 'p')
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'i', 'p')
           AND obj_description(c.oid, 'pg_class') IS NULL""")
     assert missing.strip() == ""
 

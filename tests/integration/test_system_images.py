@@ -10,7 +10,9 @@ Expected answers come from what the test posted and from llvm-symbolizer
 
 import json
 import os
+import re
 import shutil
+import time
 import uuid as uuidlib
 
 import pytest
@@ -307,7 +309,18 @@ def test_system_symbols_serve_two_apps_and_reprocess(db, make_server, image, sys
     out = json.loads(stallscope("system-symbols", "import", str(root), db_url=db,
                                 extra_env=env).stdout)
     assert out["files"] == 2 and out["created"] == 1 and out["failed"] == 1
-    assert out["reprocessed"] == total
+    # The server's own pass, woken by the second app's upload, can still be
+    # running when the import commits and move a report first (seen under
+    # load: 9 of 10): between them every report moves exactly once.
+    deadline = time.monotonic() + 10
+    while True:
+        by_server = sum(int(n) for n in re.findall(
+            r"reprocessed (\d+) reports whose symbols arrived", server.log()))
+        if out["reprocessed"] + by_server >= total or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert out["reprocessed"] >= 1
+    assert out["reprocessed"] + by_server == total
     listed = [json.loads(line) for line in
               stallscope("system-symbols", "list", db_url=db, extra_env=env).stdout.splitlines()]
     assert (system.uuid, system.arch, False) in \

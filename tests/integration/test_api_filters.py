@@ -339,7 +339,7 @@ def test_filtered_numbers_stay_exact_through_reprocessing(db, tmp_root, image):
 
 
 def test_move_report_keeps_row_bounds_exact(db):
-    """move_report (schema/016) on a group_daily row of three reports:
+    """move_report (schema/015) on a group_daily row of three reports:
     moving the first, then the last, leaves the row the bounds of the
     reports still in it, as our own SQL over the report rows says."""
     bundle = create_app(db)["app"]
@@ -450,13 +450,13 @@ def test_logs_and_404s_show_the_path_as_sent(server, db):
 
 
 def test_migration_backfills_bounds_and_dimensions(cluster, tmp_path):
-    """016 on a database holding reports: group_daily rows get the bounds
+    """015 on a database holding reports: group_daily rows get the bounds
     of their reports (of the group, for a day retention dropped), and
     app_dimensions the counts of what was stored."""
     from test_migrate import migrate_up_to
 
     url = cluster.create_db("it_migrate_dimensions")
-    migrate_up_to(url, tmp_path, 16)
+    migrate_up_to(url, tmp_path, 15)
     app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" % create_app(url)["app"])
     version = psql(url, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app})"
                         " RETURNING version) SELECT version FROM made")
@@ -483,7 +483,7 @@ def test_migration_backfills_bounds_and_dimensions(cluster, tmp_path):
     # narrowed to the group's first seen.
     psql(url, f"DROP TABLE reports_a{app}_20261110")
 
-    assert "applied 016_" in migrate(url).stdout
+    assert "applied 015_" in migrate(url).stdout
     rows = psql(url, "SELECT key2, day, app_version, device, reports,"
                      " to_char(first_seen AT TIME ZONE 'UTC', 'DD HH24:MI:SS.US'),"
                      " to_char(last_seen AT TIME ZONE 'UTC', 'DD HH24:MI:SS.US')"

@@ -1,4 +1,4 @@
--- 016_filtered_aggregates.sql — first and last seen per group_daily row,
+-- 015_filtered_aggregates.sql — first and last seen per group_daily row,
 -- and app_dimensions: the app's versions, OS versions, devices and kinds
 -- per day.
 -- Run by `stallscope migrate` inside one transaction; never edit once

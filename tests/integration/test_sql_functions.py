@@ -160,6 +160,40 @@ def test_function_files_apply_all_or_nothing(cluster, tmp_path):
     assert p.returncode == 1 and "functions" in p.stderr, p.stderr
 
 
+def test_a_signature_changes_through_a_numbered_migration(cluster, tmp_path):
+    """docs/STORAGE.md §Schema: a new return type or argument list is the
+    edited file plus a numbered migration dropping the old signature."""
+    url = cluster.create_db("it_functions_signature")
+    migrate(url)
+    schema = tmp_path / "schema"
+    shutil.copytree(REPO / "schema", schema)
+    functions = schema / "functions"
+    env = {"STALLSCOPE_SCHEMA_DIR": str(schema)}
+    f = functions / "drop_report_partitions.sql"
+    f.write_text(f.read_text().replace("RETURNS integer", "RETURNS bigint"))
+    f = functions / "count_out_of_group.sql"
+    f.write_text(f.read_text().replace("p_leaves integer)", "p_leaves integer, p_by integer)")
+                 .replace("reports = reports - 1", "reports = reports - p_by")
+                 .replace("text, integer) IS", "text, integer, integer) IS"))
+    p = migrate(url, extra_env=env, check=False)
+    assert p.returncode == 1 and "cannot change return type" in p.stderr, p.stderr
+    assert function_differences(url, tmp_path) == []
+
+    (schema / "999_new_signatures.sql").write_text(
+        "DROP FUNCTION drop_report_partitions(bigint, date);\n"
+        "DROP FUNCTION count_out_of_group(bigint, smallint, text, integer);\n")
+    out = migrate(url, extra_env=env).stdout
+    assert "applied 999_new_signatures.sql" in out
+    assert function_differences(url, tmp_path, functions) == []
+    assert psql(url, "SELECT pg_get_function_result('drop_report_partitions'::regproc),"
+                     " pg_get_function_identity_arguments('count_out_of_group'::regproc)"
+                     ) == "bigint|p_app bigint, p_level smallint, p_key text," \
+                          " p_leaves integer, p_by integer"
+    # A fresh database takes the same path.
+    fresh = cluster.create_db("it_functions_signature_fresh")
+    migrate(fresh, extra_env=env)
+    assert function_differences(fresh, tmp_path, functions) == []
+
 def sql_list(values, typ):
     def lit(v):
         if v is None:

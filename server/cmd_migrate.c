@@ -1,6 +1,7 @@
 /*
  * cmd_migrate.c — `stallscope migrate`: applies schema/NNN_name.sql files
- * not yet applied (st_migrate in store.h). Running it again is a no-op.
+ * not yet applied, then every schema/functions/NAME.sql (st_migrate in
+ * store.h). Running it again changes nothing.
  *
  * The schema directory is, in order: --schema-dir, STALLSCOPE_SCHEMA_DIR,
  * schema/ beside the folder holding the binary (<repo>/schema for
@@ -24,12 +25,15 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: stallscope migrate [--schema-dir DIR]\n\n"
 		"Applies the SQL migrations not yet applied, each in its own "
-		"transaction.\n\n"
+		"transaction,\nthen re-creates every function of functions/ "
+		"in one transaction.\n\n"
 		"environment:\n"
 		"  STALLSCOPE_DATABASE_URL      PostgreSQL connection URL "
 		"(required)\n"
-		"  STALLSCOPE_SCHEMA_DIR        where NNN_name.sql files are "
-		"[<binary>/../../schema, then ./schema]\n");
+		"  STALLSCOPE_SCHEMA_DIR        where NNN_name.sql files and "
+		"functions/ are\n"
+		"                               [<binary>/../../schema, then "
+		"./schema]\n");
 }
 
 static const char *env(const char *name)

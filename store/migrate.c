@@ -1,12 +1,20 @@
 /*
- * migrate.c — applies schema/NNN_name.sql files (see st_migrate in
- * store.h).
+ * migrate.c — applies schema/NNN_name.sql files, then the function files
+ * schema/functions/NAME.sql (see st_migrate in store.h). Memory: everything
+ * allocated here is freed before st_migrate returns.
  *
- * The files hold plain DDL without BEGIN/COMMIT: each runs inside a
- * transaction of ours together with its schema_migrations row, so a file is
- * either fully applied and recorded or not at all. The SHA-256 of a file's
- * bytes is recorded to catch a shipped migration edited afterwards, which
- * would leave databases migrated before and after the edit different.
+ * The files hold plain DDL without BEGIN/COMMIT: each migration runs inside
+ * a transaction of ours together with its schema_migrations row, so a file
+ * is either fully applied and recorded or not at all. The SHA-256 of a
+ * file's bytes is recorded to catch a shipped migration edited afterwards,
+ * which would leave databases migrated before and after the edit different.
+ *
+ * Function files are the current definition of each function, edited in
+ * place: they are applied at every run, all in one transaction after the
+ * migrations, so a database always ends with exactly their definitions
+ * whatever the historical migrations created on the way (docs/STORAGE.md
+ * §Schema). Nothing is recorded for them: re-creating a function as it is
+ * changes nothing, and the database's own definition is what is compared.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +32,13 @@
 #define MAX_MIGRATION_BYTES (16u << 20)
 #define MAX_MIGRATIONS 1000
 
+#define FUNCTIONS_DIR "functions"
+#define MAX_DIR 4096
+/* NAMEDATALEN - 1: longer names would be truncated by PostgreSQL. */
+#define MAX_FUNCTION_NAME 63
+
 typedef struct migration {
-	long version;
+	long version; /* 0 for every function file */
 	char name[256];
 } migration;
 
@@ -63,14 +76,37 @@ static long parse_name(const char *name)
 	return v;
 }
 
+/*
+ * "name.sql" → 0 when NAME is a function's name as PostgreSQL folds it
+ * (lower case, unquoted); -1 for other files (not SQL); -2 for SQL files
+ * that cannot name a function, refused rather than silently skipped.
+ */
+static long parse_function_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 5 || strcmp(name + n - 4, ".sql") != 0 || name[0] == '.')
+		return -1;
+	if (n - 4 > MAX_FUNCTION_NAME || (name[0] >= '0' && name[0] <= '9'))
+		return -2;
+	for (const char *q = name; q < name + n - 4; q++)
+		if (!(*q == '_' || (*q >= 'a' && *q <= 'z') ||
+		      (*q >= '0' && *q <= '9')))
+			return -2;
+	return 0;
+}
+
 static int by_version(const void *a, const void *b)
 {
 	const migration *x = a, *y = b;
-	return (x->version > y->version) - (x->version < y->version);
+	if (x->version != y->version)
+		return (x->version > y->version) - (x->version < y->version);
+	return strcmp(x->name, y->name);
 }
 
-static int list_migrations(const char *dir, migration **out, size_t *out_n,
-			   char *err, size_t errlen)
+/* DIR's files PARSE accepts (>= 0 is their version; -2 refuses the file),
+ * sorted by version then name. */
+static int list_files(const char *dir, long (*parse)(const char *),
+		      migration **out, size_t *out_n, char *err, size_t errlen)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
@@ -83,11 +119,18 @@ static int list_migrations(const char *dir, migration **out, size_t *out_n,
 	int rc = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		long v = parse_name(e->d_name);
+		long v = parse(e->d_name);
+		if (v == -2) {
+			snprintf(err, errlen, "%s/%s: a function file is named "
+				 "after its function (a-z, 0-9, _; at most %d)",
+				 dir, e->d_name, MAX_FUNCTION_NAME);
+			rc = -1;
+			break;
+		}
 		if (v < 0)
 			continue;
 		if (n == MAX_MIGRATIONS || strlen(e->d_name) >= 256) {
-			snprintf(err, errlen, "too many or too long migration "
+			snprintf(err, errlen, "too many or too long file "
 				 "names in %s", dir);
 			rc = -1;
 			break;
@@ -104,15 +147,31 @@ static int list_migrations(const char *dir, migration **out, size_t *out_n,
 		n++;
 	}
 	closedir(d);
-	if (rc == 0 && n > 0) {
+	if (rc < 0) {
+		free(list);
+		return rc;
+	}
+	if (n > 0)
 		qsort(list, n, sizeof *list, by_version);
-		for (size_t i = 1; i < n; i++) {
-			if (list[i].version == list[i - 1].version) {
-				snprintf(err, errlen, "%s and %s share version "
-					 "%ld", list[i - 1].name, list[i].name,
-					 list[i].version);
-				rc = -1;
-			}
+	*out = list;
+	*out_n = n;
+	return 0;
+}
+
+static int list_migrations(const char *dir, migration **out, size_t *out_n,
+			   char *err, size_t errlen)
+{
+	migration *list = NULL;
+	size_t n = 0;
+	if (list_files(dir, parse_name, &list, &n, err, errlen) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (list[i].version == list[i - 1].version) {
+			snprintf(err, errlen, "%s and %s share version %ld",
+				 list[i - 1].name, list[i].name,
+				 list[i].version);
+			rc = -1;
 		}
 	}
 	if (rc == 0 && n == 0) {
@@ -229,18 +288,96 @@ static int apply_one(st_conn *c, const char *dir, const migration *m,
 	return result;
 }
 
-int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
-	       void *cls, char *err, size_t errlen)
+/* The functions named like one function file, as the database holds them:
+ * how many (overloads) and a digest of their definitions and comments. */
+typedef struct fn_state {
+	int64_t count;
+	char digest[2 * 16 + 1];
+} fn_state;
+
+static int read_fn_state(void *cls, const st_row *row)
 {
-	migration *list;
-	size_t n;
-	if (list_migrations(schema_dir, &list, &n, err, errlen) < 0)
+	fn_state *s = cls;
+	s->count = st_row_int64(row, 0);
+	return st_row_copy(row, 1, s->digest, sizeof s->digest) < 0 ? -1 : 0;
+}
+
+static int get_fn_state(st_conn *c, const char *fn, fn_state *out)
+{
+	static const st_stmt q = {
+		"migrate_fn_state",
+		"SELECT count(*), md5(coalesce(string_agg("
+		"p.oid::regprocedure::text || ' ' || pg_get_functiondef(p.oid)"
+		" || ' ' || coalesce(obj_description(p.oid, 'pg_proc'), ''),"
+		" ' ' ORDER BY p.oid::regprocedure::text), ''))"
+		" FROM pg_proc p WHERE p.proname = $1 AND p.pronamespace ="
+		" (SELECT oid FROM pg_namespace WHERE nspname = current_schema())",
+		1};
+	return ST_EXEC(c, &q, read_fn_state, out, ST_TEXT(fn)) == 1 ? 0 : -1;
+}
+
+/* Runs one function file in the open transaction: 1 when the database's
+ * definition changed, 0 when it was the file's already, -1 on error. */
+static int apply_function(st_conn *c, const char *dir, const migration *f,
+			  char *err, size_t errlen)
+{
+	char path[MAX_DIR + 257], label[300], fn[MAX_FUNCTION_NAME + 1];
+	snprintf(path, sizeof path, "%s/%s", dir, f->name);
+	snprintf(label, sizeof label, FUNCTIONS_DIR "/%s", f->name);
+	/* parse_function_name kept names of at most MAX_FUNCTION_NAME. */
+	size_t len = strlen(f->name) - 4;
+	memcpy(fn, f->name, len);
+	fn[len] = '\0';
+	char *sql = read_file(path, err, errlen);
+	if (!sql)
 		return -1;
-	st_conn *c;
-	if (st_conn_open(conninfo, &c, err, errlen) < 0) {
-		free(list);
-		return -1;
+	fn_state before, after;
+	int result = -1;
+	if (get_fn_state(c, fn, &before) < 0 ||
+	    st_exec_script(c, sql, label) < 0 ||
+	    get_fn_state(c, fn, &after) < 0)
+		snprintf(err, errlen, "%s failed (see the log above); no "
+			 "function file was applied", label);
+	else if (after.count == 0)
+		snprintf(err, errlen, "%s defines no function %s: a function "
+			 "file is named after its function", label, fn);
+	else
+		result = before.count != after.count ||
+			 strcmp(before.digest, after.digest) != 0;
+	free(sql);
+	return result;
+}
+
+/* Every function file, in name order, in one transaction; CHANGED[i] tells
+ * whether file i changed the database. 0, or -1 with ERR. */
+static int apply_functions(st_conn *c, const char *dir, const migration *list,
+			   size_t n, bool *changed, char *err, size_t errlen)
+{
+	int rc = st_conn_begin(c);
+	if (rc >= 0)
+		rc = lock(c);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot start applying the function "
+			 "files (see the log above)");
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		int applied = apply_function(c, dir, &list[i], err, errlen);
+		rc = applied < 0 ? -1 : 0;
+		changed[i] = applied == 1;
 	}
+	if (rc >= 0 && st_conn_commit(c) < 0) {
+		snprintf(err, errlen, "the function files could not be "
+			 "committed (see the log above); none was applied");
+		rc = -1;
+	}
+	if (rc < 0)
+		st_conn_rollback(c);
+	return rc;
+}
+
+static int apply_migrations(st_conn *c, const char *dir,
+			    const migration *list, size_t n, st_migrate_cb cb,
+			    void *cls, char *err, size_t errlen)
+{
 	int rc = st_conn_begin(c);
 	if (rc >= 0)
 		rc = lock(c);
@@ -252,15 +389,55 @@ int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
 		st_conn_rollback(c);
 		snprintf(err, errlen, "cannot create schema_migrations (see "
 			 "the log above)");
+		return -1;
 	}
-	for (size_t i = 0; rc >= 0 && i < n; i++) {
-		int applied = apply_one(c, schema_dir, &list[i], err, errlen);
+	for (size_t i = 0; i < n; i++) {
+		int applied = apply_one(c, dir, &list[i], err, errlen);
 		if (applied < 0)
-			rc = -1;
-		else if (cb)
+			return -1;
+		if (cb)
 			cb(cls, list[i].name, applied == 1);
 	}
-	st_conn_close(c);
+	return 0;
+}
+
+int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
+	       void *cls, char *err, size_t errlen)
+{
+	char fdir[MAX_DIR];
+	if (snprintf(fdir, sizeof fdir, "%s/" FUNCTIONS_DIR, schema_dir) >=
+	    (int)sizeof fdir) {
+		snprintf(err, errlen, "schema directory name too long");
+		return -1;
+	}
+	migration *list, *fns = NULL;
+	size_t n, nfns = 0;
+	if (list_migrations(schema_dir, &list, &n, err, errlen) < 0)
+		return -1;
+	bool *changed = NULL;
+	int rc = list_files(fdir, parse_function_name, &fns, &nfns, err,
+			    errlen);
+	if (rc == 0 && nfns > 0 && !(changed = calloc(nfns, sizeof *changed))) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	st_conn *c = NULL;
+	if (rc == 0)
+		rc = st_conn_open(conninfo, &c, err, errlen);
+	if (rc == 0)
+		rc = apply_migrations(c, schema_dir, list, n, cb, cls, err,
+				      errlen);
+	if (rc == 0)
+		rc = apply_functions(c, fdir, fns, nfns, changed, err, errlen);
+	for (size_t i = 0; rc == 0 && cb && i < nfns; i++) {
+		char label[300];
+		snprintf(label, sizeof label, FUNCTIONS_DIR "/%s", fns[i].name);
+		cb(cls, label, changed[i]);
+	}
+	if (c)
+		st_conn_close(c);
+	free(changed);
+	free(fns);
 	free(list);
 	return rc < 0 ? -1 : 0;
 }

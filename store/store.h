@@ -105,16 +105,20 @@ void st_get_pool_stats(st_pool_stats *out);
 
 /* ---- Migrations --------------------------------------------------------- */
 
-/* Called once per migration file; APPLIED false when it was already there. */
+/* Called once per migration file (FILE "NNN_name.sql") and per function
+ * file ("functions/NAME.sql"); APPLIED false when it was already there. */
 typedef void (*st_migrate_cb)(void *cls, const char *file, bool applied);
 
 /*
  * Applies SCHEMA_DIR/NNN_name.sql files in version order on a connection of
  * its own, one transaction per file, recording (version, name, checksum) in
  * schema_migrations. Files already recorded with the same checksum are
- * skipped; a recorded file whose content changed is an error. Concurrent
- * runs serialize on an advisory lock. Returns 0, or -1 with a one-line
- * reason in ERR (ERRLEN bytes).
+ * skipped; a recorded file whose content changed is an error. Then runs
+ * every SCHEMA_DIR/functions/NAME.sql (CREATE OR REPLACE of function NAME)
+ * in name order, all in one transaction, at every call: a function file is
+ * "applied" when it changed the database's definition. Concurrent runs
+ * serialize on an advisory lock. Returns 0, or -1 with a one-line reason in
+ * ERR (ERRLEN bytes).
  */
 int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
 	       void *cls, char *err, size_t errlen);

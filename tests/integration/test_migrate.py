@@ -7,9 +7,10 @@ from conftest import BIN, REPO, create_app, migrate, psql, run, stallscope
 
 
 def migrate_up_to(url, tmp_path, version):
-    """Applies the migrations before VERSION only, as an older release did."""
+    """Applies the migrations before VERSION only, as an older release did:
+    with the function definitions they hold and no function file."""
     older = tmp_path / "schema"
-    older.mkdir()
+    (older / "functions").mkdir(parents=True)
     for f in (REPO / "schema").glob("*.sql"):
         if int(f.name.split("_")[0]) < version:
             shutil.copy(f, older)

@@ -1,0 +1,27 @@
+-- drop_report_partitions — retention: an app's day partitions before a day.
+-- Applied by `stallscope migrate` after the numbered migrations, at every
+-- run: edit it in place. A new argument list or return type also needs a
+-- numbered migration dropping the old one (docs/STORAGE.md §Schema).
+
+CREATE OR REPLACE FUNCTION drop_report_partitions(p_app bigint, p_before date)
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  part record;
+  dropped integer := 0;
+BEGIN
+  FOR part IN
+    SELECT c.relname
+      FROM pg_inherits i
+      JOIN pg_class c ON c.oid = i.inhrelid
+      JOIN pg_class p ON p.oid = i.inhparent
+     WHERE p.relname = format('reports_a%s', p_app)
+       AND c.relname ~ '^reports_a[0-9]+_[0-9]{8}$'
+       AND to_date(right(c.relname, 8), 'YYYYMMDD') < p_before
+  LOOP
+    EXECUTE format('DROP TABLE %I', part.relname);
+    dropped := dropped + 1;
+  END LOOP;
+  RETURN dropped;
+END $$;
+COMMENT ON FUNCTION drop_report_partitions(bigint, date) IS
+  'Retention: drops every day partition of one app older than p_before; returns how many.';

@@ -1,0 +1,257 @@
+-- ingest_reports — a batch of reports of one app stored in a few statements
+-- (docs/STORAGE.md "Ingest of one report").
+-- Applied by `stallscope migrate` after the numbered migrations, at every
+-- run: edit it in place. A new argument list or return type also needs a
+-- numbered migration dropping the old one (docs/STORAGE.md §Schema).
+--
+-- The rules, decided per batch:
+--  * a report whose report_id is stored already is a duplicate (its id);
+--  * whitelisted users (unexpired) are stored without sampling or quota;
+--  * others: not sampled today -> not_sampled; else the n-th candidate of
+--    a user and day in this batch is stored when the reports already
+--    counted that day plus n stay within the quota, else quota;
+--  * a resend under another user id stored by a concurrent transaction
+--    meanwhile loses its key insert: a duplicate, counted nowhere (the
+--    server never puts one report_id twice into a batch:
+--    server/ingest_commit.c);
+--  * group counters: a user is new to a group when group_daily had no row
+--    of theirs in it before this batch.
+-- Locks, in the order every batch and move_report keep: report partitions
+-- (before any row lock), the batch's users' advisory locks by hash, then
+-- the contended group rows, level 1 by key and level 2 by key, last, so
+-- they stay locked only until the commit.
+--
+-- Element i of every array belongs to report i: its identity, arrival
+-- (UTC day and time), whether its user is sampled today, its metadata
+-- (NULL when unknown), both group keys and both levels' identities (JSON
+-- arrays), whether it waits for symbols and the images it waits for (a
+-- JSON array, as add_report_waits takes), and its two documents (JSON
+-- text, stored as sent).
+
+CREATE OR REPLACE FUNCTION ingest_reports(p_app bigint, p_config_version bigint,
+                                          p_report_ids text[], p_user_ids text[], p_days date[],
+                                          p_ats timestamptz[], p_sampled boolean[], p_kinds text[],
+                                          p_sources text[], p_app_versions text[], p_builds text[],
+                                          p_oses text[], p_os_versions text[], p_os_builds text[],
+                                          p_devices text[], p_client_timestamps text[],
+                                          p_durations bigint[], p_key1s text[], p_key2s text[],
+                                          p_pending boolean[], p_frames1 text[], p_frames2 text[],
+                                          p_waits text[], p_raw text[], p_symbolized text[])
+RETURNS TABLE (outcome text, report bigint)
+LANGUAGE plpgsql
+-- Every table this function reads it reads by key, one probe per report
+-- of the batch: the lookups are written as scalar subqueries, which the
+-- planner runs per row and cannot turn into joins. Joins planned while a
+-- new install's tables were empty (merge and hash joins reading every row
+-- of the app) stayed in the session's cached plans as the tables grew;
+-- left to itself, the planner also re-planned one statement at every call
+-- (a fifth of the call). One plan per statement, built once, always on
+-- the indexes:
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+  n integer := coalesce(cardinality(p_report_ids), 0);
+  outcomes text[];
+  ids bigint[];
+  listed boolean[];
+  stored_at integer[];
+  stored_ids bigint[];
+  current_version bigint;
+  quota integer;
+  distinct_ids bigint;
+  part_days date[];
+  part_day date;
+  i integer;
+BEGIN
+  IF n = 0 THEN
+    RETURN;
+  END IF;
+  IF (SELECT count(DISTINCT coalesce(c, -1))
+        FROM unnest(ARRAY[cardinality(p_user_ids), cardinality(p_days), cardinality(p_ats),
+                          cardinality(p_sampled), cardinality(p_kinds), cardinality(p_sources),
+                          cardinality(p_app_versions), cardinality(p_builds),
+                          cardinality(p_oses), cardinality(p_os_versions),
+                          cardinality(p_os_builds), cardinality(p_devices),
+                          cardinality(p_client_timestamps), cardinality(p_durations),
+                          cardinality(p_key1s), cardinality(p_key2s), cardinality(p_pending),
+                          cardinality(p_frames1), cardinality(p_frames2),
+                          cardinality(p_waits), cardinality(p_raw),
+                          cardinality(p_symbolized), n]) AS c) <> 1 THEN
+    RAISE EXCEPTION 'ingest_reports: arrays of different lengths';
+  END IF;
+  SELECT c.version, c.daily_quota,
+         (SELECT count(DISTINCT r) FROM unnest(p_report_ids) r),
+         (SELECT array_agg(DISTINCT d) FROM unnest(p_days) d)
+    INTO current_version, quota, distinct_ids, part_days
+    FROM app_config c WHERE c.app_id = p_app;
+  IF current_version IS DISTINCT FROM p_config_version THEN
+    RETURN QUERY SELECT 'stale'::text, NULL::bigint FROM generate_series(1, n);
+    RETURN;
+  END IF;
+  IF distinct_ids <> n THEN
+    RAISE EXCEPTION 'ingest_reports: a report_id twice in one batch';
+  END IF;
+
+  FOREACH part_day IN ARRAY part_days LOOP
+    PERFORM ensure_report_partition(p_app, part_day);
+  END LOOP;
+  PERFORM pg_advisory_xact_lock(h)
+     FROM (SELECT DISTINCT hashtextextended(p_app || '/' || u, 7) AS h
+             FROM unnest(p_user_ids) u ORDER BY 1) users;
+
+  -- Every report's fate but the key insert's race. The users' locks make
+  -- the quota rows read here the ones counted on below.
+  WITH r AS (
+    SELECT o, rid, uid, day, sampled,
+           (SELECT k.id FROM report_keys k WHERE k.app_id = p_app AND k.report_id = rid)
+             AS old_id,
+           EXISTS (SELECT 1 FROM whitelist w
+                    WHERE w.app_id = p_app AND w.user_id = uid
+                      AND (w.expires_at IS NULL OR w.expires_at > arrived)) AS listed
+      FROM unnest(p_report_ids, p_user_ids, p_days, p_ats, p_sampled)
+             WITH ORDINALITY AS u(rid, uid, day, arrived, sampled, o)
+  ), ranked AS (
+    SELECT r.*,
+           count(*) FILTER (WHERE old_id IS NULL AND NOT listed AND sampled)
+             OVER (PARTITION BY uid, day ORDER BY o) AS nth,
+           coalesce((SELECT q.reports FROM user_quota q
+                      WHERE q.app_id = p_app AND q.day = r.day AND q.user_id = r.uid), 0)
+             AS used
+      FROM r
+  )
+  SELECT array_agg(CASE WHEN old_id IS NOT NULL THEN 'duplicate'
+                        WHEN listed THEN 'stored'
+                        WHEN NOT sampled THEN 'not_sampled'
+                        WHEN used + nth > quota THEN 'quota'
+                        ELSE 'stored' END ORDER BY o),
+         array_agg(old_id ORDER BY o), array_agg(listed ORDER BY o)
+    INTO outcomes, ids, listed
+    FROM ranked;
+
+  -- Everything stored, in one statement: the keys first (a report whose
+  -- key insert lost is left out of the rest), then the quota counts, the
+  -- rows, the waits and both levels' counters. Every part sees the tables
+  -- as they were before the statement, which is what "new to the group"
+  -- asks of group_daily; the group rows are locked level by level in key
+  -- order.
+  WITH keyed AS (
+    INSERT INTO report_keys (app_id, report_id, id, received_day)
+    SELECT p_app, p_report_ids[o], nextval('report_ids'), p_days[o]
+      FROM generate_subscripts(p_report_ids, 1) o
+     WHERE outcomes[o] = 'stored' ORDER BY o
+    ON CONFLICT (app_id, report_id) DO NOTHING
+    RETURNING report_keys.report_id, report_keys.id
+  ), stored AS (
+    SELECT o, k.id FROM generate_subscripts(p_report_ids, 1) o
+      JOIN keyed k ON k.report_id = p_report_ids[o]
+     WHERE outcomes[o] = 'stored'
+  ), quota_counts AS (
+    INSERT INTO user_quota AS q (app_id, day, user_id, reports)
+    SELECT p_app, p_days[o], p_user_ids[o], count(*) FROM stored
+     WHERE NOT listed[o] GROUP BY 2, 3
+    ON CONFLICT (app_id, day, user_id) DO UPDATE SET reports = q.reports + excluded.reports
+  ), report_rows AS (
+    INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
+                         source, app_version, build, os, os_version, os_build, device,
+                         client_timestamp, duration_ms, key1, key2, pending, raw,
+                         symbolized)
+    SELECT id, p_app, p_days[o], p_ats[o], p_report_ids[o], p_user_ids[o], p_kinds[o],
+           p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
+           p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
+           p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o]
+      FROM stored
+  ), waits AS (
+    -- A report listing one UUID under two images waits for it once.
+    INSERT INTO report_waits (app_id, uuid, report, received_day, image_name, arch, reason)
+    SELECT DISTINCT ON (s.id, w.uuid) p_app, w.uuid, s.id, p_days[s.o], w.image_name,
+           w.arch, w.reason
+      FROM stored s,
+           jsonb_to_recordset(p_waits[s.o]::jsonb) AS w(uuid uuid, image_name text,
+                                                        arch text, reason text)
+     WHERE p_waits[s.o] <> '[]'
+    ON CONFLICT (app_id, uuid, report) DO UPDATE SET reason = excluded.reason
+  ), counted AS (
+    SELECT lvl::smallint AS level,
+           CASE lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key,
+           CASE lvl WHEN 1 THEN NULL ELSE p_key1s[o] END AS parent,
+           CASE lvl WHEN 1 THEN p_frames1[o] ELSE p_frames2[o] END AS frames,
+           p_user_ids[o] AS uid, p_days[o] AS day,
+           coalesce(p_app_versions[o], '') AS app_version,
+           coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
+           p_kinds[o] AS kind, p_ats[o] AS at, o
+      FROM stored, (VALUES (1), (2)) AS l(lvl)
+  ), daily AS (
+    -- One row per report for both levels: the level-1 group's rows are
+    -- those of its level-2 groups.
+    INSERT INTO group_daily AS d (app_id, key1, user_id, key2, day, app_version, os_version,
+                                  device, kind, reports, first_seen, last_seen)
+    SELECT p_app, p_key1s[o], p_user_ids[o], p_key2s[o], p_days[o],
+           coalesce(p_app_versions[o], ''), coalesce(p_os_versions[o], ''),
+           coalesce(p_devices[o], ''), p_kinds[o], count(*), min(p_ats[o]), max(p_ats[o])
+      FROM stored GROUP BY 2, 3, 4, 5, 6, 7, 8, 9
+    ON CONFLICT (app_id, key1, user_id, key2, day, app_version, os_version, device, kind)
+    DO UPDATE SET reports = d.reports + excluded.reports,
+                  first_seen = least(d.first_seen, excluded.first_seen),
+                  last_seen = greatest(d.last_seen, excluded.last_seen)
+  ), dimensions AS (
+    -- Locked after the groups' rows, in key order: every batch takes the
+    -- same few rows of the day (its kind's, its versions'), so a fixed
+    -- order keeps concurrent servers queueing, not deadlocking.
+    INSERT INTO app_dimensions AS a (app_id, day, dim, value, reports, first_seen, last_seen)
+    SELECT p_app, p_days[o], x.dim, x.value, count(*), min(p_ats[o]), max(p_ats[o])
+      FROM stored,
+           LATERAL (VALUES ('version', coalesce(p_app_versions[o], '')),
+                           ('os_version', coalesce(p_os_versions[o], '')),
+                           ('device', coalesce(p_devices[o], '')),
+                           ('kind', p_kinds[o])) AS x(dim, value)
+     GROUP BY 2, 3, 4
+     ORDER BY 2, 3, 4
+    ON CONFLICT (app_id, day, dim, value) DO UPDATE SET
+      reports = a.reports + excluded.reports,
+      first_seen = least(a.first_seen, excluded.first_seen),
+      last_seen = greatest(a.last_seen, excluded.last_seen)
+  ), fresh AS (
+    -- A level-1 key is its own key1, a level-2 key's key1 is its parent;
+    -- either way one probe of the primary key's prefix.
+    SELECT level, key, count(DISTINCT uid) AS users
+      FROM counted c
+     WHERE (SELECT true FROM group_daily g
+             WHERE g.app_id = p_app AND g.key1 = coalesce(c.parent, c.key)
+               AND g.user_id = c.uid AND (c.level = 1 OR g.key2 = c.key) LIMIT 1) IS NULL
+     GROUP BY level, key
+  ), counters AS (
+    INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users,
+                             first_seen, last_seen)
+    SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
+           count(*), coalesce(min(f.users), 0), min(c.at), max(c.at)
+      FROM counted c LEFT JOIN fresh f ON f.level = c.level AND f.key = c.key
+     GROUP BY c.level, c.key
+     ORDER BY c.level, c.key COLLATE "C"
+    ON CONFLICT (app_id, level, key) DO UPDATE SET
+      reports = g.reports + excluded.reports,
+      users = g.users + excluded.users,
+      first_seen = least(g.first_seen, excluded.first_seen),
+      last_seen = greatest(g.last_seen, excluded.last_seen)
+  )
+  SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
+
+  FOR i IN 1..coalesce(cardinality(stored_at), 0) LOOP
+    ids[stored_at[i]] := stored_ids[i];
+  END LOOP;
+  -- Lost key inserts (rare): the report stored under that key stands.
+  FOR i IN SELECT o FROM generate_subscripts(outcomes, 1) o
+            WHERE outcomes[o] = 'stored' AND ids[o] IS NULL LOOP
+    outcomes[i] := 'duplicate';
+    ids[i] := (SELECT k.id FROM report_keys k
+                WHERE k.app_id = p_app AND k.report_id = p_report_ids[i]);
+  END LOOP;
+
+  RETURN QUERY SELECT outcomes[o], ids[o] FROM generate_subscripts(outcomes, 1) o ORDER BY o;
+END $$;
+COMMENT ON FUNCTION ingest_reports(bigint, bigint, text[], text[], date[], timestamptz[],
+                                   boolean[], text[], text[], text[], text[], text[], text[],
+                                   text[], text[], text[], bigint[], text[], text[], boolean[],
+                                   text[], text[], text[], text[], text[]) IS
+  'Stores a batch of ingested reports of one app with their policy checks, waits and group counts, in the caller''s transaction, in a few statements over the whole batch, taking locks in the one order every batch uses; returns per report, in order, the outcome (stored, duplicate, not_sampled, quota, or stale when p_config_version is not the policy''s current version) and our report id.';

@@ -4,7 +4,9 @@ applied by `stallscope migrate` after the numbered migrations at every run.
 The database's functions are compared with the files by running each file
 with psql (not through migrate) in a transaction that is rolled back: the
 functions of that name are dropped, the file re-creates them, and their
-definitions (pg_get_functiondef) and comments must read as before."""
+definitions (pg_get_functiondef) and comments must read as before. The
+definitions wait in a table of the schema meanwhile (the server's role has
+no TEMPORARY privilege)."""
 
 import re
 import shutil
@@ -19,7 +21,7 @@ FUNCTIONS = REPO / "schema" / "functions"
 LAST_WITH_BODIES = 14
 DEFINES = re.compile(r"^\s*CREATE\s+(OR\s+REPLACE\s+)?FUNCTION\s+(\w+)", re.I | re.M)
 OURS = """FROM pg_proc p
-          WHERE p.pronamespace = 'public'::regnamespace
+          WHERE p.pronamespace = current_schema()::regnamespace
             AND NOT EXISTS (SELECT 1 FROM pg_depend d
                              WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                                AND d.deptype = 'e')"""
@@ -44,7 +46,7 @@ def function_differences(url, tmp_path, functions=FUNCTIONS):
         mine = f"{DEFS} AND p.proname = '{name}'"
         differing = psql_script(url, f"""
             BEGIN;
-            CREATE TEMP TABLE db_defs AS {mine};
+            CREATE TABLE db_defs AS {mine};
             DO $$ DECLARE f regprocedure; BEGIN
               FOR f IN SELECT p.oid::regprocedure {OURS} AND p.proname = '{name}' LOOP
                 EXECUTE 'DROP FUNCTION ' || f;
@@ -262,7 +264,7 @@ def test_upgrade_keeps_every_row_and_ingest_works(cluster, tmp_path, make_server
     for line in psql(url, """
             SELECT c.relname, string_agg(quote_ident(a.attname), ',' ORDER BY a.attnum)
               FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
-             WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+             WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
                AND a.attnum > 0 AND NOT a.attisdropped AND c.relname <> 'schema_migrations'
              GROUP BY 1""").splitlines():
         table, cols = line.split("|")

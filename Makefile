@@ -40,7 +40,7 @@ LINK_LIBS := $(BUILD)/libserver.a $(BUILD)/libingest.a $(BUILD)/libstore.a \
 	$(BUILD)/libsymbolizer.a $(BUILD)/libcommon.a
 
 .PHONY: all run test unit asan fuzz bench fixtures clean help style \
-	integration oracle deps test-deps FORCE
+	integration oracle deps test-deps check-length FORCE
 
 all: $(BUILD)/stallscope
 
@@ -109,6 +109,7 @@ test-deps:
 	@scripts/install-deps.sh --test
 
 test: test-deps
+	$(MAKE) check-length
 	$(MAKE) all $(UNIT_BINS)
 	$(MAKE) unit
 	$(MAKE) oracle
@@ -143,6 +144,11 @@ bench: test-deps
 	$(MAKE) all
 	bench/symbolicate.sh
 	bench/ingest.sh
+
+# No product function over 80 lines; the check's own test comes first.
+check-length:
+	$(PYTHON) scripts/check-function-length-test.py
+	$(PYTHON) scripts/check-function-length.py
 
 style:
 	git clang-format --diff

@@ -33,6 +33,17 @@ enum MHD_Result srv_ingest_handle_at(struct MHD_Connection *conn, srv_request *r
 				     ing_format format, time_t received);
 
 /*
+ * A commit refused as stale means the policy cache's version is behind the
+ * database's config version (srv_policy_refresh reads the new one): the
+ * report is made again under it, at most SRV_POLICY_ATTEMPTS times in all,
+ * since each policy change racing one report costs a read and a remake.
+ * Whether attempt ATTEMPT (from 1), which ended with commit status RC and
+ * OUTCOME, is followed by another.
+ */
+#define SRV_POLICY_ATTEMPTS 3
+bool srv_ingest_retry_stale(int rc, st_ingest_outcome outcome, int attempt);
+
+/*
  * A report symbolized for storage: the JSON texts (malloc) and, pointing
  * into them or into the arena, what counting it into groups needs.
  */

@@ -1,7 +1,8 @@
 /*
- * fuzz_common.h — shared by the ingest fuzz targets: after a successful
- * parse, run every accepted report through the representative-stack and
- * grouping code the server runs next, so the fuzzer checks those too.
+ * fuzz_common.h — shared by the ingest fuzz targets: a format's parser on
+ * arbitrary bytes with the default limits, then every accepted report
+ * through the representative-stack and grouping code the server runs next,
+ * so the fuzzer checks those too; the batch is freed each run.
  */
 #ifndef STALLSCOPE_FUZZ_COMMON_H
 #define STALLSCOPE_FUZZ_COMMON_H
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_target.h"
 #include "ingest/grouping.h"
 #include "ingest/parse.h"
 #include "ingest/representative.h"
@@ -53,6 +55,22 @@ static inline void fuzz_exercise(ing_batch *b)
 		     gr.nidentities > n * SYM_MAX_FRAMES))
 			abort();
 	}
+}
+
+typedef int (*fuzz_parse_fn)(const char *body, size_t len, const ing_limits *limits,
+			     const char *user_id, ing_batch **out_batch, ing_error *err);
+
+static inline int fuzz_parse(fuzz_parse_fn parse, const uint8_t *data, size_t size)
+{
+	ing_batch *b = NULL;
+	ing_error err;
+	if (parse((const char *)data, size, NULL, "fuzz-user", &b, &err) == 0) {
+		fuzz_exercise(b);
+		ing_batch_free(b);
+	} else if (b || err.code == ERR_NONE) {
+		abort(); /* a failure leaves no batch and names its code */
+	}
+	return 0;
 }
 
 #endif

@@ -1,13 +1,10 @@
 /* fuzz_decode.c — libFuzzer target: ing_decode_body. The first byte picks
  * the Content-Encoding, the rest is the body; output capped at 1 MiB. */
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_target.h"
 #include "ingest/decode.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

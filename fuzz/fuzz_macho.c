@@ -3,17 +3,11 @@
  * slice's symcache, reopen it, look addresses up. The custom mutator puts a
  * valid Mach-O or fat magic back at the start of most mutants, so the
  * fuzzer spends its time past the first check. */
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_target.h"
 #include "symbolizer/symbolizer.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-			       unsigned int seed);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

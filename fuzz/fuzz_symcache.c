@@ -2,17 +2,11 @@
  * then lookups across the address space. The custom mutator keeps the
  * magic, version and recorded size right, since a mutant failing those is
  * rejected before the interesting checks. */
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz/fuzz_target.h"
 #include "symbolizer/symbolizer.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
-			       unsigned int seed);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,10 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fuzz/fuzz_target.h"
 #include "server/datadir.h"
 #include "server/unzip.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_BYTES (1u << 20)
 

@@ -1,7 +1,6 @@
 /*
  * reprocess.c — see reprocess.h.
  */
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 
 #include "common/log.h"
 #include "ingest/parse.h"
+#include "server/background.h"
 #include "server/ingest_pipeline.h"
 #include "server/reprocess.h"
 #include "store/reports.h"
@@ -189,66 +189,33 @@ int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 
 /* ---- the background thread ------------------------------------------------ */
 
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t thread;
-	bool running, stop, wake;
-	const srv_config *cfg;
-} bg = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+static srv_background bg = SRV_BACKGROUND_INIT;
+static const srv_config *cfg; /* the background thread's, from start */
 
-static void *loop(void *arg)
+static int pass(void *cls)
 {
-	(void)arg;
-	pthread_mutex_lock(&bg.lock);
-	while (!bg.stop) {
-		bg.wake = false;
-		pthread_mutex_unlock(&bg.lock);
-		int64_t done = 0;
-		int rc = srv_reprocess_all(bg.cfg->data_dir, &done);
-		if (rc < 0)
-			cm_log(CM_WARN, "reprocessing: database unavailable, retrying later");
-		else if (done)
-			cm_log(CM_INFO, "reprocessed %lld reports whose symbols arrived",
-			       (long long)done);
-		pthread_mutex_lock(&bg.lock);
-		if (bg.stop || bg.wake)
-			continue;
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += bg.cfg->reprocess_interval;
-		pthread_cond_timedwait(&bg.cond, &bg.lock, &until);
-	}
-	pthread_mutex_unlock(&bg.lock);
-	return NULL;
+	(void)cls;
+	int64_t done = 0;
+	int rc = srv_reprocess_all(cfg->data_dir, &done);
+	if (rc < 0)
+		cm_log(CM_WARN, "reprocessing: database unavailable, retrying later");
+	else if (done)
+		cm_log(CM_INFO, "reprocessed %lld reports whose symbols arrived", (long long)done);
+	return (int)cfg->reprocess_interval;
 }
 
-int srv_reprocess_start(const srv_config *cfg)
+int srv_reprocess_start(const srv_config *config)
 {
-	bg.cfg = cfg;
-	bg.stop = false;
-	if (pthread_create(&bg.thread, NULL, loop, NULL) != 0)
-		return -1;
-	bg.running = true;
-	return 0;
+	cfg = config;
+	return srv_background_start(&bg, pass, NULL);
 }
 
 void srv_reprocess_wake(void)
 {
-	pthread_mutex_lock(&bg.lock);
-	bg.wake = true;
-	pthread_cond_signal(&bg.cond);
-	pthread_mutex_unlock(&bg.lock);
+	srv_background_wake(&bg);
 }
 
 void srv_reprocess_stop(void)
 {
-	if (!bg.running)
-		return;
-	pthread_mutex_lock(&bg.lock);
-	bg.stop = true;
-	pthread_cond_signal(&bg.cond);
-	pthread_mutex_unlock(&bg.lock);
-	pthread_join(bg.thread, NULL);
-	bg.running = false;
+	srv_background_stop(&bg);
 }

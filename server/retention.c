@@ -1,10 +1,9 @@
 /* retention.c — see retention.h. */
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 #include "common/log.h"
 #include "ingest/sampling.h"
+#include "server/background.h"
 #include "server/clock.h"
 #include "server/retention.h"
 #include "store/reports.h"
@@ -84,53 +83,26 @@ int srv_retention_run(time_t now, int64_t *out_dropped)
 	return rc < 0 ? rc : 0;
 }
 
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t thread;
-	bool running, stop;
-} bg = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+static srv_background bg = SRV_BACKGROUND_INIT;
 
-static void *loop(void *arg)
+static int pass(void *cls)
 {
-	(void)arg;
-	pthread_mutex_lock(&bg.lock);
-	while (!bg.stop) {
-		pthread_mutex_unlock(&bg.lock);
-		int64_t dropped = 0;
-		int rc = srv_retention_run(srv_now(), &dropped);
-		if (rc < 0)
-			cm_log(CM_WARN, "retention: database unavailable, retrying in an hour");
-		else if (dropped)
-			cm_log(CM_INFO, "retention: dropped %lld day partitions", (long long)dropped);
-		pthread_mutex_lock(&bg.lock);
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += rc < 0 ? 3600 : DAY_SECONDS;
-		while (!bg.stop && pthread_cond_timedwait(&bg.cond, &bg.lock, &until) == 0)
-			;
-	}
-	pthread_mutex_unlock(&bg.lock);
-	return NULL;
+	(void)cls;
+	int64_t dropped = 0;
+	int rc = srv_retention_run(srv_now(), &dropped);
+	if (rc < 0)
+		cm_log(CM_WARN, "retention: database unavailable, retrying in an hour");
+	else if (dropped)
+		cm_log(CM_INFO, "retention: dropped %lld day partitions", (long long)dropped);
+	return rc < 0 ? 3600 : DAY_SECONDS;
 }
 
 int srv_retention_start(void)
 {
-	bg.stop = false;
-	if (pthread_create(&bg.thread, NULL, loop, NULL) != 0)
-		return -1;
-	bg.running = true;
-	return 0;
+	return srv_background_start(&bg, pass, NULL);
 }
 
 void srv_retention_stop(void)
 {
-	if (!bg.running)
-		return;
-	pthread_mutex_lock(&bg.lock);
-	bg.stop = true;
-	pthread_cond_signal(&bg.cond);
-	pthread_mutex_unlock(&bg.lock);
-	pthread_join(bg.thread, NULL);
-	bg.running = false;
+	srv_background_stop(&bg);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/check.h"
 #include "common/log.h"
 #include "server/ingest_commit.h"
 #include "server/metrics.h"
@@ -78,6 +79,8 @@ static bool holds_report(job *const *batch, size_t n, const job *j)
 static size_t take_batch(job **batch)
 {
 	const job *first = queue_head;
+	if (NEVER(!first))
+		return 0;
 	int64_t app_id = first->app_id, version = first->row->config_version;
 	size_t n = 0;
 	for (job **link = &queue_head; *link && n < MAX_BATCH;) {

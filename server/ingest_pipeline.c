@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/check.h"
 #include "common/json.h"
 #include "common/jsonw.h"
 #include "common/log.h"
@@ -386,6 +387,9 @@ static int ingest_entry(ingest_run *run, const ing_entry *e)
 		return refuse(run, e->report_id, e->error.code, e->error.message,
 			      e->error.message);
 	const ing_report *r = e->report;
+	/* The parsers refuse a report without its idempotency key. */
+	if (NEVER(!r->report_id))
+		return ST_HARD_ERROR;
 	if (!r->user_id) {
 		const char *why = "user_id: missing (set it in the report or send "
 				  "X-Stallscope-User): sampling needs a user";
@@ -426,6 +430,8 @@ enum MHD_Result srv_ingest_handle_at(struct MHD_Connection *conn, srv_request *r
 {
 	ingest_run run = {.cfg = srv_req_config(req), .app = srv_req_app(req)};
 	enum MHD_Result ret;
+	if (NEVER(received > srv_now()))
+		return srv_reply_error(conn, ERR_INTERNAL, NULL);
 	if (!read_batch(conn, req, format, &run.batch, &ret))
 		return ret;
 	int rc = prepare(&run, received);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/check.h"
 #include "common/hex.h"
 #include "common/log.h"
 #include "store/internal.h"
@@ -149,8 +150,7 @@ static int ensure_connected(st_conn *c)
 
 int st_init(const char *conninfo, unsigned pool_size)
 {
-	assert(pool_size > 0);
-	if (pool.conns)
+	if (NEVER(pool_size == 0) || pool.conns)
 		return -1;
 	pool.conninfo = strdup(conninfo);
 	pool.conns = calloc(pool_size, sizeof *pool.conns);
@@ -200,9 +200,10 @@ static void release(st_conn *c)
 {
 	pthread_mutex_lock(&pool.lock);
 	size_t i = (size_t)(c - pool.conns);
-	assert(i < pool.size && pool.busy[i]);
-	pool.busy[i] = false;
-	pool.in_use--;
+	if (ALWAYS(i < pool.size && pool.busy[i])) {
+		pool.busy[i] = false;
+		pool.in_use--;
+	}
 	pthread_cond_signal(&pool.freed);
 	pthread_mutex_unlock(&pool.lock);
 }
@@ -214,7 +215,10 @@ static int acquire(st_conn **out)
 	deadline.tv_sec += ACQUIRE_TIMEOUT_MS / 1000;
 
 	pthread_mutex_lock(&pool.lock);
-	assert(pool.conns);
+	if (NEVER(!pool.conns)) { /* st_init first */
+		pthread_mutex_unlock(&pool.lock);
+		return ST_HARD_ERROR;
+	}
 	while (pool.in_use == pool.size) {
 		int e = pthread_cond_timedwait(&pool.freed, &pool.lock,
 					       &deadline);
@@ -390,7 +394,8 @@ static void bind(bound *b, const st_param *params, size_t nparams)
 int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params, size_t nparams, st_row_cb cb,
 	    void *cls)
 {
-	assert(nparams == (size_t)stmt->nparams && nparams <= ST_MAX_PARAMS);
+	if (NEVER(nparams != (size_t)stmt->nparams || nparams > ST_MAX_PARAMS))
+		return ST_HARD_ERROR;
 	int rc = prepare(c, stmt);
 	if (rc < 0)
 		return rc;
@@ -507,7 +512,8 @@ int st_run_pipeline(const st_stmt *stmt, st_pipe_cb cb, void *cls)
 
 int st_pipe_send(st_pipe *p, const st_param *params, size_t nparams)
 {
-	assert(nparams == (size_t)p->stmt->nparams && nparams <= ST_MAX_PARAMS);
+	if (NEVER(nparams != (size_t)p->stmt->nparams || nparams > ST_MAX_PARAMS))
+		return ST_HARD_ERROR;
 	if (p->lost)
 		return ST_SOFT_ERROR;
 	bound b;
@@ -526,7 +532,8 @@ int st_pipe_send(st_pipe *p, const st_param *params, size_t nparams)
 
 int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls)
 {
-	assert(p->inflight > 0);
+	if (NEVER(p->inflight == 0))
+		return ST_HARD_ERROR;
 	p->inflight--;
 	if (p->lost)
 		return ST_SOFT_ERROR;
@@ -563,7 +570,8 @@ bool st_pipe_lost(const st_pipe *p)
 
 int st_pipe_wait(st_pipe *p, int wake_fd)
 {
-	assert(p->inflight > 0);
+	if (NEVER(p->inflight == 0))
+		return ST_HARD_ERROR;
 	for (;;) {
 		if (p->lost)
 			return ST_SOFT_ERROR;

@@ -224,19 +224,39 @@ static int32_t image_index(ing_ctx *c, mk_scratch *s, const uint8_t uuid[16],
 	return (int32_t)s->nimg++;
 }
 
-/*
- * One callStacks[] element at WHERE: its heaviest path, innermost first,
- * into T. Frames in an image get their offset in address for now and the
- * image index in FIMG[i] (-1 for frames in no image).
- */
-static int parse_call_stack(ing_ctx *c, mk_scratch *s, const json_t *cs,
-			    const char *where, bool per_thread, ing_thread *t,
-			    int32_t **out_fimg)
+/* The child of LEVEL (depth N) with the most samples, into *BEST. */
+static int heaviest_child(ing_ctx *c, const json_t *level, const char *where, size_t n,
+			  const json_t **best)
+{
+	uint64_t best_count = 0;
+	*best = NULL;
+	for (size_t i = 0; i < json_array_size(level); i++) {
+		const json_t *f = json_array_get(level, i);
+		if (!json_is_object(f))
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s depth %zu [%zu]: expected an object", where,
+					n, i);
+		uint64_t count = 0;
+		const json_t *sc = ing_get(f, "sampleCount");
+		const char *why;
+		if (sc && (why = ing_uint_value(sc, ING_JSON_INT_MAX, &count)))
+			return ing_fail(c, ERR_BAD_FIELD,
+					"%s depth %zu [%zu].sampleCount: %s", where, n,
+					i, why);
+		if (!*best || count > best_count) {
+			*best = f;
+			best_count = count;
+		}
+	}
+	return 0;
+}
+
+/* The heaviest path of CS from its root frames down, into s->path;
+ * returns its length or -1. */
+static ptrdiff_t heaviest_path(ing_ctx *c, mk_scratch *s, const json_t *cs,
+			       const char *where)
 {
 	char path[ING_PATH_MAX];
-	if (!json_is_object(cs))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
-				where);
 	const json_t *level = ing_get(cs, "callStackRootFrames");
 	if (!level)
 		return ing_fail(c, ERR_BAD_FIELD, "%s: missing",
@@ -246,52 +266,93 @@ static int parse_call_stack(ing_ctx *c, mk_scratch *s, const json_t *cs,
 	while (level) {
 		if (!json_is_array(level))
 			return ing_fail(c, ERR_BAD_FIELD,
-					"%s depth %zu: %s is not an array",
-					where, n,
+					"%s depth %zu: %s is not an array", where, n,
 					n ? "subFrames" : "callStackRootFrames");
-		size_t nchild = json_array_size(level);
-		if (nchild == 0)
+		if (json_array_size(level) == 0)
 			break;
-		const json_t *best = NULL;
-		uint64_t best_count = 0;
-		for (size_t i = 0; i < nchild; i++) {
-			const json_t *f = json_array_get(level, i);
-			if (!json_is_object(f))
-				return ing_fail(c, ERR_BAD_FIELD,
-						"%s depth %zu [%zu]: expected "
-						"an object",
-						where, n, i);
-			uint64_t count = 0;
-			const json_t *sc = ing_get(f, "sampleCount");
-			const char *why;
-			if (sc && (why = ing_uint_value(sc, ING_JSON_INT_MAX,
-							&count)))
-				return ing_fail(c, ERR_BAD_FIELD,
-						"%s depth %zu [%zu].sampleCount:"
-						" %s",
-						where, n, i, why);
-			if (!best || count > best_count) {
-				best = f;
-				best_count = count;
-			}
-		}
+		const json_t *best;
+		if (heaviest_child(c, level, where, n, &best) < 0)
+			return -1;
 		if (n == c->limits->max_frames)
 			return ing_fail(c, ERR_TOO_MANY,
-					"%s: call stack deeper than %zu frames",
-					where, c->limits->max_frames);
+					"%s: call stack deeper than %zu frames", where,
+					c->limits->max_frames);
 		s->path[n++] = best;
 		level = ing_get(best, "subFrames");
 	}
+	return (ptrdiff_t)n;
+}
 
-	/* Which end is the root: dyld's start says so; else the tree kind. */
-	bool root_first = !per_thread;
+/* Which end of a path of N frames is the root: dyld's start says so; else
+ * the tree kind. */
+static bool root_first(const mk_scratch *s, size_t n, bool per_thread)
+{
 	if (n > 1) {
 		bool top = is_root_marker(s->path[0]);
 		bool deep = is_root_marker(s->path[n - 1]);
 		if (top != deep)
-			root_first = top;
+			return top;
 	}
+	return !per_thread;
+}
 
+/* Frame F at FW into FR: its offset and image index into *FIMG when it is
+ * in an image (-1 and its address when not). */
+static int parse_frame(ing_ctx *c, mk_scratch *s, const json_t *f, const char *fw,
+		       ing_frame *fr, int32_t *fimg)
+{
+	bool has_uuid;
+	uint8_t uuid[16];
+	const char *name, *why;
+	if (ing_uuid_field(c, f, fw, "binaryUUID", &has_uuid, uuid) < 0 ||
+	    ing_string_field(c, f, fw, "binaryName", false, &name) < 0)
+		return -1;
+	uint64_t off = 0, addr = 0;
+	const json_t *jo = ing_get(f, "offsetIntoBinaryTextSegment");
+	const json_t *ja = ing_get(f, "address");
+	if (jo && (why = ing_uint_value(jo, ING_JSON_INT_MAX, &off)))
+		return ing_fail(c, ERR_BAD_FIELD, "%s.offsetIntoBinaryTextSegment: %s",
+				fw, why);
+	if (ja && (why = ing_address_value(ja, &addr)))
+		return ing_fail(c, ERR_BAD_FIELD, "%s.address: %s", fw, why);
+	if (!has_uuid || !jo) {
+		/* Not attributable to an image: keep the address. */
+		*fimg = -1;
+		fr->address = addr;
+		return 0;
+	}
+	int32_t idx = image_index(c, s, uuid, name, fw);
+	if (idx < 0)
+		return -1;
+	mk_image *im = &s->img[idx];
+	if (ja && addr >= off && !im->has_load) {
+		im->has_load = true;
+		im->load = addr - off;
+	}
+	if (off > im->max_off)
+		im->max_off = off;
+	*fimg = idx;
+	fr->address = off;
+	return 0;
+}
+
+/*
+ * One callStacks[] element at WHERE: its heaviest path, innermost first,
+ * into T. Frames in an image get their offset in address for now and the
+ * image index in FIMG[i] (-1 for frames in no image).
+ */
+static int parse_call_stack(ing_ctx *c, mk_scratch *s, const json_t *cs,
+			    const char *where, bool per_thread, ing_thread *t,
+			    int32_t **out_fimg)
+{
+	if (!json_is_object(cs))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
+				where);
+	ptrdiff_t depth = heaviest_path(c, s, cs, where);
+	if (depth < 0)
+		return -1;
+	size_t n = (size_t)depth;
+	bool from_root = root_first(s, n, per_thread);
 	t->stack.nframes = n;
 	t->stack.frames = ing_arena_calloc(c->arena, n, sizeof(ing_frame));
 	int32_t *fimg = ing_arena_calloc(c->arena, n, sizeof(int32_t));
@@ -300,46 +361,11 @@ static int parse_call_stack(ing_ctx *c, mk_scratch *s, const json_t *cs,
 	*out_fimg = fimg;
 	for (size_t i = 0; i < n; i++) {
 		/* Depth in the JSON, for messages. */
-		size_t d = root_first ? n - 1 - i : i;
-		const json_t *f = s->path[d];
-		ing_frame *fr = &t->stack.frames[i];
+		size_t d = from_root ? n - 1 - i : i;
 		char fw[ING_PATH_MAX + 32];
 		snprintf(fw, sizeof fw, "%s depth %zu", where, d);
-		bool has_uuid;
-		uint8_t uuid[16];
-		const char *name, *why;
-		if (ing_uuid_field(c, f, fw, "binaryUUID", &has_uuid, uuid) <
-			    0 ||
-		    ing_string_field(c, f, fw, "binaryName", false, &name) < 0)
+		if (parse_frame(c, s, s->path[d], fw, &t->stack.frames[i], &fimg[i]) < 0)
 			return -1;
-		uint64_t off = 0, addr = 0;
-		const json_t *jo = ing_get(f, "offsetIntoBinaryTextSegment");
-		const json_t *ja = ing_get(f, "address");
-		if (jo && (why = ing_uint_value(jo, ING_JSON_INT_MAX, &off)))
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s.offsetIntoBinaryTextSegment: %s",
-					fw, why);
-		if (ja && (why = ing_address_value(ja, &addr)))
-			return ing_fail(c, ERR_BAD_FIELD, "%s.address: %s", fw,
-					why);
-		if (!has_uuid || !jo) {
-			/* Not attributable to an image: keep the address. */
-			fimg[i] = -1;
-			fr->address = addr;
-			continue;
-		}
-		int32_t idx = image_index(c, s, uuid, name, fw);
-		if (idx < 0)
-			return -1;
-		mk_image *im = &s->img[idx];
-		if (ja && addr >= off && !im->has_load) {
-			im->has_load = true;
-			im->load = addr - off;
-		}
-		if (off > im->max_off)
-			im->max_off = off;
-		fimg[i] = idx;
-		fr->address = off;
 	}
 	return 0;
 }
@@ -411,23 +437,12 @@ static int parse_metadata(ing_ctx *c, const json_t *diag, const char *where,
 	return 0;
 }
 
-static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag,
-		      const char *where, ing_kind kind, const char *timestamp,
-		      ing_report *r)
+/* The callStacks array of DIAG's callStackTree (its path into PATH) and
+ * whether they are per thread. */
+static int call_stacks(ing_ctx *c, const json_t *diag, const char *where,
+		       char path[ING_PATH_MAX], const json_t **stacks, bool *per_thread)
 {
-	char path[ING_PATH_MAX], tw[ING_PATH_MAX];
-	if (!json_is_object(diag))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
-				where);
-	r->source = "metrickit";
-	r->kind = kind;
-	r->duration_ms = -1;
-	r->timestamp = timestamp;
-	r->user_id = c->user_id;
-	sym_arch arch;
-	if (parse_metadata(c, diag, where, kind, r, &arch) < 0)
-		return -1;
-
+	char tw[ING_PATH_MAX];
 	const json_t *tree = ing_get(diag, "callStackTree");
 	ing_path_key(tw, sizeof tw, where, "callStackTree");
 	if (!tree)
@@ -437,36 +452,34 @@ static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag,
 	const json_t *pt = ing_get(tree, "callStackPerThread");
 	if (pt && !json_is_boolean(pt))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected true or false",
-				ing_path_key(path, sizeof path, tw,
+				ing_path_key(path, ING_PATH_MAX, tw,
 					     "callStackPerThread"));
-	bool per_thread = json_is_true(pt);
-	const json_t *stacks = ing_get(tree, "callStacks");
-	ing_path_key(path, sizeof path, tw, "callStacks");
-	if (!stacks)
+	*per_thread = json_is_true(pt);
+	*stacks = ing_get(tree, "callStacks");
+	ing_path_key(path, ING_PATH_MAX, tw, "callStacks");
+	if (!*stacks)
 		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", path);
-	if (!json_is_array(stacks))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
-				path);
-	size_t n = json_array_size(stacks);
+	if (!json_is_array(*stacks))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", path);
+	size_t n = json_array_size(*stacks);
 	if (n == 0)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: must not be empty",
-				path);
+		return ing_fail(c, ERR_BAD_FIELD, "%s: must not be empty", path);
 	if (n > c->limits->max_threads)
 		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu call stacks, more than the limit of "
-				"%zu",
+				"%s: %zu call stacks, more than the limit of %zu",
 				path, n, c->limits->max_threads);
-	r->nthreads = n;
-	r->threads = ing_arena_calloc(c->arena, n, sizeof *r->threads);
-	int32_t **fimg = ing_arena_calloc(c->arena, n, sizeof *fimg);
-	if (!r->threads || !fimg)
-		return ing_nomem(c);
-	s->nimg = 0;
-	for (size_t i = 0; i < s->nslots; i++)
-		s->slots[i] = -1;
+	return 0;
+}
+
+/* Every call stack of STACKS (at PATH) into r->threads, the first one
+ * attributed to the thread as main (else the first). */
+static int parse_threads(ing_ctx *c, mk_scratch *s, const json_t *stacks,
+			 const char *path, bool per_thread, ing_report *r,
+			 int32_t **fimg)
+{
 	size_t main_idx = 0;
 	bool found_main = false;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < r->nthreads; i++) {
 		char sw[ING_PATH_MAX];
 		const json_t *cs = json_array_get(stacks, i);
 		ing_path_index(sw, sizeof sw, path, i);
@@ -476,17 +489,22 @@ static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag,
 		const json_t *ta = ing_get(cs, "threadAttributed");
 		if (ta && !json_is_boolean(ta))
 			return ing_fail(c, ERR_BAD_FIELD,
-					"%s.threadAttributed: expected true or "
-					"false",
-					sw);
+					"%s.threadAttributed: expected true or false", sw);
 		if (!found_main && json_is_true(ta)) {
 			found_main = true;
 			main_idx = i;
 		}
 	}
 	r->threads[main_idx].main = true;
+	return 0;
+}
 
-	assign_loads(s, r->threads, n, fimg);
+/* The images the frames named into r->images, with their load addresses;
+ * then every frame's offset becomes an address. */
+static int place_images(ing_ctx *c, mk_scratch *s, sym_arch arch, ing_report *r,
+			int32_t **fimg)
+{
+	assign_loads(s, r->threads, r->nthreads, fimg);
 	r->nimages = s->nimg;
 	r->images = ing_arena_calloc(c->arena, s->nimg, sizeof *r->images);
 	if (!r->images)
@@ -510,12 +528,46 @@ static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag,
 				return ing_nomem(c);
 		}
 	}
-	for (size_t t = 0; t < n; t++)
+	for (size_t t = 0; t < r->nthreads; t++)
 		for (size_t j = 0; j < r->threads[t].stack.nframes; j++)
 			if (fimg[t][j] >= 0)
 				r->threads[t].stack.frames[j].address +=
 					s->img[fimg[t][j]].load;
 	return 0;
+}
+
+static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag,
+		      const char *where, ing_kind kind, const char *timestamp,
+		      ing_report *r)
+{
+	char path[ING_PATH_MAX];
+	if (!json_is_object(diag))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
+				where);
+	r->source = "metrickit";
+	r->kind = kind;
+	r->duration_ms = -1;
+	r->timestamp = timestamp;
+	r->user_id = c->user_id;
+	sym_arch arch;
+	if (parse_metadata(c, diag, where, kind, r, &arch) < 0)
+		return -1;
+	const json_t *stacks = NULL;
+	bool per_thread = false;
+	if (call_stacks(c, diag, where, path, &stacks, &per_thread) < 0)
+		return -1;
+	size_t n = json_array_size(stacks);
+	r->nthreads = n;
+	r->threads = ing_arena_calloc(c->arena, n, sizeof *r->threads);
+	int32_t **fimg = ing_arena_calloc(c->arena, n, sizeof *fimg);
+	if (!r->threads || !fimg)
+		return ing_nomem(c);
+	s->nimg = 0;
+	for (size_t i = 0; i < s->nslots; i++)
+		s->slots[i] = -1;
+	if (parse_threads(c, s, stacks, path, per_thread, r, fimg) < 0)
+		return -1;
+	return place_images(c, s, arch, r, fimg);
 }
 
 /* The payload objects of ROOT: a payload, [payload…] or {"payloads":[…]}.
@@ -544,6 +596,126 @@ static int payload_list(ing_ctx *c, const json_t *root, const json_t **list,
 	return 0;
 }
 
+/* Payload P of LIST (ROOT itself when LIST is NULL) and its path into PW. */
+static const json_t *payload_at(const json_t *root, const json_t *list, const char *prefix,
+				size_t p, char pw[ING_PATH_MAX])
+{
+	pw[0] = '\0';
+	if (!list)
+		return root;
+	ing_path_index(pw, ING_PATH_MAX, *prefix ? prefix : "body", p);
+	return json_array_get(list, p);
+}
+
+/* Checks payload PL's shape and adds its diagnostics to *TOTAL. */
+static int count_payload(ing_ctx *c, const json_t *pl, const char *pw, size_t *total)
+{
+	if (!json_is_object(pl))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", pw);
+	bool known = false;
+	for (size_t k = 0; k < sizeof payload_keys / sizeof *payload_keys; k++)
+		known |= json_object_get(pl, payload_keys[k]) != NULL;
+	if (!known)
+		return ing_fail(c, ERR_BAD_FIELD,
+				"%s: not an MXDiagnosticPayload (no "
+				"hangDiagnostics, cpuExceptionDiagnostics, …)",
+				*pw ? pw : "body");
+	for (size_t k = 0; k < sizeof diag_kinds / sizeof *diag_kinds; k++) {
+		const json_t *a = ing_get(pl, diag_kinds[k].key);
+		char path[ING_PATH_MAX];
+		if (!a)
+			continue;
+		if (!json_is_array(a))
+			return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
+					ing_path_key(path, sizeof path, pw,
+						     diag_kinds[k].key));
+		*total += json_array_size(a);
+	}
+	return 0;
+}
+
+static int scratch_alloc(mk_scratch *s, const ing_limits *limits)
+{
+	s->nslots = 16;
+	while (s->nslots < 2 * limits->max_images)
+		s->nslots *= 2;
+	s->path = calloc(limits->max_frames ? limits->max_frames : 1, sizeof *s->path);
+	s->img = calloc(limits->max_images ? limits->max_images : 1, sizeof *s->img);
+	s->slots = calloc(s->nslots, sizeof *s->slots);
+	return s->path && s->img && s->slots ? 0 : -1;
+}
+
+static void scratch_free(mk_scratch *s)
+{
+	free(s->path);
+	free(s->img);
+	free(s->slots);
+}
+
+/* The payload's time, as metadata: an odd form is dropped (*TS NULL). */
+static int payload_time(ing_ctx *c, const json_t *pl, const char **ts)
+{
+	*ts = NULL;
+	const json_t *jts = ing_get(pl, "timeStampEnd");
+	if (!jts)
+		jts = ing_get(pl, "timeStampBegin");
+	if (json_is_string(jts) && json_string_length(jts) <= c->limits->max_string &&
+	    !(*ts = ing_timestamp_normalize(c, json_string_value(jts))) &&
+	    ing_arena_over_limit(c->arena))
+		return ing_nomem(c);
+	return 0;
+}
+
+/* Diagnostic D at WHERE into the batch's next entry; a refusal of the
+ * entry stays in it, -1 only for what fails the whole body. */
+static int parse_entry(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err,
+		       const json_t *d, const char *where, ing_kind kind, const char *ts)
+{
+	char key[33];
+	ing_entry *e = &b->entries[b->nentries++];
+	/* Failures outside the entry's own parse are the body's. */
+	c->err = err;
+	ing_report *r = ing_arena_alloc(c->arena, sizeof *r);
+	if (!r || ing_metrickit_entry_key(d, c->user_id, key) < 0 ||
+	    !(e->report_id = ing_arena_strdup(c->arena, key)))
+		return ing_nomem(c);
+	c->err = &e->error;
+	if (parse_diag(c, s, d, where, kind, ts, r) < 0) {
+		if (c->fatal) {
+			*err = e->error;
+			return -1;
+		}
+		return 0;
+	}
+	r->report_id = e->report_id;
+	e->report = r;
+	e->error.code = ERR_NONE;
+	return 0;
+}
+
+/* Every diagnostic of payload PL (at PW) into the batch. */
+static int parse_payload(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err,
+			 const json_t *pl, const char *pw)
+{
+	c->err = err;
+	const char *ts;
+	if (payload_time(c, pl, &ts) < 0)
+		return -1;
+	for (size_t k = 0; k < sizeof diag_kinds / sizeof *diag_kinds; k++) {
+		const json_t *a = ing_get(pl, diag_kinds[k].key);
+		char aw[ING_PATH_MAX];
+		ing_path_key(aw, sizeof aw, pw, diag_kinds[k].key);
+		for (size_t i = 0; i < json_array_size(a); i++) {
+			char where[ING_PATH_MAX];
+			ing_path_index(where, sizeof where, aw, i);
+			if (parse_entry(c, s, b, err, json_array_get(a, i), where,
+					diag_kinds[k].kind, ts) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 int ing_parse_metrickit_json(const json_t *root, const ing_limits *limits,
 			     const char *user_id, ing_batch **out_batch,
 			     ing_error *err)
@@ -563,47 +735,13 @@ int ing_parse_metrickit_json(const json_t *root, const ing_limits *limits,
 	if (payload_list(&c, root, &list, &prefix) < 0)
 		return ing_batch_abort(&c, b);
 	size_t npayloads = list ? json_array_size(list) : 1;
+	char pw[ING_PATH_MAX];
 
 	/* Count entries (and check shapes) before parsing any. */
 	size_t total = 0;
-	for (size_t p = 0; p < npayloads; p++) {
-		const json_t *pl = list ? json_array_get(list, p) : root;
-		char pw[ING_PATH_MAX] = "";
-		if (list)
-			ing_path_index(pw, sizeof pw, *prefix ? prefix : "body",
-				       p);
-		if (!json_is_object(pl)) {
-			ing_fail(&c, ERR_BAD_FIELD, "%s: expected an object",
-				 pw);
+	for (size_t p = 0; p < npayloads; p++)
+		if (count_payload(&c, payload_at(root, list, prefix, p, pw), pw, &total) < 0)
 			return ing_batch_abort(&c, b);
-		}
-		bool known = false;
-		for (size_t k = 0; k < sizeof payload_keys / sizeof *payload_keys;
-		     k++)
-			known |= json_object_get(pl, payload_keys[k]) != NULL;
-		if (!known) {
-			ing_fail(&c, ERR_BAD_FIELD,
-				 "%s: not an MXDiagnosticPayload (no "
-				 "hangDiagnostics, cpuExceptionDiagnostics, …)",
-				 *pw ? pw : "body");
-			return ing_batch_abort(&c, b);
-		}
-		for (size_t k = 0; k < sizeof diag_kinds / sizeof *diag_kinds;
-		     k++) {
-			const json_t *a = ing_get(pl, diag_kinds[k].key);
-			char path[ING_PATH_MAX];
-			if (!a)
-				continue;
-			if (!json_is_array(a)) {
-				ing_fail(&c, ERR_BAD_FIELD,
-					 "%s: expected an array",
-					 ing_path_key(path, sizeof path, pw,
-						      diag_kinds[k].key));
-				return ing_batch_abort(&c, b);
-			}
-			total += json_array_size(a);
-		}
-	}
 	if (total > limits->max_reports) {
 		ing_fail(&c, ERR_TOO_MANY,
 			 "body: %zu diagnostics, more than the limit of %zu",
@@ -617,89 +755,16 @@ int ing_parse_metrickit_json(const json_t *root, const ing_limits *limits,
 		return 0;
 	}
 
-	s.nslots = 16;
-	while (s.nslots < 2 * limits->max_images)
-		s.nslots *= 2;
-	s.path = calloc(limits->max_frames ? limits->max_frames : 1,
-			sizeof *s.path);
-	s.img = calloc(limits->max_images ? limits->max_images : 1,
-		       sizeof *s.img);
-	s.slots = calloc(s.nslots, sizeof *s.slots);
-	if (!s.path || !s.img || !s.slots) {
+	int rc = scratch_alloc(&s, limits);
+	if (rc < 0)
 		ing_fail(&c, ERR_INTERNAL, "out of memory");
-		goto fail;
-	}
-
-	for (size_t p = 0; p < npayloads; p++) {
-		const json_t *pl = list ? json_array_get(list, p) : root;
-		char pw[ING_PATH_MAX] = "";
-		if (list)
-			ing_path_index(pw, sizeof pw, *prefix ? prefix : "body",
-				       p);
-		c.err = err;
-		const char *ts = NULL;
-		const json_t *jts = ing_get(pl, "timeStampEnd");
-		if (!jts)
-			jts = ing_get(pl, "timeStampBegin");
-		/* The payload's time is metadata: an odd form is dropped. */
-		if (json_is_string(jts) &&
-		    json_string_length(jts) <= limits->max_string &&
-		    !(ts = ing_timestamp_normalize(&c, json_string_value(jts))) &&
-		    ing_arena_over_limit(c.arena)) {
-			ing_nomem(&c);
-			goto fail;
-		}
-		for (size_t k = 0; k < sizeof diag_kinds / sizeof *diag_kinds;
-		     k++) {
-			const json_t *a = ing_get(pl, diag_kinds[k].key);
-			char aw[ING_PATH_MAX];
-			ing_path_key(aw, sizeof aw, pw, diag_kinds[k].key);
-			for (size_t i = 0; i < json_array_size(a); i++) {
-				const json_t *d = json_array_get(a, i);
-				char where[ING_PATH_MAX], key[33];
-				ing_path_index(where, sizeof where, aw, i);
-				ing_entry *e = &b->entries[b->nentries++];
-				/* Failures outside the entry's own parse are
-				 * the body's. */
-				c.err = err;
-				ing_report *r = ing_arena_alloc(c.arena,
-								sizeof *r);
-				if (!r) {
-					ing_nomem(&c);
-					goto fail;
-				}
-				if (ing_metrickit_entry_key(d, c.user_id, key) <
-					    0 ||
-				    !(e->report_id = ing_arena_strdup(c.arena,
-								      key))) {
-					ing_nomem(&c);
-					goto fail;
-				}
-				c.err = &e->error;
-				if (parse_diag(&c, &s, d, where,
-					       diag_kinds[k].kind, ts, r) < 0) {
-					if (c.fatal) {
-						*err = e->error;
-						goto fail;
-					}
-					continue;
-				}
-				r->report_id = e->report_id;
-				e->report = r;
-				e->error.code = ERR_NONE;
-			}
-		}
-	}
-	free(s.path);
-	free(s.img);
-	free(s.slots);
+	for (size_t p = 0; rc == 0 && p < npayloads; p++)
+		rc = parse_payload(&c, &s, b, err, payload_at(root, list, prefix, p, pw), pw);
+	scratch_free(&s);
+	if (rc < 0)
+		return ing_batch_abort(&c, b);
 	*out_batch = b;
 	return 0;
-fail:
-	free(s.path);
-	free(s.img);
-	free(s.slots);
-	return ing_batch_abort(&c, b);
 }
 
 int ing_parse_metrickit(const char *body, size_t len,

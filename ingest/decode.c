@@ -48,116 +48,118 @@ static bool zlib_header(const uint8_t *in, size_t len)
 	       ((unsigned)in[0] << 8 | in[1]) % 31 == 0;
 }
 
+/* One body's inflation: the input left and the output so far. */
+typedef struct inflater {
+	z_stream zs;
+	encoding enc;
+	const uint8_t *p;
+	size_t left;
+	uint8_t *buf;                 /* cap + 1 bytes, room for the NUL */
+	size_t cap, produced;
+	size_t max_out, limit;        /* limit = max_out + 1: one over says too large */
+} inflater;
+
+static int too_large(const inflater *f, ing_error *err)
+{
+	return ing_error_set(err, ERR_DECOMPRESSED_TOO_LARGE,
+			     "body: decompresses to more than %zu bytes", f->max_out);
+}
+
+/* Doubles the output buffer, up to the limit. */
+static int grow(inflater *f, ing_error *err)
+{
+	if (f->cap == f->limit)
+		return too_large(f, err);
+	size_t ncap = f->cap > f->limit / 2 ? f->limit : f->cap * 2;
+	uint8_t *nb = realloc(f->buf, ncap + 1);
+	if (!nb)
+		return ing_error_set(err, ERR_INTERNAL, "out of memory");
+	f->buf = nb;
+	f->cap = ncap;
+	return 0;
+}
+
+/* What zlib's answer ZR to one step means: 1 = the body is whole, 0 =
+ * more to do, -1 = refused. */
+static int step_result(inflater *f, int zr, ing_error *err)
+{
+	if (zr == Z_STREAM_END) {
+		/* gzip allows concatenated members; anything else after the
+		 * end is garbage. */
+		if (f->left == 0)
+			return 1;
+		if (f->enc == ENC_GZIP && f->left >= 2 && f->p[0] == 0x1f && f->p[1] == 0x8b) {
+			inflateReset(&f->zs);
+			return 0;
+		}
+		return ing_error_set(err, ERR_BAD_ENCODING,
+				     "body: %zu bytes after the end of the compressed stream",
+				     f->left);
+	}
+	if (zr == Z_BUF_ERROR && f->zs.avail_out != 0 && f->left == 0)
+		return ing_error_set(err, ERR_BAD_ENCODING, "body: compressed stream is truncated");
+	if (zr != Z_OK && zr != Z_BUF_ERROR)
+		return ing_error_set(err, ERR_BAD_ENCODING, "body: corrupt %s stream (%s)",
+				     f->enc == ENC_GZIP ? "gzip" : "deflate",
+				     f->zs.msg ? f->zs.msg : "zlib error");
+	if (f->left == 0 && f->zs.avail_out != 0)
+		/* All input consumed, output room left, no end. */
+		return ing_error_set(err, ERR_BAD_ENCODING, "body: compressed stream is truncated");
+	return 0;
+}
+
+/* Feeds and drains one bounded step (zlib counts in uInt). */
+static int step(inflater *f, ing_error *err)
+{
+	if (f->produced == f->cap && grow(f, err) < 0)
+		return -1;
+	uInt in_step = f->left > 1u << 30 ? 1u << 30 : (uInt)f->left;
+	size_t room = f->cap - f->produced;
+	uInt out_step = room > 1u << 30 ? 1u << 30 : (uInt)room;
+	f->zs.next_in = (Bytef *)(uintptr_t)f->p;
+	f->zs.avail_in = in_step;
+	f->zs.next_out = f->buf + f->produced;
+	f->zs.avail_out = out_step;
+	int zr = inflate(&f->zs, Z_NO_FLUSH);
+	size_t used = in_step - f->zs.avail_in;
+	f->p += used;
+	f->left -= used;
+	f->produced += out_step - f->zs.avail_out;
+	return step_result(f, zr, err);
+}
+
 static int inflate_all(encoding enc, const uint8_t *in, size_t len,
 		       size_t max_out, uint8_t **out, size_t *out_len,
 		       ing_error *err)
 {
-	z_stream zs;
-	memset(&zs, 0, sizeof zs);
+	inflater f = {.enc = enc, .p = in, .left = len, .max_out = max_out};
 	int wbits = enc == ENC_GZIP ? 15 + 16
 		    : zlib_header(in, len) ? 15
 					   : -15;
-	if (inflateInit2(&zs, wbits) != Z_OK)
+	if (inflateInit2(&f.zs, wbits) != Z_OK)
 		return ing_error_set(err, ERR_INTERNAL, "zlib init failed");
 	/* Room for max_out + 1 bytes plus the terminating NUL. */
-	size_t cap = len < SIZE_MAX / 4 ? len * 4 : SIZE_MAX;
-	if (cap < 64 * 1024)
-		cap = 64 * 1024;
-	size_t limit = max_out < SIZE_MAX - 2 ? max_out + 1 : SIZE_MAX - 1;
-	if (cap > limit)
-		cap = limit;
-	uint8_t *buf = malloc(cap + 1);
-	size_t produced = 0;
-	int rc = 0;
-	if (!buf) {
-		rc = ing_error_set(err, ERR_INTERNAL, "out of memory");
-		goto done;
+	f.cap = len < SIZE_MAX / 4 ? len * 4 : SIZE_MAX;
+	if (f.cap < 64 * 1024)
+		f.cap = 64 * 1024;
+	f.limit = max_out < SIZE_MAX - 2 ? max_out + 1 : SIZE_MAX - 1;
+	if (f.cap > f.limit)
+		f.cap = f.limit;
+	f.buf = malloc(f.cap + 1);
+	int rc = f.buf ? 0 : ing_error_set(err, ERR_INTERNAL, "out of memory");
+	while (rc == 0)
+		rc = step(&f, err);
+	if (rc > 0 && f.produced > max_out)
+		rc = too_large(&f, err);
+	if (rc > 0) {
+		f.buf[f.produced] = '\0';
+		*out = f.buf;
+		*out_len = f.produced;
+		f.buf = NULL;
+		rc = 0;
 	}
-	const uint8_t *p = in;
-	size_t left = len;
-	for (;;) {
-		if (produced == cap) {
-			if (cap == limit) {
-				rc = ing_error_set(
-					err, ERR_DECOMPRESSED_TOO_LARGE,
-					"body: decompresses to more than %zu "
-					"bytes",
-					max_out);
-				goto done;
-			}
-			size_t ncap = cap > limit / 2 ? limit : cap * 2;
-			uint8_t *nb = realloc(buf, ncap + 1);
-			if (!nb) {
-				rc = ing_error_set(err, ERR_INTERNAL,
-						   "out of memory");
-				goto done;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		/* zlib counts in uInt: feed and drain in bounded steps. */
-		uInt in_step = left > 1u << 30 ? 1u << 30 : (uInt)left;
-		size_t room = cap - produced;
-		uInt out_step = room > 1u << 30 ? 1u << 30 : (uInt)room;
-		zs.next_in = (Bytef *)(uintptr_t)p;
-		zs.avail_in = in_step;
-		zs.next_out = buf + produced;
-		zs.avail_out = out_step;
-		int zr = inflate(&zs, Z_NO_FLUSH);
-		size_t used = in_step - zs.avail_in;
-		p += used;
-		left -= used;
-		produced += out_step - zs.avail_out;
-		if (zr == Z_STREAM_END) {
-			/* gzip allows concatenated members; anything else
-			 * after the end is garbage. */
-			if (left == 0)
-				break;
-			if (enc == ENC_GZIP && left >= 2 && p[0] == 0x1f &&
-			    p[1] == 0x8b) {
-				inflateReset(&zs);
-				continue;
-			}
-			rc = ing_error_set(err, ERR_BAD_ENCODING,
-					   "body: %zu bytes after the end of "
-					   "the compressed stream",
-					   left);
-			goto done;
-		}
-		if (zr == Z_BUF_ERROR && zs.avail_out != 0 && left == 0) {
-			rc = ing_error_set(err, ERR_BAD_ENCODING,
-					   "body: compressed stream is "
-					   "truncated");
-			goto done;
-		}
-		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			rc = ing_error_set(err, ERR_BAD_ENCODING,
-					   "body: corrupt %s stream (%s)",
-					   enc == ENC_GZIP ? "gzip" : "deflate",
-					   zs.msg ? zs.msg : "zlib error");
-			goto done;
-		}
-		if (left == 0 && zs.avail_out != 0) {
-			/* All input consumed, output room left, no end. */
-			rc = ing_error_set(err, ERR_BAD_ENCODING,
-					   "body: compressed stream is "
-					   "truncated");
-			goto done;
-		}
-	}
-	if (produced > max_out) {
-		rc = ing_error_set(err, ERR_DECOMPRESSED_TOO_LARGE,
-				   "body: decompresses to more than %zu bytes",
-				   max_out);
-		goto done;
-	}
-	buf[produced] = '\0';
-	*out = buf;
-	*out_len = produced;
-	buf = NULL;
-done:
-	inflateEnd(&zs);
-	free(buf);
+	inflateEnd(&f.zs);
+	free(f.buf);
 	return rc;
 }
 

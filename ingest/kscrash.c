@@ -261,19 +261,22 @@ static const char *report_time(ing_ctx *c, const json_t *v)
 	return NULL;
 }
 
-static int parse_report(ing_ctx *c, const json_t *o, const char *where,
-			ing_report *r)
+/* Top-level section KEY of O, else of the recrash report RECRASH (at RW);
+ * its path into SW. */
+static const json_t *section(const json_t *o, const json_t *recrash, const char *where,
+			     const char *rw, const char *key, char sw[ING_PATH_MAX])
 {
-	char path[ING_PATH_MAX], sw[ING_PATH_MAX], item[ING_PATH_MAX];
-	char tw[ING_PATH_MAX], rw[ING_PATH_MAX];
-	if (!json_is_object(o))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
-				*where ? where : "body");
-	r->source = "kscrash";
-	const json_t *recrash = ing_get(o, "recrash_report");
-	ing_path_key(rw, sizeof rw, where, "recrash_report");
-	if (!json_is_object(recrash))
-		recrash = NULL;
+	const json_t *v = ing_get(o, key);
+	ing_path_key(sw, ING_PATH_MAX, where, key);
+	if (!v && (v = ing_get(recrash, key)))
+		ing_path_key(sw, ING_PATH_MAX, rw, key);
+	return v;
+}
+
+/* report.id and report.timestamp. */
+static int parse_header(ing_ctx *c, const json_t *o, const char *where, ing_report *r)
+{
+	char sw[ING_PATH_MAX], path[ING_PATH_MAX];
 	const json_t *rep = ing_get(o, "report");
 	ing_path_key(sw, sizeof sw, where, "report");
 	if (!json_is_object(rep))
@@ -286,11 +289,12 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 	r->timestamp = report_time(c, ing_get(rep, "timestamp"));
 	if (!r->timestamp && ing_arena_over_limit(c->arena))
 		return ing_nomem(c);
+	return 0;
+}
 
-	const json_t *sys = ing_get(o, "system");
-	ing_path_key(sw, sizeof sw, where, "system");
-	if (!sys && (sys = ing_get(recrash, "system")))
-		ing_path_key(sw, sizeof sw, rw, "system");
+/* The app and OS dimensions of the system section SYS (at SW; may be NULL). */
+static int parse_system(ing_ctx *c, const json_t *sys, const char *sw, ing_report *r)
+{
 	if (sys && !json_is_object(sys))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", sw);
 	const char *sysname = NULL, *os_ignored_version, *os_ignored_build;
@@ -302,14 +306,12 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 	     ing_string_field(c, sys, sw, "os_version", false, &r->os_build) < 0 ||
 	     ing_dimension_field(c, sys, sw, "machine", &r->device) < 0))
 		return -1;
-	if (ing_os_split(c, sysname, &r->os, &os_ignored_version,
-			 &os_ignored_build) < 0)
-		return -1;
+	return ing_os_split(c, sysname, &r->os, &os_ignored_version, &os_ignored_build);
+}
 
-	const json_t *user = ing_get(o, "user");
-	ing_path_key(sw, sizeof sw, where, "user");
-	if (!user && (user = ing_get(recrash, "user")))
-		ing_path_key(sw, sizeof sw, rw, "user");
+/* The user section's user_id (or userId), else the request's. */
+static int parse_user(ing_ctx *c, const json_t *user, const char *sw, ing_report *r)
+{
 	if (json_is_object(user)) {
 		if (ing_dimension_field(c, user, sw, "user_id", &r->user_id) < 0)
 			return -1;
@@ -318,12 +320,12 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 	}
 	if (!r->user_id)
 		r->user_id = c->user_id;
-	classify(o, &r->kind, &r->duration_ms);
+	return 0;
+}
 
-	const json_t *imgs = ing_get(o, "binary_images");
-	ing_path_key(sw, sizeof sw, where, "binary_images");
-	if (!imgs && (imgs = ing_get(recrash, "binary_images")))
-		ing_path_key(sw, sizeof sw, rw, "binary_images");
+static int parse_images(ing_ctx *c, const json_t *imgs, const char *sw, ing_report *r)
+{
+	char item[ING_PATH_MAX];
 	if (imgs && !json_is_array(imgs))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", sw);
 	r->nimages = json_array_size(imgs);
@@ -339,31 +341,16 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 				ing_path_index(item, sizeof item, sw, i),
 				&r->images[i]) < 0)
 			return -1;
+	return 0;
+}
 
-	const json_t *crash = ing_get(o, "crash");
-	ing_path_key(sw, sizeof sw, where, "crash");
-	if (!json_is_object(crash))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: %s", sw,
-				crash ? "expected an object" : "missing");
-	const json_t *threads = ing_get(crash, "threads");
-	ing_path_key(tw, sizeof tw, sw, "threads");
-	if (!threads && ing_get(crash, "crashed_thread")) {
-		ing_path_key(tw, sizeof tw, sw, "crashed_thread");
-		r->nthreads = 1;
-		if (!(r->threads = ing_arena_calloc(c->arena, 1,
-						    sizeof *r->threads)))
-			return ing_nomem(c);
-		json_int_t index;
-		bool main_queue;
-		if (parse_thread(c, ing_get(crash, "crashed_thread"), tw,
-				 &r->threads[0], &index, &main_queue) < 0)
-			return -1;
-		r->threads[0].main = index == 0 || main_queue;
-		return 0;
-	}
+/* crash.threads at TW: every thread, the one of index 0 main (else the
+ * first on the main queue). */
+static int parse_threads(ing_ctx *c, const json_t *threads, const char *tw, ing_report *r)
+{
+	char item[ING_PATH_MAX];
 	if (!threads)
-		return ing_fail(c, ERR_BAD_FIELD,
-				"%s: missing", tw);
+		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", tw);
 	if (!json_is_array(threads))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", tw);
 	size_t n = json_array_size(threads);
@@ -394,6 +381,60 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 	else if (by_queue != SIZE_MAX)
 		r->threads[by_queue].main = true;
 	return 0;
+}
+
+/* The crash section at where.crash: its threads, or only the crashed one. */
+static int parse_crash(ing_ctx *c, const json_t *o, const char *where, ing_report *r)
+{
+	char sw[ING_PATH_MAX], tw[ING_PATH_MAX];
+	const json_t *crash = ing_get(o, "crash");
+	ing_path_key(sw, sizeof sw, where, "crash");
+	if (!json_is_object(crash))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: %s", sw,
+				crash ? "expected an object" : "missing");
+	const json_t *threads = ing_get(crash, "threads");
+	ing_path_key(tw, sizeof tw, sw, "threads");
+	if (threads || !ing_get(crash, "crashed_thread"))
+		return parse_threads(c, threads, tw, r);
+	ing_path_key(tw, sizeof tw, sw, "crashed_thread");
+	r->nthreads = 1;
+	if (!(r->threads = ing_arena_calloc(c->arena, 1, sizeof *r->threads)))
+		return ing_nomem(c);
+	json_int_t index;
+	bool main_queue;
+	if (parse_thread(c, ing_get(crash, "crashed_thread"), tw, &r->threads[0], &index,
+			 &main_queue) < 0)
+		return -1;
+	r->threads[0].main = index == 0 || main_queue;
+	return 0;
+}
+
+static int parse_report(ing_ctx *c, const json_t *o, const char *where,
+			ing_report *r)
+{
+	char sw[ING_PATH_MAX], rw[ING_PATH_MAX];
+	if (!json_is_object(o))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
+				*where ? where : "body");
+	r->source = "kscrash";
+	/* A recrash report stands in for sections the report lacks. */
+	const json_t *recrash = ing_get(o, "recrash_report");
+	ing_path_key(rw, sizeof rw, where, "recrash_report");
+	if (!json_is_object(recrash))
+		recrash = NULL;
+	if (parse_header(c, o, where, r) < 0)
+		return -1;
+	const json_t *sys = section(o, recrash, where, rw, "system", sw);
+	if (parse_system(c, sys, sw, r) < 0)
+		return -1;
+	const json_t *user = section(o, recrash, where, rw, "user", sw);
+	if (parse_user(c, user, sw, r) < 0)
+		return -1;
+	classify(o, &r->kind, &r->duration_ms);
+	const json_t *imgs = section(o, recrash, where, rw, "binary_images", sw);
+	if (parse_images(c, imgs, sw, r) < 0)
+		return -1;
+	return parse_crash(c, o, where, r);
 }
 
 static const char *peek_report_id(ing_ctx *c, const json_t *o)

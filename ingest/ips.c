@@ -302,30 +302,12 @@ static int parse_stackshot_thread(ing_ctx *c, const json_t *v,
 	return 0;
 }
 
-/*
- * A watchdog's stackshot (bug_type 409): the process the body names (pid,
- * else procName, else the header's app_name) under stackshot.processByPid
- * (or processByPid at the top), images from binaryImages beside it.
- */
-static int parse_stackshot(ing_ctx *c, const json_t *b, const char *app_name,
-			   ing_report *r)
+/* The process the body names under PROCS (at PW): its pid, else procName,
+ * else APP_NAME; its path into PRW. */
+static const json_t *named_process(ing_ctx *c, const json_t *b, const json_t *procs,
+				   const char *pw, const char *app_name,
+				   char prw[ING_PATH_MAX])
 {
-	char sw[ING_PATH_MAX], pw[ING_PATH_MAX], prw[ING_PATH_MAX];
-	char iw[ING_PATH_MAX], tw[ING_PATH_MAX], item[ING_PATH_MAX];
-	const json_t *ss = ing_get(b, "stackshot");
-	snprintf(sw, sizeof sw, "%s", ss ? "body.stackshot" : "body");
-	if (!ss)
-		ss = b;
-	if (!json_is_object(ss))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", sw);
-	const json_t *procs = ing_get(ss, "processByPid");
-	ing_path_key(pw, sizeof pw, sw, "processByPid");
-	if (!procs)
-		return ing_fail(c, ERR_BAD_FIELD,
-				"body.usedImages: missing (and no stackshot "
-				"processByPid)");
-	if (!json_is_object(procs))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", pw);
 	const json_t *proc = NULL, *pid = ing_get(b, "pid"), *p;
 	char pidkey[24];
 	const char *key = NULL, *k;
@@ -348,30 +330,48 @@ static int parse_stackshot(ing_ctx *c, const json_t *b, const char *app_name,
 				break;
 			}
 		}
-	if (!proc)
-		return ing_fail(c, ERR_BAD_FIELD,
-				"%s: no process with the body's pid or procName",
-				pw);
-	ing_path_key(prw, sizeof prw, pw, key);
-	if (!json_is_object(proc))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", prw);
+	if (!proc) {
+		ing_fail(c, ERR_BAD_FIELD, "%s: no process with the body's pid or procName", pw);
+		return NULL;
+	}
+	ing_path_key(prw, ING_PATH_MAX, pw, key);
+	if (!json_is_object(proc)) {
+		ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", prw);
+		return NULL;
+	}
+	return proc;
+}
 
-	stackshot_images si = {ing_get(ss, "binaryImages"), iw, NULL};
-	ing_path_key(iw, sizeof iw, sw, "binaryImages");
-	if (!si.list)
+/* The stackshot's binaryImages (at SW; its path into IW) into SI, with room
+ * for the report's images. */
+static int stackshot_image_list(ing_ctx *c, const json_t *ss, const char *sw,
+				char iw[ING_PATH_MAX], stackshot_images *si, ing_report *r)
+{
+	si->list = ing_get(ss, "binaryImages");
+	si->path = ing_path_key(iw, ING_PATH_MAX, sw, "binaryImages");
+	if (!si->list)
 		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", iw);
-	if (!json_is_array(si.list))
+	if (!json_is_array(si->list))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", iw);
-	size_t nlist = json_array_size(si.list);
+	size_t nlist = json_array_size(si->list);
 	size_t cap = nlist < c->limits->max_images ? nlist
 						   : c->limits->max_images;
-	if ((nlist && !(si.slot = ing_arena_calloc(c->arena, nlist,
-						   sizeof *si.slot))) ||
+	if ((nlist && !(si->slot = ing_arena_calloc(c->arena, nlist,
+						    sizeof *si->slot))) ||
 	    (cap && !(r->images = ing_arena_calloc(c->arena, cap,
 						   sizeof *r->images))))
 		return ing_nomem(c);
+	return 0;
+}
 
-	const json_t *threads = ing_get(proc, "threadById");
+/* The process's threadById (at PRW): every thread, the first on the main
+ * queue main. */
+static int stackshot_threads(ing_ctx *c, const json_t *proc, const char *prw,
+			     stackshot_images *si, ing_report *r)
+{
+	char tw[ING_PATH_MAX], item[ING_PATH_MAX];
+	const json_t *threads = ing_get(proc, "threadById"), *p;
+	const char *k;
 	ing_path_key(tw, sizeof tw, prw, "threadById");
 	if (!threads)
 		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", tw);
@@ -391,13 +391,46 @@ static int parse_stackshot(ing_ctx *c, const json_t *b, const char *app_name,
 		ing_thread *t = &r->threads[r->nthreads++];
 		if (parse_stackshot_thread(c, p, ing_path_key(item, sizeof item,
 							      tw, k),
-					   &si, r, t) < 0)
+					   si, r, t) < 0)
 			return -1;
 		/* Only the first main-queue thread is the main one. */
 		t->main = t->main && !have_main;
 		have_main = have_main || t->main;
 	}
 	return 0;
+}
+
+/*
+ * A watchdog's stackshot (bug_type 409): the process the body names (pid,
+ * else procName, else the header's app_name) under stackshot.processByPid
+ * (or processByPid at the top), images from binaryImages beside it.
+ */
+static int parse_stackshot(ing_ctx *c, const json_t *b, const char *app_name,
+			   ing_report *r)
+{
+	char sw[ING_PATH_MAX], pw[ING_PATH_MAX], prw[ING_PATH_MAX];
+	char iw[ING_PATH_MAX];
+	const json_t *ss = ing_get(b, "stackshot");
+	snprintf(sw, sizeof sw, "%s", ss ? "body.stackshot" : "body");
+	if (!ss)
+		ss = b;
+	if (!json_is_object(ss))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", sw);
+	const json_t *procs = ing_get(ss, "processByPid");
+	ing_path_key(pw, sizeof pw, sw, "processByPid");
+	if (!procs)
+		return ing_fail(c, ERR_BAD_FIELD,
+				"body.usedImages: missing (and no stackshot "
+				"processByPid)");
+	if (!json_is_object(procs))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", pw);
+	const json_t *proc = named_process(c, b, procs, pw, app_name, prw);
+	if (!proc)
+		return -1;
+	stackshot_images si = {0};
+	if (stackshot_image_list(c, ss, sw, iw, &si, r) < 0)
+		return -1;
+	return stackshot_threads(c, proc, prw, &si, r);
 }
 
 static int parse_header(ing_ctx *c, const json_t *h, ing_report *r)
@@ -448,13 +481,10 @@ static int parse_header(ing_ctx *c, const json_t *h, ing_report *r)
 	return 0;
 }
 
-/* APP_NAME: the header's, for a stackshot whose pid names no process. */
-static int parse_body(ing_ctx *c, const json_t *b, const char *app_name,
-		      ing_report *r)
+/* The body's incident id (when the header had none), device and bundle
+ * versions (when the header had none), and its kind. */
+static int parse_body_fields(ing_ctx *c, const json_t *b, ing_report *r)
 {
-	char item[ING_PATH_MAX];
-	if (!json_is_object(b))
-		return ing_fail(c, ERR_BAD_FIELD, "body: expected an object");
 	if (!r->report_id &&
 	    ing_string_field(c, b, "body", "incident", false, &r->report_id) <
 		    0)
@@ -482,10 +512,12 @@ static int parse_body(ing_ctx *c, const json_t *b, const char *app_name,
 	if (r->kind == ING_KIND_CRASH && json_is_object(term) &&
 	    json_integer_value(json_object_get(term, "code")) == WATCHDOG_CODE)
 		r->kind = ING_KIND_HANG; /* killed by the watchdog */
+	return 0;
+}
 
-	const json_t *imgs = ing_get(b, "usedImages");
-	if (!imgs && (ing_get(b, "stackshot") || ing_get(b, "processByPid")))
-		return parse_stackshot(c, b, app_name, r);
+static int parse_used_images(ing_ctx *c, const json_t *imgs, ing_report *r)
+{
+	char item[ING_PATH_MAX];
 	if (!imgs)
 		return ing_fail(c, ERR_BAD_FIELD, "body.usedImages: missing");
 	if (!json_is_array(imgs))
@@ -506,8 +538,14 @@ static int parse_body(ing_ctx *c, const json_t *b, const char *app_name,
 					       "body.usedImages", i),
 				&r->images[i]) < 0)
 			return -1;
+	return 0;
+}
 
-	const json_t *threads = ing_get(b, "threads");
+/* body.threads: every thread, the first on the main queue main (else the
+ * one that triggered the report). */
+static int parse_threads(ing_ctx *c, const json_t *threads, ing_report *r)
+{
+	char item[ING_PATH_MAX];
 	if (!threads)
 		return ing_fail(c, ERR_BAD_FIELD, "body.threads: missing");
 	if (!json_is_array(threads))
@@ -544,6 +582,22 @@ static int parse_body(ing_ctx *c, const json_t *b, const char *app_name,
 	else if (by_trigger != SIZE_MAX)
 		r->threads[by_trigger].main = true;
 	return 0;
+}
+
+/* APP_NAME: the header's, for a stackshot whose pid names no process. */
+static int parse_body(ing_ctx *c, const json_t *b, const char *app_name,
+		      ing_report *r)
+{
+	if (!json_is_object(b))
+		return ing_fail(c, ERR_BAD_FIELD, "body: expected an object");
+	if (parse_body_fields(c, b, r) < 0)
+		return -1;
+	const json_t *imgs = ing_get(b, "usedImages");
+	if (!imgs && (ing_get(b, "stackshot") || ing_get(b, "processByPid")))
+		return parse_stackshot(c, b, app_name, r);
+	if (parse_used_images(c, imgs, r) < 0)
+		return -1;
+	return parse_threads(c, ing_get(b, "threads"), r);
 }
 
 int ing_parse_ips(const char *body, size_t len, const ing_limits *limits,

@@ -166,16 +166,10 @@ static int parse_duration(ing_ctx *c, const json_t *obj, const char *where,
 	return 0;
 }
 
-/* One report object at WHERE ("" for a single-report body). */
-static int parse_report(ing_ctx *c, const json_t *o, const char *where,
-			ing_report *r)
+/* The report's own fields: id, dimensions, time, kind and duration. */
+static int parse_fields(ing_ctx *c, const json_t *o, const char *where, ing_report *r)
 {
 	char path[ING_PATH_MAX];
-	if (!json_is_object(o))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
-				*where ? where : "body");
-	r->source = "native";
-	r->duration_ms = -1;
 	if (ing_string_field(c, o, where, "report_id", true, &r->report_id) <
 		    0 ||
 	    ing_check_report_id(c, r->report_id,
@@ -206,9 +200,13 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 		return ing_fail(c, ERR_BAD_FIELD,
 				"%s: expected stall, hang, cpu or crash",
 				ing_path_key(path, sizeof path, where, "kind"));
-	if (parse_duration(c, o, where, &r->duration_ms) < 0)
-		return -1;
+	return parse_duration(c, o, where, &r->duration_ms);
+}
 
+/* The images, threads and samples arrays, each element parsed. */
+static int parse_arrays(ing_ctx *c, const json_t *o, const char *where, ing_report *r)
+{
+	char path[ING_PATH_MAX];
 	const json_t *images, *threads, *samples;
 	if (array_field(c, o, where, "images", c->limits->max_images, "images",
 			true, &images) < 0 ||
@@ -252,6 +250,20 @@ static int parse_report(ing_ctx *c, const json_t *o, const char *where,
 				 &r->samples[i]) < 0)
 			return -1;
 	return 0;
+}
+
+/* One report object at WHERE ("" for a single-report body). */
+static int parse_report(ing_ctx *c, const json_t *o, const char *where,
+			ing_report *r)
+{
+	if (!json_is_object(o))
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
+				*where ? where : "body");
+	r->source = "native";
+	r->duration_ms = -1;
+	if (parse_fields(c, o, where, r) < 0)
+		return -1;
+	return parse_arrays(c, o, where, r);
 }
 
 /* The entry's report_id for a rejection, when it is a usable string. */

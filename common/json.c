@@ -79,6 +79,65 @@ static int edit(const char *buf, size_t len, char **copy, size_t at,
 	return 0;
 }
 
+/* Past the string opening at *I, to its closing quote; -1 on a NUL. */
+static int skip_string(const char *buf, size_t len, size_t *at, char *errbuf, size_t errlen)
+{
+	size_t i = *at;
+	for (i++; i < len && buf[i] != '"'; i++) {
+		if (buf[i] == '\0') {
+			set_err(errbuf, errlen, "NUL byte at byte %zu", i);
+			return -1;
+		}
+		/* The escaped byte cannot end the string, but it still must
+		 * not be a NUL. */
+		if (buf[i] == '\\' && i + 1 < len && buf[++i] == '\0') {
+			set_err(errbuf, errlen, "NUL byte at byte %zu", i);
+			return -1;
+		}
+	}
+	*at = i;
+	return 0;
+}
+
+/* The comma at I: blanked when it trails the last value of an array or
+ * object (PREV is the last byte outside strings and whitespace); 1 when
+ * blanked, 0 when kept, -1 on failure. */
+static int trailing_comma(const char *buf, size_t len, size_t i, char prev, char **copy,
+			  char *errbuf, size_t errlen)
+{
+	size_t j = i + 1;
+	while (j < len && is_space(buf[j]))
+		j++;
+	bool after_value = prev && prev != '[' && prev != '{' && prev != ',' && prev != ':';
+	if (!after_value || j >= len || (buf[j] != ']' && buf[j] != '}'))
+		return 0;
+	return edit(buf, len, copy, i, " ", 1, errbuf, errlen) < 0 ? -1 : 1;
+}
+
+/* The number starting at *AT, left at its last byte: an integer beyond
+ * int64 is made a real (jansson would refuse it). */
+static int number(const char *buf, size_t len, size_t *at, char **copy, char *errbuf,
+		  size_t errlen)
+{
+	bool negative = buf[*at] == '-';
+	size_t d = negative ? *at + 1 : *at, j = d;
+	while (j < len && is_digit(buf[j]))
+		j++;
+	size_t nd = j - d;
+	/* Reals pass as they are; so do digits with a leading zero
+	 * (jansson's error to report). */
+	if (j < len && (buf[j] == '.' || buf[j] == 'e' || buf[j] == 'E')) {
+		while (j < len && (is_digit(buf[j]) || buf[j] == '.' || buf[j] == 'e' ||
+				   buf[j] == 'E' || buf[j] == '+' || buf[j] == '-'))
+			j++;
+	} else if (nd >= 2 && buf[d] != '0' && beyond_int64(buf + d, nd, negative) &&
+		   edit(buf, len, copy, j - 2, "e2", 2, errbuf, errlen) < 0) {
+		return -1;
+	}
+	*at = j - 1;
+	return 0;
+}
+
 /*
  * Returns 0 when BUF is nested at most MAX_DEPTH deep and holds no NUL,
  * with *COPY the edited bytes when an edit was made (caller frees), else
@@ -91,38 +150,23 @@ static int scan(const char *buf, size_t len, size_t max_depth, char **copy,
 	/* The last byte outside strings and whitespace: a value ends at a
 	 * quote, a closing bracket, a digit or a literal's last letter. */
 	char prev = '\0';
+	int rc = 0;
 	*copy = NULL;
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0; rc >= 0 && i < len; i++) {
 		char c = buf[i];
 		if (c == '\0') {
 			set_err(errbuf, errlen, "NUL byte at byte %zu", i);
-			goto fail;
-		}
-		if (c == '"') {
-			for (i++; i < len && buf[i] != '"'; i++) {
-				if (buf[i] == '\0') {
-					set_err(errbuf, errlen,
-						"NUL byte at byte %zu", i);
-					goto fail;
-				}
-				/* The escaped byte cannot end the string,
-				 * but it still must not be a NUL. */
-				if (buf[i] == '\\' && i + 1 < len &&
-				    buf[++i] == '\0') {
-					set_err(errbuf, errlen,
-						"NUL byte at byte %zu", i);
-					goto fail;
-				}
-			}
+			rc = -1;
+		} else if (c == '"') {
+			rc = skip_string(buf, len, &i, errbuf, errlen);
 			prev = '"';
 		} else if (is_space(c)) {
 			continue;
 		} else if (c == '[' || c == '{') {
 			if (++depth > max_depth) {
-				set_err(errbuf, errlen,
-					"nesting deeper than %zu at byte %zu",
+				set_err(errbuf, errlen, "nesting deeper than %zu at byte %zu",
 					max_depth, i);
-				goto fail;
+				rc = -1;
 			}
 			prev = c;
 		} else if (c == ']' || c == '}') {
@@ -130,49 +174,18 @@ static int scan(const char *buf, size_t len, size_t max_depth, char **copy,
 				depth--;
 			prev = c;
 		} else if (c == ',') {
-			size_t j = i + 1;
-			while (j < len && is_space(buf[j]))
-				j++;
-			bool after_value = prev && prev != '[' &&
-					   prev != '{' && prev != ',' &&
-					   prev != ':';
-			if (after_value && j < len &&
-			    (buf[j] == ']' || buf[j] == '}')) {
-				if (edit(buf, len, copy, i, " ", 1, errbuf,
-					 errlen) < 0)
-					goto fail;
-			} else {
+			rc = trailing_comma(buf, len, i, prev, copy, errbuf, errlen);
+			if (rc == 0)
 				prev = c;
-			}
 		} else if (c == '-' || is_digit(c)) {
-			bool negative = c == '-';
-			size_t d = negative ? i + 1 : i, j = d;
-			while (j < len && is_digit(buf[j]))
-				j++;
-			size_t nd = j - d;
-			/* Reals pass as they are; so do digits with a
-			 * leading zero (jansson's error to report). */
-			if (j < len && (buf[j] == '.' || buf[j] == 'e' ||
-					buf[j] == 'E')) {
-				while (j < len &&
-				       (is_digit(buf[j]) || buf[j] == '.' ||
-					buf[j] == 'e' || buf[j] == 'E' ||
-					buf[j] == '+' || buf[j] == '-'))
-					j++;
-			} else if (nd >= 2 && buf[d] != '0' &&
-				   beyond_int64(buf + d, nd, negative) &&
-				   edit(buf, len, copy, j - 2, "e2", 2, errbuf,
-					errlen) < 0) {
-				goto fail;
-			}
-			i = j - 1;
+			rc = number(buf, len, &i, copy, errbuf, errlen);
 			prev = '0';
 		} else {
 			prev = c;
 		}
 	}
-	return 0;
-fail:
+	if (rc >= 0)
+		return 0;
 	free(*copy);
 	*copy = NULL;
 	return -1;

@@ -585,14 +585,13 @@ static uint32_t file_path(dw_ctx *c, uint64_t index)
 
 /* ---- line table ----------------------------------------------------------- */
 
-static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
+/* The unit's line table into c->line_ctx, *TABLE_COUNT its tables; false
+ * (and NULL) when it has none or it is unreadable: the unit still has
+ * functions. */
+static bool open_line_table(dw_ctx *c, Dwarf_Die cu_die, Dwarf_Small *table_count)
 {
 	Dwarf_Unsigned version = 0;
-	Dwarf_Small table_count = 0;
 	Dwarf_Error derr = NULL;
-	cu->first_seq = (uint32_t)c->di->nseqs;
-	c->file_base = c->file_end = 0;
-	c->file_cache_len = 0;
 	/* libdwarf tracks each row's allocation in a hash table so that
 	 * dwarf_object_finish can free what leaks; for the line table that is
 	 * most of a conversion's time, and its reader frees the rows itself
@@ -600,48 +599,52 @@ static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
 	 * while it reads. The flag is process-wide: sessions_lock keeps any
 	 * other session from allocating meanwhile. */
 	int tracking = dwarf_set_de_alloc_flag(0);
-	int res = dwarf_srclines_b(cu_die, &version, &table_count, &c->line_ctx, &derr);
+	int res = dwarf_srclines_b(cu_die, &version, table_count, &c->line_ctx, &derr);
 	dwarf_set_de_alloc_flag(tracking);
 	if (res != DW_DLV_OK) {
-		/* No or unreadable line table: the unit still has functions. */
 		if (derr)
 			dwarf_dealloc_error(c->dbg, derr);
 		c->line_ctx = NULL;
-		return SYM_OK;
+		return false;
 	}
 	c->line_version = (unsigned)version;
-	Dwarf_Signed base = 0, count = 0, end = 0;
-	if (dwarf_srclines_files_indexes(c->line_ctx, &base, &count, &end, &derr) ==
-	    DW_DLV_OK && end >= base) {
-		c->file_base = base;
-		c->file_end = end;
-		size_t n = (size_t)(end - base);
-		if (n > c->file_cache_len) {
-			uint32_t *fc = realloc(c->file_cache, n * sizeof *fc);
-			if (!fc)
-				return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
-			c->file_cache = fc;
-		}
-		c->file_cache_len = n;
-		memset(c->file_cache, 0, n * sizeof *c->file_cache);
-	} else {
-		if (derr)
-			dwarf_dealloc_error(c->dbg, derr);
-		derr = NULL;
-		c->file_base = c->file_end = 0;
-		c->file_cache_len = 0;
-	}
-	if (table_count != 1)
-		return SYM_OK;
+	return true;
+}
 
-	Dwarf_Line *lines = NULL;
-	Dwarf_Signed nlines = 0;
-	if (dwarf_srclines_from_linecontext(c->line_ctx, &lines, &nlines, &derr) !=
-	    DW_DLV_OK) {
+/* The file-name cache sized to the line table's file indexes (empty when
+ * they cannot be read). */
+static int reset_file_cache(dw_ctx *c)
+{
+	Dwarf_Error derr = NULL;
+	Dwarf_Signed base = 0, count = 0, end = 0;
+	c->file_base = c->file_end = 0;
+	c->file_cache_len = 0;
+	if (dwarf_srclines_files_indexes(c->line_ctx, &base, &count, &end, &derr) !=
+		    DW_DLV_OK ||
+	    end < base) {
 		if (derr)
 			dwarf_dealloc_error(c->dbg, derr);
 		return SYM_OK;
 	}
+	c->file_base = base;
+	c->file_end = end;
+	size_t n = (size_t)(end - base);
+	if (n > c->file_cache_len) {
+		uint32_t *fc = realloc(c->file_cache, n * sizeof *fc);
+		if (!fc)
+			return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
+		c->file_cache = fc;
+	}
+	c->file_cache_len = n;
+	memset(c->file_cache, 0, n * sizeof *c->file_cache);
+	return SYM_OK;
+}
+
+/* The NLINES rows of LINES into c->di->rows, and each sequence covering
+ * something into c->di->seqs; a damaged row drops its sequence. */
+static int read_rows(dw_ctx *c, Dwarf_Line *lines, Dwarf_Signed nlines)
+{
+	Dwarf_Error derr = NULL;
 	sym_di_seq seq = {0, 0, 0, 0};
 	bool open = false;
 	for (Dwarf_Signed i = 0; i < nlines; i++) {
@@ -685,6 +688,31 @@ static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
 			}
 		}
 	}
+	return SYM_OK;
+}
+
+static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
+{
+	Dwarf_Small table_count = 0;
+	Dwarf_Error derr = NULL;
+	cu->first_seq = (uint32_t)c->di->nseqs;
+	c->file_base = c->file_end = 0;
+	c->file_cache_len = 0;
+	if (!open_line_table(c, cu_die, &table_count))
+		return SYM_OK;
+	int rc = reset_file_cache(c);
+	if (rc || table_count != 1)
+		return rc;
+	Dwarf_Line *lines = NULL;
+	Dwarf_Signed nlines = 0;
+	if (dwarf_srclines_from_linecontext(c->line_ctx, &lines, &nlines, &derr) !=
+	    DW_DLV_OK) {
+		if (derr)
+			dwarf_dealloc_error(c->dbg, derr);
+		return SYM_OK;
+	}
+	if ((rc = read_rows(c, lines, nlines)))
+		return rc;
 	/* Lines live in the line context, freed with it. */
 	cu->nseqs = (uint32_t)(c->di->nseqs - cu->first_seq);
 	return SYM_OK;

@@ -110,17 +110,22 @@ static uint32_t bit_first(const uint32_t *bit, size_t n)
 	return (uint32_t)pos;
 }
 
-/*
- * Owner intervals: where several units claim an address, llvm picks the
- * one with the lowest offset (the multiset's first), extending the previous
- * interval while its unit stays valid. Offsets named by .debug_aranges that
- * match no unit own their addresses too (and so hide them), as in llvm.
- */
-static int build_cu_map(const sym_debuginfo *di, vec *out, sym_error *err)
+/* The start and end of [LO, HI) claimed by unit id CU into EPS. */
+static int push_span(vec *eps, uint64_t lo, uint64_t hi, uint32_t cu, sym_error *err)
 {
-	vec eps = VEC(endpoint);
+	endpoint *s = vec_push(eps), *e = s ? vec_push(eps) : NULL;
+	if (!e)
+		return nomem(err);
+	*s = (endpoint){lo, cu, true};
+	*e = (endpoint){hi, cu, false};
+	return SYM_OK;
+}
+
+/* Every claim's endpoints: the aranges', then the ranges of the units the
+ * aranges do not cover. Unknown aranges offsets get the id ncus. */
+static int collect_endpoints(const sym_debuginfo *di, vec *eps, sym_error *err)
+{
 	int rc = SYM_OK;
-	/* Unknown aranges offsets get ids past ncus, ordered by offset. */
 	for (size_t i = 0; i < di->naranges && rc == SYM_OK; i++) {
 		const sym_di_arange *a = &di->aranges[i];
 		if (a->lo >= a->hi)
@@ -128,52 +133,36 @@ static int build_cu_map(const sym_debuginfo *di, vec *out, sym_error *err)
 		uint32_t cu = cu_index_of(di, a->cu_offset);
 		if (cu == SYM_NONE)
 			cu = (uint32_t)di->ncus; /* "owned by nobody we know" */
-		endpoint *s = vec_push(&eps), *e = s ? vec_push(&eps) : NULL;
-		if (!e) {
-			rc = nomem(err);
-			break;
-		}
-		*s = (endpoint){a->lo, cu, true};
-		*e = (endpoint){a->hi, cu, false};
+		rc = push_span(eps, a->lo, a->hi, cu, err);
 	}
 	for (size_t i = 0; i < di->ncus && rc == SYM_OK; i++) {
 		const sym_di_cu *cu = &di->cus[i];
 		if (in_sorted(di->arange_cus, di->narange_cus, cu->offset))
 			continue;
-		for (uint32_t r = 0; r < cu->nranges; r++) {
+		for (uint32_t r = 0; r < cu->nranges && rc == SYM_OK; r++) {
 			const sym_range *rg = &di->ranges[cu->first_range + r];
-			if (rg->lo >= rg->hi)
-				continue;
-			endpoint *s = vec_push(&eps), *e = s ? vec_push(&eps) : NULL;
-			if (!e) {
-				rc = nomem(err);
-				break;
-			}
-			*s = (endpoint){rg->lo, (uint32_t)i, true};
-			*e = (endpoint){rg->hi, (uint32_t)i, false};
+			if (rg->lo < rg->hi)
+				rc = push_span(eps, rg->lo, rg->hi, (uint32_t)i, err);
 		}
 	}
-	if (rc) {
-		free(eps.p);
-		return rc;
-	}
-	endpoint *ep = eps.p;
-	if (eps.n)
-		qsort(ep, eps.n, sizeof *ep, cmp_endpoint);
-	/* The valid multiset: a count per unit id, and a Fenwick tree over
-	 * "count > 0" to find the lowest valid id in O(log n). */
+	return rc;
+}
+
+/*
+ * The sweep over the N sorted endpoints EP: between two endpoints the owner
+ * is the lowest valid id, kept as a count per unit id and a Fenwick tree
+ * over "count > 0" to find it in O(log n).
+ */
+static int sweep(const sym_debuginfo *di, const endpoint *ep, size_t n, vec *out,
+		 sym_error *err)
+{
 	size_t nids = di->ncus + 1;
 	uint32_t *count = calloc(nids, sizeof *count);
 	uint32_t *bit = calloc(nids + 1, sizeof *bit);
-	if (!count || !bit) {
-		free(count);
-		free(bit);
-		free(eps.p);
-		return nomem(err);
-	}
+	int rc = count && bit ? SYM_OK : nomem(err);
 	size_t valid = 0;
 	uint64_t prev = UINT64_MAX;
-	for (size_t i = 0; i < eps.n && rc == SYM_OK; i++) {
+	for (size_t i = 0; i < n && rc == SYM_OK; i++) {
 		if (prev < ep[i].addr && valid > 0) {
 			uint32_t first = bit_first(bit, nids);
 			ival *last = out->n ? &AT(*out, ival, out->n - 1) : NULL;
@@ -200,6 +189,24 @@ static int build_cu_map(const sym_debuginfo *di, vec *out, sym_error *err)
 	}
 	free(count);
 	free(bit);
+	return rc;
+}
+
+/*
+ * Owner intervals: where several units claim an address, llvm picks the
+ * one with the lowest offset (the multiset's first), extending the previous
+ * interval while its unit stays valid. Offsets named by .debug_aranges that
+ * match no unit own their addresses too (and so hide them), as in llvm.
+ */
+static int build_cu_map(const sym_debuginfo *di, vec *out, sym_error *err)
+{
+	vec eps = VEC(endpoint);
+	int rc = collect_endpoints(di, &eps, err);
+	if (rc == SYM_OK) {
+		if (eps.n)
+			qsort(eps.p, eps.n, sizeof(endpoint), cmp_endpoint);
+		rc = sweep(di, eps.p, eps.n, out, err);
+	}
 	free(eps.p);
 	/* Intervals owned by the unknown id resolve to no unit. */
 	for (size_t i = 0; i < out->n; i++)

@@ -211,104 +211,130 @@ static size_t align8(size_t x)
 	return (x + 7) & ~(size_t)7;
 }
 
+/* The encoded sections of a symcache, before they are laid out. */
+typedef struct sections {
+	bytes scopes, lines;
+	vec blocks;
+	uint32_t *offsets; /* per scope: its offset in scopes */
+} sections;
+
+/* The header's section offsets and sizes, each section 8-byte aligned;
+ * returns the file's size. */
+static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
+		     symc_header *h)
+{
+	size_t nr = a->ranges.n, nfn = e->functions.n, nfiles = e->files.n;
+	size_t off = sizeof(symc_header);
+	h->strings_off = (uint32_t)off;
+	h->strings_len = (uint32_t)e->out.len;
+	off = align8(off + e->out.len);
+	h->files_off = (uint32_t)off;
+	h->nfiles = (uint32_t)nfiles;
+	off = align8(off + nfiles * 4);
+	h->functions_off = (uint32_t)off;
+	h->nfunctions = (uint32_t)nfn;
+	off = align8(off + nfn * sizeof(symc_function));
+	h->scopes_off = (uint32_t)off;
+	h->scopes_len = (uint32_t)sec->scopes.n;
+	h->nscopes = (uint32_t)a->scopes.n;
+	off = align8(off + sec->scopes.n);
+	h->ranges_off = (uint32_t)off;
+	h->nranges = (uint32_t)nr;
+	off = align8(off + nr * 8);
+	h->lines_off = (uint32_t)off;
+	h->lines_len = (uint32_t)sec->lines.n;
+	h->nlines = (uint32_t)a->lines.n;
+	off = align8(off + sec->lines.n);
+	h->blocks_off = (uint32_t)off;
+	h->nblocks = (uint32_t)sec->blocks.n;
+	off = align8(off + sec->blocks.n * sizeof(symc_line_block));
+	h->file_size = off;
+	return off;
+}
+
+/* Which object the symcache describes. */
+static void identify(symc_header *h, const sym_slice_info *si, uint64_t base, bool has_dwarf)
+{
+	memcpy(h->magic, SYMC_MAGIC, 8);
+	h->version = SYM_CACHE_VERSION;
+	h->flags = (has_dwarf ? SYMC_FLAG_HAS_DWARF : 0) | (si->has_uuid ? SYMC_FLAG_HAS_UUID : 0);
+	h->cputype = si->cputype;
+	h->cpusubtype = si->cpusubtype;
+	memcpy(h->uuid, si->uuid, 16);
+	h->base_address = base;
+	h->text_size = si->text_vmsize;
+}
+
+/* The header and every section into BUF, where the header places them. */
+static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
+			   const sym_answer *a, const sections *sec)
+{
+	memcpy(buf, h, sizeof *h);
+	memcpy(buf + h->strings_off, e->out.blob, e->out.len);
+	if (h->nfiles)
+		memcpy(buf + h->files_off, e->files.p, (size_t)h->nfiles * 4);
+	if (h->nfunctions)
+		memcpy(buf + h->functions_off, e->functions.p,
+		       h->nfunctions * sizeof(symc_function));
+	if (sec->scopes.n)
+		memcpy(buf + h->scopes_off, sec->scopes.p, sec->scopes.n);
+	size_t nr = h->nranges;
+	uint32_t *starts = (uint32_t *)(buf + h->ranges_off), *values = starts + nr;
+	for (size_t i = 0; i < nr; i++) {
+		const sym_scope_range *r = &AT(a->ranges, sym_scope_range, i);
+		starts[i] = r->start;
+		values[i] = r->scope == SYM_NONE ? SYMC_NONE : sec->offsets[r->scope];
+	}
+	if (sec->lines.n)
+		memcpy(buf + h->lines_off, sec->lines.p, sec->lines.n);
+	if (sec->blocks.n)
+		memcpy(buf + h->blocks_off, sec->blocks.p,
+		       sec->blocks.n * sizeof(symc_line_block));
+}
+
+static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_stats *stats)
+{
+	uint32_t inl = 0;
+	for (size_t i = 0; i < a->scopes.n; i++)
+		inl += AT(a->scopes, sym_scope, i).parent != SYM_NONE;
+	stats->functions = h->nfunctions;
+	stats->ranges = (uint32_t)(h->nranges + a->lines.n);
+	stats->files = h->nfiles;
+	stats->inline_records = inl;
+	stats->bytes = h->file_size;
+}
+
 static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si,
 		    uint64_t base, bool has_dwarf, uint8_t **out_buf, size_t *out_len,
 		    sym_cache_stats *stats)
 {
-	bytes scopes = {0}, lines = {0};
-	vec blocks = VEC(symc_line_block);
-	uint32_t *offsets = malloc((a->scopes.n ? a->scopes.n : 1) * sizeof *offsets);
-	int rc = offsets ? SYM_OK : sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
+	sections sec = {.blocks = VEC(symc_line_block)};
+	sec.offsets = malloc((a->scopes.n ? a->scopes.n : 1) * sizeof *sec.offsets);
+	int rc = sec.offsets ? SYM_OK : sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 	if (rc == SYM_OK)
-		rc = encode_scopes(e, a, &scopes, offsets);
+		rc = encode_scopes(e, a, &sec.scopes, sec.offsets);
 	if (rc == SYM_OK)
-		rc = encode_lines(e, a, &lines, &blocks);
-
-	size_t nr = a->ranges.n, nfn = e->functions.n, nfiles = e->files.n;
-	size_t off = sizeof(symc_header);
-	size_t strings_off = off;
-	off = align8(off + e->out.len);
-	size_t files_off = off;
-	off = align8(off + nfiles * 4);
-	size_t functions_off = off;
-	off = align8(off + nfn * sizeof(symc_function));
-	size_t scopes_off = off;
-	off = align8(off + scopes.n);
-	size_t ranges_off = off;
-	off = align8(off + nr * 8);
-	size_t lines_off = off;
-	off = align8(off + lines.n);
-	size_t blocks_off = off;
-	off = align8(off + blocks.n * sizeof(symc_line_block));
-	if (rc == SYM_OK && off > UINT32_MAX)
+		rc = encode_lines(e, a, &sec.lines, &sec.blocks);
+	symc_header h;
+	memset(&h, 0, sizeof h);
+	size_t size = layout(e, a, &sec, &h);
+	if (rc == SYM_OK && size > UINT32_MAX)
 		rc = sym_fail(e->err, SYM_ERR_NOMEM, "symcache would exceed 4 GiB");
-	uint8_t *buf = rc == SYM_OK ? calloc(1, off) : NULL;
+	uint8_t *buf = rc == SYM_OK ? calloc(1, size) : NULL;
 	if (rc == SYM_OK && !buf)
 		rc = sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 	if (rc == SYM_OK) {
-		symc_header h;
-		memset(&h, 0, sizeof h);
-		memcpy(h.magic, SYMC_MAGIC, 8);
-		h.version = SYM_CACHE_VERSION;
-		h.flags = (has_dwarf ? SYMC_FLAG_HAS_DWARF : 0) |
-			  (si->has_uuid ? SYMC_FLAG_HAS_UUID : 0);
-		h.cputype = si->cputype;
-		h.cpusubtype = si->cpusubtype;
-		memcpy(h.uuid, si->uuid, 16);
-		h.base_address = base;
-		h.text_size = si->text_vmsize;
-		h.file_size = off;
-		h.strings_off = (uint32_t)strings_off;
-		h.strings_len = (uint32_t)e->out.len;
-		h.files_off = (uint32_t)files_off;
-		h.nfiles = (uint32_t)nfiles;
-		h.functions_off = (uint32_t)functions_off;
-		h.nfunctions = (uint32_t)nfn;
-		h.scopes_off = (uint32_t)scopes_off;
-		h.scopes_len = (uint32_t)scopes.n;
-		h.nscopes = (uint32_t)a->scopes.n;
-		h.ranges_off = (uint32_t)ranges_off;
-		h.nranges = (uint32_t)nr;
-		h.lines_off = (uint32_t)lines_off;
-		h.lines_len = (uint32_t)lines.n;
-		h.blocks_off = (uint32_t)blocks_off;
-		h.nblocks = (uint32_t)blocks.n;
-		h.nlines = (uint32_t)a->lines.n;
-		memcpy(buf, &h, sizeof h);
-		memcpy(buf + strings_off, e->out.blob, e->out.len);
-		if (nfiles)
-			memcpy(buf + files_off, e->files.p, nfiles * 4);
-		if (nfn)
-			memcpy(buf + functions_off, e->functions.p, nfn * sizeof(symc_function));
-		if (scopes.n)
-			memcpy(buf + scopes_off, scopes.p, scopes.n);
-		uint32_t *starts = (uint32_t *)(buf + ranges_off), *values = starts + nr;
-		for (size_t i = 0; i < nr; i++) {
-			const sym_scope_range *r = &AT(a->ranges, sym_scope_range, i);
-			starts[i] = r->start;
-			values[i] = r->scope == SYM_NONE ? SYMC_NONE : offsets[r->scope];
-		}
-		if (lines.n)
-			memcpy(buf + lines_off, lines.p, lines.n);
-		if (blocks.n)
-			memcpy(buf + blocks_off, blocks.p, blocks.n * sizeof(symc_line_block));
-		if (stats) {
-			uint32_t inl = 0;
-			for (size_t i = 0; i < a->scopes.n; i++)
-				inl += AT(a->scopes, sym_scope, i).parent != SYM_NONE;
-			stats->functions = (uint32_t)nfn;
-			stats->ranges = (uint32_t)(nr + a->lines.n);
-			stats->files = (uint32_t)nfiles;
-			stats->inline_records = inl;
-			stats->bytes = off;
-		}
+		identify(&h, si, base, has_dwarf);
+		write_sections(buf, &h, e, a, &sec);
+		if (stats)
+			count_stats(&h, a, stats);
 		*out_buf = buf;
-		*out_len = off;
+		*out_len = size;
 	}
-	free(offsets);
-	free(scopes.p);
-	free(lines.p);
-	free(blocks.p);
+	free(sec.offsets);
+	free(sec.scopes.p);
+	free(sec.lines.p);
+	free(sec.blocks.p);
 	return rc;
 }
 

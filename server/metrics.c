@@ -189,21 +189,16 @@ static void render_requests(buf *b, const srv_route *routes)
 	}
 }
 
-char *srv_metrics_render(size_t *out_len)
+/* dSYM uploads and the symcaches built from them. */
+static void render_symbols(buf *b)
 {
-	buf b = {malloc(8192), 0, 8192, false};
-	if (!b.data)
-		return NULL;
-	size_t n;
-	const srv_route *routes = srv_routes(&n);
-	render_requests(&b, routes);
-	put(&b, "# HELP stallscope_dsym_uploads_total dSYM uploads by "
+	put(b, "# HELP stallscope_dsym_uploads_total dSYM uploads by "
 		"outcome.\n# TYPE stallscope_dsym_uploads_total counter\n"
 		"stallscope_dsym_uploads_total{result=\"ok\"} %" PRIu64 "\n"
 		"stallscope_dsym_uploads_total{result=\"error\"} %" PRIu64 "\n",
 	    (uint64_t)atomic_load(&uploads[1]),
 	    (uint64_t)atomic_load(&uploads[0]));
-	put(&b, "# HELP stallscope_symcache_builds_total Symcaches built from "
+	put(b, "# HELP stallscope_symcache_builds_total Symcaches built from "
 		"uploaded slices.\n"
 		"# TYPE stallscope_symcache_builds_total counter\n"
 		"stallscope_symcache_builds_total{result=\"ok\"} %" PRIu64 "\n"
@@ -216,7 +211,31 @@ char *srv_metrics_render(size_t *out_len)
 	    (uint64_t)atomic_load(&symcaches[1]),
 	    (uint64_t)atomic_load(&symcaches[0]),
 	    (double)atomic_load(&symcache_micros) / 1e6);
-	put(&b,
+}
+
+/* The LRU of open symcaches. */
+static void render_symcache_lru(buf *b)
+{
+	ing_lru_stats lru;
+	srv_symbols_stats(&lru);
+	put(b, "# HELP stallscope_symcache_lookups_total Symcache opens asked of "
+		"the LRU, by whether the file was open already.\n"
+		"# TYPE stallscope_symcache_lookups_total counter\n"
+		"stallscope_symcache_lookups_total{result=\"hit\"} %" PRIu64 "\n"
+		"stallscope_symcache_lookups_total{result=\"miss\"} %" PRIu64 "\n"
+		"# HELP stallscope_symcache_open Symcaches mapped now.\n"
+		"# TYPE stallscope_symcache_open gauge\n"
+		"stallscope_symcache_open %zu\n"
+		"# HELP stallscope_symcache_evictions_total Symcaches closed to stay "
+		"within STALLSCOPE_SYMCACHE_OPEN.\n"
+		"# TYPE stallscope_symcache_evictions_total counter\n"
+		"stallscope_symcache_evictions_total %" PRIu64 "\n",
+	    lru.hits, lru.misses, lru.open, lru.evictions);
+}
+
+static void render_ingest(buf *b)
+{
+	put(b,
 	    "# HELP stallscope_ingest_commits_total Transactions that stored "
 	    "ingested reports (each stores the reports queued meanwhile).\n"
 	    "# TYPE stallscope_ingest_commits_total counter\n"
@@ -235,9 +254,13 @@ char *srv_metrics_render(size_t *out_len)
 	    "stallscope_ingest_batches_in_flight %ld\n",
 	    (uint64_t)atomic_load(&ingest_commits), (uint64_t)atomic_load(&ingest_committed),
 	    atomic_load(&ingest_queued), atomic_load(&ingest_in_flight));
+}
+
+static void render_store(buf *b)
+{
 	st_pool_stats pool;
 	st_get_pool_stats(&pool);
-	put(&b, "# HELP stallscope_db_pool_size Database connections the pool "
+	put(b, "# HELP stallscope_db_pool_size Database connections the pool "
 		"may hold.\n# TYPE stallscope_db_pool_size gauge\n"
 		"stallscope_db_pool_size %u\n"
 		"# HELP stallscope_db_pool_in_use Database connections handed "
@@ -248,21 +271,20 @@ char *srv_metrics_render(size_t *out_len)
 		"# TYPE stallscope_db_errors_total counter\n"
 		"stallscope_db_errors_total %" PRIu64 "\n",
 	    pool.size, pool.in_use, pool.errors);
-	ing_lru_stats lru;
-	srv_symbols_stats(&lru);
-	put(&b, "# HELP stallscope_symcache_lookups_total Symcache opens asked of "
-		"the LRU, by whether the file was open already.\n"
-		"# TYPE stallscope_symcache_lookups_total counter\n"
-		"stallscope_symcache_lookups_total{result=\"hit\"} %" PRIu64 "\n"
-		"stallscope_symcache_lookups_total{result=\"miss\"} %" PRIu64 "\n"
-		"# HELP stallscope_symcache_open Symcaches mapped now.\n"
-		"# TYPE stallscope_symcache_open gauge\n"
-		"stallscope_symcache_open %zu\n"
-		"# HELP stallscope_symcache_evictions_total Symcaches closed to stay "
-		"within STALLSCOPE_SYMCACHE_OPEN.\n"
-		"# TYPE stallscope_symcache_evictions_total counter\n"
-		"stallscope_symcache_evictions_total %" PRIu64 "\n",
-	    lru.hits, lru.misses, lru.open, lru.evictions);
+}
+
+char *srv_metrics_render(size_t *out_len)
+{
+	buf b = {malloc(8192), 0, 8192, false};
+	if (!b.data)
+		return NULL;
+	size_t n;
+	const srv_route *routes = srv_routes(&n);
+	render_requests(&b, routes);
+	render_symbols(&b);
+	render_ingest(&b);
+	render_store(&b);
+	render_symcache_lru(&b);
 	if (b.failed) {
 		free(b.data);
 		return NULL;
@@ -270,3 +292,4 @@ char *srv_metrics_render(size_t *out_len)
 	*out_len = b.len;
 	return b.data;
 }
+

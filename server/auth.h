@@ -20,9 +20,9 @@
  *      always the same message.
  * An unknown app is thus never told apart: only its own credentials could.
  *
- * Both checks remember the credentials the database matched: a credential never changes owner, since nothing rotates,
- * revokes or deletes credentials or apps. Whatever adds that must empty
- * the cache (auth.c).
+ * Both checks remember the credentials the database matched: a credential
+ * never changes owner, since nothing rotates, revokes or deletes
+ * credentials or apps. Whatever adds that must empty the cache (auth.c).
  */
 #ifndef STALLSCOPE_SERVER_AUTH_H
 #define STALLSCOPE_SERVER_AUTH_H

@@ -100,8 +100,11 @@ static json_t *error_body(cm_err code, const char *message)
 			 "message", message);
 }
 
+/* HEADER/VALUE: an extra header, or NULL. */
 static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
-				     cm_err code, const char *fmt, va_list ap)
+				     cm_err code, const char *header,
+				     const char *value, const char *fmt,
+				     va_list ap)
 {
 	char raw[512];
 	if (fmt)
@@ -132,7 +135,8 @@ static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 	srv_request *req = srv_http_request_of(conn);
 	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s",
 	       req ? srv_req_id(req) : "-", status, cm_err_code(code), logged);
-	return srv_reply_json(conn, status, error_body(code, message));
+	return reply_json_header(conn, status, error_body(code, message),
+				 header, value);
 }
 
 enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
@@ -140,7 +144,20 @@ enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	enum MHD_Result r = reply_error_v(conn, code, fmt, ap);
+	enum MHD_Result r = reply_error_v(conn, code, NULL, NULL, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+enum MHD_Result srv_reply_error_close(struct MHD_Connection *conn,
+				      cm_err code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	/* libmicrohttpd closes the connection after a reply saying so. */
+	enum MHD_Result r = reply_error_v(conn, code,
+					  MHD_HTTP_HEADER_CONNECTION, "close",
+					  fmt, ap);
 	va_end(ap);
 	return r;
 }

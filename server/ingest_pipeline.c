@@ -298,7 +298,8 @@ static int prepare(ingest_run *run, time_t received)
 				   &run->set);
 }
 
-/* Notes a refusal of REPORT_ID; MESSAGE NULL = the code's own. */
+/* A refusal of REPORT_ID: MESSAGE in the batch's list (NULL = the code's
+ * own), REPLY_MESSAGE in the reply when it is the request's only report. */
 static int refuse(ingest_run *run, const char *report_id, cm_err code, const char *message,
 		  const char *reply_message)
 {

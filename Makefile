@@ -164,5 +164,6 @@ help:
 	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"
 	@echo "make fixtures   build the Mach-O/dSYM test fixtures under build/fixtures"
+	@echo "make check-length  fail on a product C function over 80 lines (run by make test)"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -20,11 +20,11 @@
 #define CM_CHECKED 1
 _Noreturn void cm_check_failed(const char *file, int line, const char *expr);
 #define ALWAYS(x) ((x) ? 1 : (cm_check_failed(__FILE__, __LINE__, "ALWAYS(" #x ")"), 0))
-#define NEVER(x) ((x) ? (cm_check_failed(__FILE__, __LINE__, "NEVER(" #x ")"), 1) : 0)
+#define NEVER(x)  ((x) ? (cm_check_failed(__FILE__, __LINE__, "NEVER(" #x ")"), 1) : 0)
 #else
 #define CM_CHECKED 0
-#define ALWAYS(x) (!!(x))
-#define NEVER(x) (!!(x))
+#define ALWAYS(x)  (!!(x))
+#define NEVER(x)   (!!(x))
 #endif
 
 #endif

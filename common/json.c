@@ -116,8 +116,7 @@ static int trailing_comma(const char *buf, size_t len, size_t i, char prev, char
 
 /* The number starting at *AT, left at its last byte: an integer beyond
  * int64 is made a real (jansson would refuse it). */
-static int number(const char *buf, size_t len, size_t *at, char **copy, char *errbuf,
-		  size_t errlen)
+static int number(const char *buf, size_t len, size_t *at, char **copy, char *errbuf, size_t errlen)
 {
 	bool negative = buf[*at] == '-';
 	size_t d = negative ? *at + 1 : *at, j = d;

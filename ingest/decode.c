@@ -54,9 +54,9 @@ typedef struct inflater {
 	encoding enc;
 	const uint8_t *p;
 	size_t left;
-	uint8_t *buf;                 /* cap + 1 bytes, room for the NUL */
+	uint8_t *buf; /* cap + 1 bytes, room for the NUL */
 	size_t cap, produced;
-	size_t max_out, limit;        /* limit = max_out + 1: one over says too large */
+	size_t max_out, limit; /* limit = max_out + 1: one over says too large */
 } inflater;
 
 static int too_large(const inflater *f, ing_error *err)

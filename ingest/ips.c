@@ -304,9 +304,8 @@ static int parse_stackshot_thread(ing_ctx *c, const json_t *v,
 
 /* The process the body names under PROCS (at PW): its pid, else procName,
  * else APP_NAME; its path into PRW. */
-static const json_t *named_process(ing_ctx *c, const json_t *b, const json_t *procs,
-				   const char *pw, const char *app_name,
-				   char prw[ING_PATH_MAX])
+static const json_t *named_process(ing_ctx *c, const json_t *b, const json_t *procs, const char *pw,
+				   const char *app_name, char prw[ING_PATH_MAX])
 {
 	const json_t *proc = NULL, *pid = ing_get(b, "pid"), *p;
 	char pidkey[24];
@@ -344,8 +343,8 @@ static const json_t *named_process(ing_ctx *c, const json_t *b, const json_t *pr
 
 /* The stackshot's binaryImages (at SW; its path into IW) into SI, with room
  * for the report's images. */
-static int stackshot_image_list(ing_ctx *c, const json_t *ss, const char *sw,
-				char iw[ING_PATH_MAX], stackshot_images *si, ing_report *r)
+static int stackshot_image_list(ing_ctx *c, const json_t *ss, const char *sw, char iw[ING_PATH_MAX],
+				stackshot_images *si, ing_report *r)
 {
 	si->list = ing_get(ss, "binaryImages");
 	si->path = ing_path_key(iw, ING_PATH_MAX, sw, "binaryImages");
@@ -356,18 +355,16 @@ static int stackshot_image_list(ing_ctx *c, const json_t *ss, const char *sw,
 	size_t nlist = json_array_size(si->list);
 	size_t cap = nlist < c->limits->max_images ? nlist
 						   : c->limits->max_images;
-	if ((nlist && !(si->slot = ing_arena_calloc(c->arena, nlist,
-						    sizeof *si->slot))) ||
-	    (cap && !(r->images = ing_arena_calloc(c->arena, cap,
-						   sizeof *r->images))))
+	if ((nlist && !(si->slot = ing_arena_calloc(c->arena, nlist, sizeof *si->slot))) ||
+	    (cap && !(r->images = ing_arena_calloc(c->arena, cap, sizeof *r->images))))
 		return ing_nomem(c);
 	return 0;
 }
 
 /* The process's threadById (at PRW): every thread, the first on the main
  * queue main. */
-static int stackshot_threads(ing_ctx *c, const json_t *proc, const char *prw,
-			     stackshot_images *si, ing_report *r)
+static int stackshot_threads(ing_ctx *c, const json_t *proc, const char *prw, stackshot_images *si,
+			     ing_report *r)
 {
 	char tw[ING_PATH_MAX], item[ING_PATH_MAX];
 	const json_t *threads = ing_get(proc, "threadById"), *p;
@@ -389,9 +386,8 @@ static int stackshot_threads(ing_ctx *c, const json_t *proc, const char *prw,
 	bool have_main = false;
 	json_object_foreach((json_t *)threads, k, p) {
 		ing_thread *t = &r->threads[r->nthreads++];
-		if (parse_stackshot_thread(c, p, ing_path_key(item, sizeof item,
-							      tw, k),
-					   si, r, t) < 0)
+		if (parse_stackshot_thread(c, p, ing_path_key(item, sizeof item, tw, k), si, r, t) <
+		    0)
 			return -1;
 		/* Only the first main-queue thread is the main one. */
 		t->main = t->main && !have_main;
@@ -405,8 +401,7 @@ static int stackshot_threads(ing_ctx *c, const json_t *proc, const char *prw,
  * else procName, else the header's app_name) under stackshot.processByPid
  * (or processByPid at the top), images from binaryImages beside it.
  */
-static int parse_stackshot(ing_ctx *c, const json_t *b, const char *app_name,
-			   ing_report *r)
+static int parse_stackshot(ing_ctx *c, const json_t *b, const char *app_name, ing_report *r)
 {
 	char sw[ING_PATH_MAX], pw[ING_PATH_MAX], prw[ING_PATH_MAX];
 	char iw[ING_PATH_MAX];
@@ -585,8 +580,7 @@ static int parse_threads(ing_ctx *c, const json_t *threads, ing_report *r)
 }
 
 /* APP_NAME: the header's, for a stackshot whose pid names no process. */
-static int parse_body(ing_ctx *c, const json_t *b, const char *app_name,
-		      ing_report *r)
+static int parse_body(ing_ctx *c, const json_t *b, const char *app_name, ing_report *r)
 {
 	if (!json_is_object(b))
 		return ing_fail(c, ERR_BAD_FIELD, "body: expected an object");

@@ -409,8 +409,7 @@ static int parse_crash(ing_ctx *c, const json_t *o, const char *where, ing_repor
 	return 0;
 }
 
-static int parse_report(ing_ctx *c, const json_t *o, const char *where,
-			ing_report *r)
+static int parse_report(ing_ctx *c, const json_t *o, const char *where, ing_report *r)
 {
 	char sw[ING_PATH_MAX], rw[ING_PATH_MAX];
 	if (!json_is_object(o))

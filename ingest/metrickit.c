@@ -233,16 +233,14 @@ static int heaviest_child(ing_ctx *c, const json_t *level, const char *where, si
 	for (size_t i = 0; i < json_array_size(level); i++) {
 		const json_t *f = json_array_get(level, i);
 		if (!json_is_object(f))
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s depth %zu [%zu]: expected an object", where,
-					n, i);
+			return ing_fail(c, ERR_BAD_FIELD, "%s depth %zu [%zu]: expected an object",
+					where, n, i);
 		uint64_t count = 0;
 		const json_t *sc = ing_get(f, "sampleCount");
 		const char *why;
 		if (sc && (why = ing_uint_value(sc, ING_JSON_INT_MAX, &count)))
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s depth %zu [%zu].sampleCount: %s", where, n,
-					i, why);
+			return ing_fail(c, ERR_BAD_FIELD, "%s depth %zu [%zu].sampleCount: %s",
+					where, n, i, why);
 		if (!*best || count > best_count) {
 			*best = f;
 			best_count = count;
@@ -253,8 +251,7 @@ static int heaviest_child(ing_ctx *c, const json_t *level, const char *where, si
 
 /* The heaviest path of CS from its root frames down, into s->path;
  * returns its length or -1. */
-static ptrdiff_t heaviest_path(ing_ctx *c, mk_scratch *s, const json_t *cs,
-			       const char *where)
+static ptrdiff_t heaviest_path(ing_ctx *c, mk_scratch *s, const json_t *cs, const char *where)
 {
 	char path[ING_PATH_MAX];
 	const json_t *level = ing_get(cs, "callStackRootFrames");
@@ -265,18 +262,16 @@ static ptrdiff_t heaviest_path(ing_ctx *c, mk_scratch *s, const json_t *cs,
 	size_t n = 0;
 	while (level) {
 		if (!json_is_array(level))
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s depth %zu: %s is not an array", where, n,
-					n ? "subFrames" : "callStackRootFrames");
+			return ing_fail(c, ERR_BAD_FIELD, "%s depth %zu: %s is not an array", where,
+					n, n ? "subFrames" : "callStackRootFrames");
 		if (json_array_size(level) == 0)
 			break;
 		const json_t *best;
 		if (heaviest_child(c, level, where, n, &best) < 0)
 			return -1;
 		if (n == c->limits->max_frames)
-			return ing_fail(c, ERR_TOO_MANY,
-					"%s: call stack deeper than %zu frames", where,
-					c->limits->max_frames);
+			return ing_fail(c, ERR_TOO_MANY, "%s: call stack deeper than %zu frames",
+					where, c->limits->max_frames);
 		s->path[n++] = best;
 		level = ing_get(best, "subFrames");
 	}
@@ -298,8 +293,8 @@ static bool root_first(const mk_scratch *s, size_t n, bool per_thread)
 
 /* Frame F at FW into FR: its offset and image index into *FIMG when it is
  * in an image (-1 and its address when not). */
-static int parse_frame(ing_ctx *c, mk_scratch *s, const json_t *f, const char *fw,
-		       ing_frame *fr, int32_t *fimg)
+static int parse_frame(ing_ctx *c, mk_scratch *s, const json_t *f, const char *fw, ing_frame *fr,
+		       int32_t *fimg)
 {
 	bool has_uuid;
 	uint8_t uuid[16];
@@ -311,8 +306,7 @@ static int parse_frame(ing_ctx *c, mk_scratch *s, const json_t *f, const char *f
 	const json_t *jo = ing_get(f, "offsetIntoBinaryTextSegment");
 	const json_t *ja = ing_get(f, "address");
 	if (jo && (why = ing_uint_value(jo, ING_JSON_INT_MAX, &off)))
-		return ing_fail(c, ERR_BAD_FIELD, "%s.offsetIntoBinaryTextSegment: %s",
-				fw, why);
+		return ing_fail(c, ERR_BAD_FIELD, "%s.offsetIntoBinaryTextSegment: %s", fw, why);
 	if (ja && (why = ing_address_value(ja, &addr)))
 		return ing_fail(c, ERR_BAD_FIELD, "%s.address: %s", fw, why);
 	if (!has_uuid || !jo) {
@@ -341,13 +335,11 @@ static int parse_frame(ing_ctx *c, mk_scratch *s, const json_t *f, const char *f
  * into T. Frames in an image get their offset in address for now and the
  * image index in FIMG[i] (-1 for frames in no image).
  */
-static int parse_call_stack(ing_ctx *c, mk_scratch *s, const json_t *cs,
-			    const char *where, bool per_thread, ing_thread *t,
-			    int32_t **out_fimg)
+static int parse_call_stack(ing_ctx *c, mk_scratch *s, const json_t *cs, const char *where,
+			    bool per_thread, ing_thread *t, int32_t **out_fimg)
 {
 	if (!json_is_object(cs))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
-				where);
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", where);
 	ptrdiff_t depth = heaviest_path(c, s, cs, where);
 	if (depth < 0)
 		return -1;
@@ -439,8 +431,8 @@ static int parse_metadata(ing_ctx *c, const json_t *diag, const char *where,
 
 /* The callStacks array of DIAG's callStackTree (its path into PATH) and
  * whether they are per thread. */
-static int call_stacks(ing_ctx *c, const json_t *diag, const char *where,
-		       char path[ING_PATH_MAX], const json_t **stacks, bool *per_thread)
+static int call_stacks(ing_ctx *c, const json_t *diag, const char *where, char path[ING_PATH_MAX],
+		       const json_t **stacks, bool *per_thread)
 {
 	char tw[ING_PATH_MAX];
 	const json_t *tree = ing_get(diag, "callStackTree");
@@ -452,8 +444,7 @@ static int call_stacks(ing_ctx *c, const json_t *diag, const char *where,
 	const json_t *pt = ing_get(tree, "callStackPerThread");
 	if (pt && !json_is_boolean(pt))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected true or false",
-				ing_path_key(path, ING_PATH_MAX, tw,
-					     "callStackPerThread"));
+				ing_path_key(path, ING_PATH_MAX, tw, "callStackPerThread"));
 	*per_thread = json_is_true(pt);
 	*stacks = ing_get(tree, "callStacks");
 	ing_path_key(path, ING_PATH_MAX, tw, "callStacks");
@@ -465,17 +456,15 @@ static int call_stacks(ing_ctx *c, const json_t *diag, const char *where,
 	if (n == 0)
 		return ing_fail(c, ERR_BAD_FIELD, "%s: must not be empty", path);
 	if (n > c->limits->max_threads)
-		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu call stacks, more than the limit of %zu",
+		return ing_fail(c, ERR_TOO_MANY, "%s: %zu call stacks, more than the limit of %zu",
 				path, n, c->limits->max_threads);
 	return 0;
 }
 
 /* Every call stack of STACKS (at PATH) into r->threads, the first one
  * attributed to the thread as main (else the first). */
-static int parse_threads(ing_ctx *c, mk_scratch *s, const json_t *stacks,
-			 const char *path, bool per_thread, ing_report *r,
-			 int32_t **fimg)
+static int parse_threads(ing_ctx *c, mk_scratch *s, const json_t *stacks, const char *path,
+			 bool per_thread, ing_report *r, int32_t **fimg)
 {
 	size_t main_idx = 0;
 	bool found_main = false;
@@ -501,8 +490,7 @@ static int parse_threads(ing_ctx *c, mk_scratch *s, const json_t *stacks,
 
 /* The images the frames named into r->images, with their load addresses;
  * then every frame's offset becomes an address. */
-static int place_images(ing_ctx *c, mk_scratch *s, sym_arch arch, ing_report *r,
-			int32_t **fimg)
+static int place_images(ing_ctx *c, mk_scratch *s, sym_arch arch, ing_report *r, int32_t **fimg)
 {
 	assign_loads(s, r->threads, r->nthreads, fimg);
 	r->nimages = s->nimg;
@@ -536,14 +524,12 @@ static int place_images(ing_ctx *c, mk_scratch *s, sym_arch arch, ing_report *r,
 	return 0;
 }
 
-static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag,
-		      const char *where, ing_kind kind, const char *timestamp,
-		      ing_report *r)
+static int parse_diag(ing_ctx *c, mk_scratch *s, const json_t *diag, const char *where,
+		      ing_kind kind, const char *timestamp, ing_report *r)
 {
 	char path[ING_PATH_MAX];
 	if (!json_is_object(diag))
-		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",
-				where);
+		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", where);
 	r->source = "metrickit";
 	r->kind = kind;
 	r->duration_ms = -1;
@@ -627,8 +613,7 @@ static int count_payload(ing_ctx *c, const json_t *pl, const char *pw, size_t *t
 			continue;
 		if (!json_is_array(a))
 			return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array",
-					ing_path_key(path, sizeof path, pw,
-						     diag_kinds[k].key));
+					ing_path_key(path, sizeof path, pw, diag_kinds[k].key));
 		*total += json_array_size(a);
 	}
 	return 0;
@@ -668,8 +653,8 @@ static int payload_time(ing_ctx *c, const json_t *pl, const char **ts)
 
 /* Diagnostic D at WHERE into the batch's next entry; a refusal of the
  * entry stays in it, -1 only for what fails the whole body. */
-static int parse_entry(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err,
-		       const json_t *d, const char *where, ing_kind kind, const char *ts)
+static int parse_entry(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err, const json_t *d,
+		       const char *where, ing_kind kind, const char *ts)
 {
 	char key[33];
 	ing_entry *e = &b->entries[b->nentries++];
@@ -694,8 +679,8 @@ static int parse_entry(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err,
 }
 
 /* Every diagnostic of payload PL (at PW) into the batch. */
-static int parse_payload(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err,
-			 const json_t *pl, const char *pw)
+static int parse_payload(ing_ctx *c, mk_scratch *s, ing_batch *b, ing_error *err, const json_t *pl,
+			 const char *pw)
 {
 	c->err = err;
 	const char *ts;

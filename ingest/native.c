@@ -253,8 +253,7 @@ static int parse_arrays(ing_ctx *c, const json_t *o, const char *where, ing_repo
 }
 
 /* One report object at WHERE ("" for a single-report body). */
-static int parse_report(ing_ctx *c, const json_t *o, const char *where,
-			ing_report *r)
+static int parse_report(ing_ctx *c, const json_t *o, const char *where, ing_report *r)
 {
 	if (!json_is_object(o))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object",

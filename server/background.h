@@ -24,7 +24,10 @@ typedef struct srv_background {
 	void *cls;
 } srv_background;
 
-#define SRV_BACKGROUND_INIT {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER}
+#define SRV_BACKGROUND_INIT                                                                        \
+	{                                                                                          \
+		.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER                \
+	}
 
 /* Starts the thread; its first pass runs at once. Returns 0 or -1. */
 int srv_background_start(srv_background *bg, srv_background_pass pass, void *cls);

@@ -244,7 +244,8 @@ static bool read_batch(struct MHD_Connection *conn, srv_request *req, ing_format
 	size_t plain_len = 0;
 	ing_error ierr;
 	if (ing_decode_body(encoding, (const uint8_t *)body, len,
-			    srv_req_config(req)->max_decompressed, &plain, &plain_len, &ierr) != 0) {
+			    srv_req_config(req)->max_decompressed, &plain, &plain_len,
+			    &ierr) != 0) {
 		*ret = srv_reply_error(conn, ierr.code, "%s", ierr.message);
 		return false;
 	}
@@ -309,30 +310,38 @@ static int refuse(ingest_run *run, const char *report_id, cm_err code, const cha
 }
 
 /* R made under the current policy and committed once; the form is dropped. */
-static int commit_once(ingest_run *run, const ing_report *r, st_ingest_outcome *result,
-		       int64_t *id)
+static int commit_once(ingest_run *run, const ing_report *r, st_ingest_outcome *result, int64_t *id)
 {
 	srv_stored_form form;
-	if (srv_stored_form_make(run->set, r, &run->rules, run->memo, run->batch->arena,
-				 &form) != 0)
+	if (srv_stored_form_make(run->set, r, &run->rules, run->memo, run->batch->arena, &form) !=
+	    0)
 		return ST_HARD_ERROR;
 	st_new_report row = {
-		.received_day = run->day, .received_at = run->at,
+		.received_day = run->day,
+		.received_at = run->at,
 		.sampled = ing_sampled(run->app->bundle_id, r->user_id, run->day,
 				       run->policy.sample_rate),
 		.config_version = run->policy.version,
-		.report_id = r->report_id, .user_id = r->user_id,
+		.report_id = r->report_id,
+		.user_id = r->user_id,
 		.kind = ing_kind_name(r->kind),
 		.source = r->source ? r->source : "native",
-		.app_version = r->app_version, .build = r->build,
-		.os = r->os, .os_version = r->os_version,
-		.os_build = r->os_build, .device = r->device,
+		.app_version = r->app_version,
+		.build = r->build,
+		.os = r->os,
+		.os_version = r->os_version,
+		.os_build = r->os_build,
+		.device = r->device,
 		.client_timestamp = r->timestamp,
 		.duration_ms = r->duration_ms,
-		.key1 = form.s.grouping.key1, .key2 = form.s.grouping.key2,
-		.frames1 = form.frames1, .frames2 = form.frames2,
-		.pending = form.pending, .waits = form.waits,
-		.raw = form.raw, .symbolized = form.symbolized,
+		.key1 = form.s.grouping.key1,
+		.key2 = form.s.grouping.key2,
+		.frames1 = form.frames1,
+		.frames2 = form.frames2,
+		.pending = form.pending,
+		.waits = form.waits,
+		.raw = form.raw,
+		.symbolized = form.symbolized,
 	};
 	int rc = srv_ingest_commit(run->app->id, &row, result, id);
 	srv_stored_form_clear(&form);
@@ -364,8 +373,8 @@ static int record_outcome(ingest_run *run, const ing_report *r, st_ingest_outcom
 	case ST_INGEST_STORED:
 	case ST_INGEST_DUPLICATE:
 		return json_array_append_new(run->accepted,
-					     json_pack("{s:s,s:I}", "report_id", r->report_id,
-						       "id", (json_int_t)id)) < 0
+					     json_pack("{s:s,s:I}", "report_id", r->report_id, "id",
+						       (json_int_t)id)) < 0
 			       ? ST_HARD_ERROR
 			       : 0;
 	case ST_INGEST_STALE:
@@ -385,8 +394,7 @@ static int record_outcome(ingest_run *run, const ing_report *r, st_ingest_outcom
 static int ingest_entry(ingest_run *run, const ing_entry *e)
 {
 	if (!e->report)
-		return refuse(run, e->report_id, e->error.code, e->error.message,
-			      e->error.message);
+		return refuse(run, e->report_id, e->error.code, e->error.message, e->error.message);
 	const ing_report *r = e->report;
 	/* The parsers refuse a report without its idempotency key. */
 	if (NEVER(!r->report_id))
@@ -410,8 +418,7 @@ static enum MHD_Result reply(struct MHD_Connection *conn, const ingest_run *run,
 		return srv_reply_store_error(conn, rc);
 	if (!run->batch->is_batch && json_array_size(run->rejected) == 1)
 		return srv_reply_error(conn, run->single_code, "%s", run->single_message);
-	json_t *body = json_pack("{s:O,s:O}", "accepted", run->accepted, "rejected",
-				 run->rejected);
+	json_t *body = json_pack("{s:O,s:O}", "accepted", run->accepted, "rejected", run->rejected);
 	return srv_reply_json(conn, 202, body);
 }
 

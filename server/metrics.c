@@ -192,24 +192,23 @@ static void render_requests(buf *b, const srv_route *routes)
 /* dSYM uploads and the symcaches built from them. */
 static void render_symbols(buf *b)
 {
-	put(b, "# HELP stallscope_dsym_uploads_total dSYM uploads by "
-		"outcome.\n# TYPE stallscope_dsym_uploads_total counter\n"
-		"stallscope_dsym_uploads_total{result=\"ok\"} %" PRIu64 "\n"
-		"stallscope_dsym_uploads_total{result=\"error\"} %" PRIu64 "\n",
-	    (uint64_t)atomic_load(&uploads[1]),
-	    (uint64_t)atomic_load(&uploads[0]));
-	put(b, "# HELP stallscope_symcache_builds_total Symcaches built from "
-		"uploaded slices.\n"
-		"# TYPE stallscope_symcache_builds_total counter\n"
-		"stallscope_symcache_builds_total{result=\"ok\"} %" PRIu64 "\n"
-		"stallscope_symcache_builds_total{result=\"error\"} %" PRIu64
-		"\n"
-		"# HELP stallscope_symcache_build_seconds_total Time spent "
-		"building symcaches.\n"
-		"# TYPE stallscope_symcache_build_seconds_total counter\n"
-		"stallscope_symcache_build_seconds_total %.6f\n",
-	    (uint64_t)atomic_load(&symcaches[1]),
-	    (uint64_t)atomic_load(&symcaches[0]),
+	put(b,
+	    "# HELP stallscope_dsym_uploads_total dSYM uploads by "
+	    "outcome.\n# TYPE stallscope_dsym_uploads_total counter\n"
+	    "stallscope_dsym_uploads_total{result=\"ok\"} %" PRIu64 "\n"
+	    "stallscope_dsym_uploads_total{result=\"error\"} %" PRIu64 "\n",
+	    (uint64_t)atomic_load(&uploads[1]), (uint64_t)atomic_load(&uploads[0]));
+	put(b,
+	    "# HELP stallscope_symcache_builds_total Symcaches built from "
+	    "uploaded slices.\n"
+	    "# TYPE stallscope_symcache_builds_total counter\n"
+	    "stallscope_symcache_builds_total{result=\"ok\"} %" PRIu64 "\n"
+	    "stallscope_symcache_builds_total{result=\"error\"} %" PRIu64 "\n"
+	    "# HELP stallscope_symcache_build_seconds_total Time spent "
+	    "building symcaches.\n"
+	    "# TYPE stallscope_symcache_build_seconds_total counter\n"
+	    "stallscope_symcache_build_seconds_total %.6f\n",
+	    (uint64_t)atomic_load(&symcaches[1]), (uint64_t)atomic_load(&symcaches[0]),
 	    (double)atomic_load(&symcache_micros) / 1e6);
 }
 
@@ -218,18 +217,19 @@ static void render_symcache_lru(buf *b)
 {
 	ing_lru_stats lru;
 	srv_symbols_stats(&lru);
-	put(b, "# HELP stallscope_symcache_lookups_total Symcache opens asked of "
-		"the LRU, by whether the file was open already.\n"
-		"# TYPE stallscope_symcache_lookups_total counter\n"
-		"stallscope_symcache_lookups_total{result=\"hit\"} %" PRIu64 "\n"
-		"stallscope_symcache_lookups_total{result=\"miss\"} %" PRIu64 "\n"
-		"# HELP stallscope_symcache_open Symcaches mapped now.\n"
-		"# TYPE stallscope_symcache_open gauge\n"
-		"stallscope_symcache_open %zu\n"
-		"# HELP stallscope_symcache_evictions_total Symcaches closed to stay "
-		"within STALLSCOPE_SYMCACHE_OPEN.\n"
-		"# TYPE stallscope_symcache_evictions_total counter\n"
-		"stallscope_symcache_evictions_total %" PRIu64 "\n",
+	put(b,
+	    "# HELP stallscope_symcache_lookups_total Symcache opens asked of "
+	    "the LRU, by whether the file was open already.\n"
+	    "# TYPE stallscope_symcache_lookups_total counter\n"
+	    "stallscope_symcache_lookups_total{result=\"hit\"} %" PRIu64 "\n"
+	    "stallscope_symcache_lookups_total{result=\"miss\"} %" PRIu64 "\n"
+	    "# HELP stallscope_symcache_open Symcaches mapped now.\n"
+	    "# TYPE stallscope_symcache_open gauge\n"
+	    "stallscope_symcache_open %zu\n"
+	    "# HELP stallscope_symcache_evictions_total Symcaches closed to stay "
+	    "within STALLSCOPE_SYMCACHE_OPEN.\n"
+	    "# TYPE stallscope_symcache_evictions_total counter\n"
+	    "stallscope_symcache_evictions_total %" PRIu64 "\n",
 	    lru.hits, lru.misses, lru.open, lru.evictions);
 }
 
@@ -260,16 +260,17 @@ static void render_store(buf *b)
 {
 	st_pool_stats pool;
 	st_get_pool_stats(&pool);
-	put(b, "# HELP stallscope_db_pool_size Database connections the pool "
-		"may hold.\n# TYPE stallscope_db_pool_size gauge\n"
-		"stallscope_db_pool_size %u\n"
-		"# HELP stallscope_db_pool_in_use Database connections handed "
-		"out.\n# TYPE stallscope_db_pool_in_use gauge\n"
-		"stallscope_db_pool_in_use %u\n"
-		"# HELP stallscope_db_errors_total Failed statements and "
-		"connection attempts.\n"
-		"# TYPE stallscope_db_errors_total counter\n"
-		"stallscope_db_errors_total %" PRIu64 "\n",
+	put(b,
+	    "# HELP stallscope_db_pool_size Database connections the pool "
+	    "may hold.\n# TYPE stallscope_db_pool_size gauge\n"
+	    "stallscope_db_pool_size %u\n"
+	    "# HELP stallscope_db_pool_in_use Database connections handed "
+	    "out.\n# TYPE stallscope_db_pool_in_use gauge\n"
+	    "stallscope_db_pool_in_use %u\n"
+	    "# HELP stallscope_db_errors_total Failed statements and "
+	    "connection attempts.\n"
+	    "# TYPE stallscope_db_errors_total counter\n"
+	    "stallscope_db_errors_total %" PRIu64 "\n",
 	    pool.size, pool.in_use, pool.errors);
 }
 
@@ -292,4 +293,3 @@ char *srv_metrics_render(size_t *out_len)
 	*out_len = b.len;
 	return b.data;
 }
-

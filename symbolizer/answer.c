@@ -153,8 +153,7 @@ static int collect_endpoints(const sym_debuginfo *di, vec *eps, sym_error *err)
  * is the lowest valid id, kept as a count per unit id and a Fenwick tree
  * over "count > 0" to find it in O(log n).
  */
-static int sweep(const sym_debuginfo *di, const endpoint *ep, size_t n, vec *out,
-		 sym_error *err)
+static int sweep(const sym_debuginfo *di, const endpoint *ep, size_t n, vec *out, sym_error *err)
 {
 	size_t nids = di->ncus + 1;
 	uint32_t *count = calloc(nids, sizeof *count);

@@ -619,8 +619,7 @@ static int reset_file_cache(dw_ctx *c)
 	Dwarf_Signed base = 0, count = 0, end = 0;
 	c->file_base = c->file_end = 0;
 	c->file_cache_len = 0;
-	if (dwarf_srclines_files_indexes(c->line_ctx, &base, &count, &end, &derr) !=
-		    DW_DLV_OK ||
+	if (dwarf_srclines_files_indexes(c->line_ctx, &base, &count, &end, &derr) != DW_DLV_OK ||
 	    end < base) {
 		if (derr)
 			dwarf_dealloc_error(c->dbg, derr);
@@ -705,8 +704,7 @@ static int load_lines(dw_ctx *c, Dwarf_Die cu_die, sym_di_cu *cu)
 		return rc;
 	Dwarf_Line *lines = NULL;
 	Dwarf_Signed nlines = 0;
-	if (dwarf_srclines_from_linecontext(c->line_ctx, &lines, &nlines, &derr) !=
-	    DW_DLV_OK) {
+	if (dwarf_srclines_from_linecontext(c->line_ctx, &lines, &nlines, &derr) != DW_DLV_OK) {
 		if (derr)
 			dwarf_dealloc_error(c->dbg, derr);
 		return SYM_OK;

@@ -220,8 +220,7 @@ typedef struct sections {
 
 /* The header's section offsets and sizes, each section 8-byte aligned;
  * returns the file's size. */
-static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
-		     symc_header *h)
+static size_t layout(const encoder *e, const sym_answer *a, const sections *sec, symc_header *h)
 {
 	size_t nr = a->ranges.n, nfn = e->functions.n, nfiles = e->files.n;
 	size_t off = sizeof(symc_header);
@@ -288,8 +287,7 @@ static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 	if (sec->lines.n)
 		memcpy(buf + h->lines_off, sec->lines.p, sec->lines.n);
 	if (sec->blocks.n)
-		memcpy(buf + h->blocks_off, sec->blocks.p,
-		       sec->blocks.n * sizeof(symc_line_block));
+		memcpy(buf + h->blocks_off, sec->blocks.p, sec->blocks.n * sizeof(symc_line_block));
 }
 
 static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_stats *stats)
@@ -304,9 +302,8 @@ static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_sta
 	stats->bytes = h->file_size;
 }
 
-static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si,
-		    uint64_t base, bool has_dwarf, uint8_t **out_buf, size_t *out_len,
-		    sym_cache_stats *stats)
+static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si, uint64_t base,
+		    bool has_dwarf, uint8_t **out_buf, size_t *out_len, sym_cache_stats *stats)
 {
 	sections sec = {.blocks = VEC(symc_line_block)};
 	sec.offsets = malloc((a->scopes.n ? a->scopes.n : 1) * sizeof *sec.offsets);

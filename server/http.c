@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/check.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/utf8.h"
@@ -529,6 +530,9 @@ static enum MHD_Result dispatch(srv_request *req)
 		if (r != MHD_YES || req->status)
 			return r;
 	}
+	/* A JSON route's handler is given its parsed body (http.h). */
+	if (NEVER(req->match.route->body == SRV_BODY_JSON && !req->json))
+		return srv_reply_error(req->conn, ERR_INTERNAL, NULL);
 	enum MHD_Result r = req->match.route->handler(req->conn, req);
 	if (r == MHD_YES && !req->status) {
 		cm_log(CM_BUG, "%s: handler of %s %s did not reply",

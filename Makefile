@@ -29,15 +29,21 @@ endif
 LIBS := -ldwarf -lz -larchive -lxxhash -ljansson -lmicrohttpd -lpq \
 	-lsodium -lcurl -lc++abi -lpthread -lm
 
-MODULES := common symbolizer store ingest server
-# server/main.c holds main(); everything else of server/ is a library too so
+# Lowest first: a module includes only headers of modules before it
+# (docs/ARCHITECTURE.md; `make check-layers` enforces it). The server is
+# four libraries, one per role: server/service → server/http → server/api
+# → server/cli.
+MODULES := common symbolizer store ingest server/service server/http \
+	server/api server/cli
+# server/cli/main.c holds main(); everything else is a library too so
 # tests can link handlers.
-lib_srcs = $(filter-out server/main.c,$(wildcard $(1)/*.c))
+lib_srcs = $(filter-out server/cli/main.c,$(wildcard $(1)/*.c))
 lib_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lib_srcs,$(1)))
-LIBFILES := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
+# build/libserver-api.a for server/api.
+lib_file = $(BUILD)/lib$(subst /,-,$(1)).a
+LIBFILES := $(foreach m,$(MODULES),$(call lib_file,$(m)))
 # Link order: dependents first.
-LINK_LIBS := $(BUILD)/libserver.a $(BUILD)/libingest.a $(BUILD)/libstore.a \
-	$(BUILD)/libsymbolizer.a $(BUILD)/libcommon.a
+LINK_LIBS := $(foreach m,$(shell echo $(MODULES) | tr ' ' '\n' | tac),$(call lib_file,$(m)))
 
 .PHONY: all run test unit asan fuzz bench fixtures clean help style \
 	integration oracle deps test-deps FORCE
@@ -54,9 +60,9 @@ $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The dashboard's files, built into libserver (server/web_assets.h).
+# The dashboard's files, built into libserver-api (server/api/web_assets.h).
 WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
-extra_objs_server := $(BUILD)/obj/gen/web_assets.o
+extra_objs_server/api := $(BUILD)/obj/gen/web_assets.o
 # The list itself is a prerequisite, so a file removed or renamed in web/
 # rebuilds too; it is rewritten only when it changes.
 $(BUILD)/gen/web_files: FORCE
@@ -69,14 +75,14 @@ $(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c | deps
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 define module_lib
-$(BUILD)/lib$(1).a: $(call lib_objs,$(1)) $(extra_objs_$(1))
+$(call lib_file,$(1)): $(call lib_objs,$(1)) $(extra_objs_$(1))
 	@mkdir -p $$(dir $$@)
 	rm -f $$@
 	$$(if $$^,ar rcs $$@ $$^,ar rcs $$@)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_lib,$(m))))
 
-$(BUILD)/stallscope: $(BUILD)/obj/server/main.o $(LIBFILES)
+$(BUILD)/stallscope: $(BUILD)/obj/server/cli/main.o $(LIBFILES)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LINK_LIBS) $(LIBS)
 
 # ---- unit tests (cmocka): tests/unit/test_<module>.c, one binary each ----

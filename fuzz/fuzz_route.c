@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config.h"
-#include "server/routes.h"
-#include "server/unzip.h"
+#include "server/service/config.h"
+#include "server/api/route_table.h"
+#include "server/service/unzip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

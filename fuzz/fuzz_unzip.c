@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/datadir.h"
-#include "server/unzip.h"
+#include "server/service/datadir.h"
+#include "server/service/unzip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -45,7 +45,7 @@ LIBFILES := $(foreach m,$(MODULES),$(call lib_file,$(m)))
 # Link order: dependents first.
 LINK_LIBS := $(foreach m,$(shell echo $(MODULES) | tr ' ' '\n' | tac),$(call lib_file,$(m)))
 
-.PHONY: all run test unit asan fuzz bench fixtures clean help style \
+.PHONY: all run test unit asan fuzz bench fixtures clean help style check-layers \
 	integration oracle deps test-deps FORCE
 
 all: $(BUILD)/stallscope
@@ -114,7 +114,13 @@ integration: $(BUILD)/stallscope fixtures
 test-deps:
 	@scripts/install-deps.sh --test
 
-test: test-deps
+# The libraries' order (MODULES) and no include cycle; its own test first
+# shows it fails on an upward include and on a cycle.
+check-layers:
+	$(PYTHON) scripts/check-layers-test.py $(MODULES)
+	$(PYTHON) scripts/check-layers.py $(MODULES)
+
+test: test-deps check-layers
 	$(MAKE) all $(UNIT_BINS)
 	$(MAKE) unit
 	$(MAKE) oracle
@@ -159,7 +165,7 @@ clean:
 help:
 	@echo "make            build build/stallscope"
 	@echo "make run        install what is missing, start PostgreSQL and serve on 127.0.0.1:8080"
-	@echo "make test       unit, oracle and integration tests (real PostgreSQL, real HTTP)"
+	@echo "make test       layering check, unit, oracle and integration tests (real PostgreSQL, real HTTP)"
 	@echo "make asan       the same tests under ASan + UBSan"
 	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"

@@ -43,14 +43,6 @@ int st_app_insert(st_conn *c, const char *bundle_id, const char *name,
 		       ST_BYTES(hashes[ST_CRED_ADMIN], ST_HASH_LEN));
 }
 
-int st_app_by_bundle(st_conn *c, const char *bundle_id, st_app *out)
-{
-	static const st_stmt q = {
-		"app_by_bundle",
-		"SELECT " APP_COLUMNS " FROM apps WHERE bundle_id = $1", 1};
-	return ST_EXEC(c, &q, read_app, out, ST_TEXT(bundle_id));
-}
-
 int st_app_by_credential(st_conn *c, st_cred kind,
 			 const uint8_t hash[ST_HASH_LEN], st_app *out)
 {

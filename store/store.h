@@ -148,9 +148,6 @@ typedef struct st_app {
 int st_app_insert(st_conn *c, const char *bundle_id, const char *name,
 		  const uint8_t hashes[3][ST_HASH_LEN], int64_t *out_id);
 
-/* Finds the app BUNDLE_ID: 1 with *out filled, 0 when there is none. */
-int st_app_by_bundle(st_conn *c, const char *bundle_id, st_app *out);
-
 /* Finds the app owning the credential of KIND hashing to HASH: 1 or 0. */
 int st_app_by_credential(st_conn *c, st_cred kind,
 			 const uint8_t hash[ST_HASH_LEN], st_app *out);

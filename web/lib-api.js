@@ -108,7 +108,7 @@ export function withQuery(path, params) {
 // Errors that mean "these credentials do not work here": back to sign-in.
 export function isAuthError(e) {
   return e instanceof ApiError &&
-    (e.status === 401 || e.status === 403 || e.code === 'unknown_app');
+    (e.status === 401 || e.status === 403);
 }
 
 export function plainMessage(e) {
@@ -117,8 +117,9 @@ export function plainMessage(e) {
   switch (e.code) {
     case 'network': return 'Cannot reach the stallscope server. Check that it is running and try again.';
     case 'unauthorized': return 'The admin token was not accepted. Please sign in again.';
-    case 'forbidden': return `This token does not give access to the app “${session.app}”.`;
-    case 'unknown_app': return `There is no app with bundle id “${session.app}”.`;
+    // The server answers the same whether or not the app exists
+    // (docs/SERVER.md), so the page cannot tell a typo from a wrong token.
+    case 'forbidden': return `This token does not give access to the app “${session.app}” (check the bundle id too).`;
     case 'not_found': return `Not found${detail}. It may have been deleted or purged by retention.`;
     case 'database_unavailable':
     case 'shutting_down': return 'The server is temporarily unavailable. Try again in a moment.';

@@ -2,6 +2,8 @@
 #include "server/http/auth.h"
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sodium.h>
 #include <string.h>
 #include <strings.h>
@@ -94,94 +96,27 @@ static const char *credential(struct MHD_Connection *conn, unsigned allowed)
 	return NULL;
 }
 
-static srv_rc unauthorized(struct MHD_Connection *conn, unsigned allowed,
-			   bool present)
+static bool refuse(srv_refusal *out, cm_err err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static bool refuse(srv_refusal *out, cm_err err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	out->err = err;
+	vsnprintf(out->message, sizeof out->message, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static bool unauthorized(srv_refusal *out, unsigned allowed, bool present)
 {
 	const char *how = (allowed & SRV_AUTH_INGEST)
 				  ? "an X-Stallscope-Key header"
 				  : "Authorization: Bearer with a token";
-	return srv_replied(srv_reply_error(
-		conn, ERR_UNAUTHORIZED, "%s; this endpoint takes %s",
-		present ? "unknown credentials" : "missing credentials", how));
-}
-
-static srv_rc wrong_kind(struct MHD_Connection *conn, st_cred kind)
-{
-	return srv_replied(srv_reply_error(conn, ERR_FORBIDDEN,
-					   "an %s cannot be used on this "
-					   "endpoint",
-					   kind_names[kind]));
-}
-
-/* Reads and hashes the credential; SRV_OK or a 401 reply. */
-static srv_rc read_credential(struct MHD_Connection *conn, unsigned allowed,
-			      st_cred *out_kind, uint8_t hash[ST_HASH_LEN])
-{
-	const char *token = credential(conn, allowed);
-	if (!token || !token[0])
-		return unauthorized(conn, allowed, false);
-	if (!srv_token_kind(token, out_kind))
-		return unauthorized(conn, allowed, true);
-	srv_token_hash(token, hash);
-	return SRV_OK;
-}
-
-struct app_check {
-	const char *bundle_id;
-	st_cred kind;
-	uint8_t hash[ST_HASH_LEN];
-	st_app app, owner;
-	bool app_found, matched, owner_found;
-};
-
-static int app_check_tx(st_conn *c, void *cls)
-{
-	struct app_check *a = cls;
-	a->app_found = a->matched = a->owner_found = false;
-	/* A name no app can have (bytes the database would refuse as text,
-	 * say) is simply an unknown app. */
-	int rc = srv_bundle_id_valid(a->bundle_id)
-			 ? st_app_by_bundle(c, a->bundle_id, &a->app)
-			 : 0;
-	if (rc < 0)
-		return rc;
-	a->app_found = rc == 1;
-	if (a->app_found &&
-	    sodium_memcmp(a->app.hash[a->kind], a->hash, ST_HASH_LEN) == 0) {
-		a->matched = true;
-		return 1;
-	}
-	/* Only to choose between 401 and 403/404. */
-	rc = st_app_by_credential(c, a->kind, a->hash, &a->owner);
-	if (rc < 0)
-		return rc;
-	a->owner_found = rc == 1;
-	return 1;
-}
-
-srv_rc srv_auth_app(struct MHD_Connection *conn, const char *bundle_id,
-		    unsigned allowed, st_app *out_app)
-{
-	struct app_check a = {.bundle_id = bundle_id};
-	srv_rc rc = read_credential(conn, allowed, &a.kind, a.hash);
-	if (rc != SRV_OK)
-		return rc;
-	int st = st_run_autocommit("auth_app", app_check_tx, &a);
-	if (st < 0)
-		return srv_replied(srv_reply_store_error(conn, st));
-	if (!a.matched && !a.owner_found)
-		return unauthorized(conn, allowed, true);
-	if (!a.app_found)
-		return srv_replied(srv_reply_error(conn, ERR_UNKNOWN_APP,
-						   "no app %s", bundle_id));
-	if (!a.matched)
-		return srv_replied(srv_reply_error(
-			conn, ERR_FORBIDDEN,
-			"these credentials belong to another app"));
-	if (!(allowed & (1u << a.kind)))
-		return wrong_kind(conn, a.kind);
-	*out_app = a.app;
-	return SRV_OK;
+	return refuse(out, ERR_UNAUTHORIZED, "%s; this endpoint takes %s",
+		      present ? "unknown credentials" : "missing credentials",
+		      how);
 }
 
 /*
@@ -233,40 +168,74 @@ static void known_add(st_cred kind, const uint8_t hash[ST_HASH_LEN], const st_ap
 	pthread_mutex_unlock(&known_lock);
 }
 
-struct any_check {
+struct owner_check {
 	st_cred kind;
 	uint8_t hash[ST_HASH_LEN];
 	st_app app;
 };
 
-static int any_check_tx(st_conn *c, void *cls)
+static int owner_check_tx(st_conn *c, void *cls)
 {
-	struct any_check *a = cls;
+	struct owner_check *a = cls;
 	return st_app_by_credential(c, a->kind, a->hash, &a->app);
 }
 
-srv_rc srv_auth_any(struct MHD_Connection *conn, unsigned allowed,
-		    st_app *out_app)
+/* The app the request's credential belongs to and the credential's kind
+ * (steps 1 and 2 of the order in auth.h). */
+static bool owner(struct MHD_Connection *conn, unsigned allowed,
+		  struct owner_check *a, srv_refusal *out)
 {
-	struct any_check a;
-	srv_rc rc = read_credential(conn, allowed, &a.kind, a.hash);
-	if (rc != SRV_OK)
-		return rc;
-	if (!known_find(a.kind, a.hash, &a.app)) {
-		int st = st_run_autocommit("auth_any", any_check_tx, &a);
+	const char *token = credential(conn, allowed);
+	if (!token || !token[0])
+		return unauthorized(out, allowed, false);
+	if (!srv_token_kind(token, &a->kind))
+		return unauthorized(out, allowed, true);
+	srv_token_hash(token, a->hash);
+	if (!known_find(a->kind, a->hash, &a->app)) {
+		int st = st_run_autocommit("auth", owner_check_tx, a);
 		if (st < 0)
-			return srv_replied(srv_reply_store_error(conn, st));
+			return st == ST_SOFT_ERROR
+				       ? refuse(out, ERR_DB_UNAVAILABLE, "%s",
+						cm_err_message(ERR_DB_UNAVAILABLE))
+				       : refuse(out, ERR_INTERNAL, "database error");
 		if (st == 0)
-			return unauthorized(conn, allowed, true);
+			return unauthorized(out, allowed, true);
 		/* The database matched the hash; confirm in constant time
 		 * anyway so a collation or encoding surprise can never let a
 		 * near miss in. */
-		if (sodium_memcmp(a.app.hash[a.kind], a.hash, ST_HASH_LEN) != 0)
-			return unauthorized(conn, allowed, true);
-		known_add(a.kind, a.hash, &a.app);
+		if (sodium_memcmp(a->app.hash[a->kind], a->hash, ST_HASH_LEN) != 0)
+			return unauthorized(out, allowed, true);
+		known_add(a->kind, a->hash, &a->app);
 	}
-	if (!(allowed & (1u << a.kind)))
-		return wrong_kind(conn, a.kind);
+	if (!(allowed & (1u << a->kind)))
+		return refuse(out, ERR_FORBIDDEN,
+			      "an %s cannot be used on this endpoint",
+			      kind_names[a->kind]);
+	return true;
+}
+
+bool srv_auth_app(struct MHD_Connection *conn, const char *bundle_id,
+		  unsigned allowed, st_app *out_app, srv_refusal *out)
+{
+	struct owner_check a;
+	if (!owner(conn, allowed, &a, out))
+		return false;
+	/* Bundle ids are compared as the database compares them (text,
+	 * byte for byte); the answer must not depend on whether BUNDLE_ID
+	 * exists, so no other app is looked up. */
+	if (strcmp(a.app.bundle_id, bundle_id) != 0)
+		return refuse(out, ERR_FORBIDDEN,
+			      "these credentials belong to another app");
 	*out_app = a.app;
-	return SRV_OK;
+	return true;
+}
+
+bool srv_auth_any(struct MHD_Connection *conn, unsigned allowed,
+		  st_app *out_app, srv_refusal *out)
+{
+	struct owner_check a;
+	if (!owner(conn, allowed, &a, out))
+		return false;
+	*out_app = a.app;
+	return true;
 }

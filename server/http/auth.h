@@ -9,17 +9,20 @@
  * base64 ("ssi_…", "ssu_…", "ssa_…"); only its BLAKE2b-256 hash is stored,
  * and hashes are compared in constant time.
  *
- * Checking order on an app-scoped route, so an unknown app is revealed only
- * to holders of some valid credential:
+ * Checking order, decided from the headers alone (http.c runs it before
+ * any body byte is read) and never depending on whether the app named in
+ * the URL exists, so a credential (an ingest key ships inside every app)
+ * cannot list the bundle ids a server hosts:
  *   1. no credential, or one that belongs to no app → 401 unauthorized;
- *   2. the app in the URL does not exist           → 404 unknown_app;
- *   3. the credential belongs to another app, or is
- *      of a kind the route does not take           → 403 forbidden.
+ *   2. a credential of a kind the route does not take → 403 forbidden;
+ *   3. a credential of another app than the URL names,
+ *      existing or not                              → 403 forbidden,
+ *      always the same message.
+ * An unknown app is thus never told apart: only its own credentials could.
  *
- * srv_auth_any (the ingest routes) remembers the credentials the database
- * matched: a credential never changes owner, since nothing rotates,
- * revokes or deletes credentials or apps. Whatever adds that must empty
- * the cache (auth.c).
+ * Both checks remember the credentials the database matched: a credential
+ * never changes owner, since nothing rotates, revokes or deletes
+ * credentials or apps. Whatever adds that must empty the cache (auth.c).
  */
 #ifndef STALLSCOPE_SERVER_AUTH_H
 #define STALLSCOPE_SERVER_AUTH_H
@@ -28,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "server/http/reply.h"
+#include "common/errors.h"
 #include "store/store.h"
 
 /* Route credential bits. */
@@ -57,20 +60,26 @@ bool srv_bundle_id_valid(const char *id);
 /* BLAKE2b-256 of the whole token string. */
 void srv_token_hash(const char *token, uint8_t out[ST_HASH_LEN]);
 
+/* Why credentials were refused: the error to reply and its message. */
+typedef struct srv_refusal {
+	cm_err err;
+	char message[128];
+} srv_refusal;
+
 /*
  * Checks the request's credentials for the app BUNDLE_ID (ALLOWED: SRV_AUTH_*
- * bits) in the order above. SRV_OK with *out_app filled, otherwise the error
- * reply (or 503 when the database is down) is queued.
+ * bits) in the order above. True with *out_app filled; otherwise false with
+ * *out the refusal (or 503/500 when the database failed). Queues nothing:
+ * the caller chooses when the reply goes out.
  */
-srv_rc srv_auth_app(struct MHD_Connection *conn, const char *bundle_id,
-		    unsigned allowed, st_app *out_app);
+bool srv_auth_app(struct MHD_Connection *conn, const char *bundle_id,
+		  unsigned allowed, st_app *out_app, srv_refusal *out);
 
 /*
  * For routes without {app} (ingest, reports by id): the app is the one the
- * credential belongs to. SRV_OK with *out_app, otherwise a reply is queued
- * (401, or 403 for a credential of a kind ALLOWED does not include).
+ * credential belongs to. As srv_auth_app, without step 3.
  */
-srv_rc srv_auth_any(struct MHD_Connection *conn, unsigned allowed,
-		    st_app *out_app);
+bool srv_auth_any(struct MHD_Connection *conn, unsigned allowed,
+		  st_app *out_app, srv_refusal *out);
 
 #endif

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,8 +49,8 @@
  * A refusal (no route, bad credentials) normally goes out before the body
  * is read. A client that sends a small body without Expect: 100-continue
  * writes all of it before reading, and would see the connection reset
- * under its feet instead of the answer: such bodies, up to this size, are
- * read and dropped first.
+ * under its feet instead of the answer: such bodies, up to this size and
+ * framed by Content-Length, are read and dropped (never stored) first.
  */
 #define REFUSE_AFTER_BODY_MAX (1u << 20)
 
@@ -87,7 +88,9 @@ struct srv_request {
 	bool started, body_done;
 	/* Refusals wait for the body (see REFUSE_AFTER_BODY_MAX). */
 	bool refuse_late;
-	cm_err late_err; /* a route error to send once the body is in */
+	/* A refusal to send once the body is in (ERR_NONE: none); the body
+	 * of a refused request is counted and dropped. */
+	srv_refusal late;
 
 	/* Body. */
 	uint64_t limit, received, discarded;
@@ -260,42 +263,80 @@ static void set_request_id(srv_request *req)
 	sodium_bin2hex(req->id, sizeof req->id, raw, sizeof raw);
 }
 
-/* The declared Content-Length, or -1 when absent or unparsable. */
-static int64_t content_length(struct MHD_Connection *conn)
+/* How a request frames its body, from every header line: libmicrohttpd
+ * keeps duplicates, reads the first Content-Length and lets chunked win. */
+typedef struct framing {
+	const char *length; /* the first Content-Length */
+	bool conflicting;   /* lengths that differ, or a list in one line */
+	bool encoded;       /* a Transfer-Encoding line */
+} framing;
+
+static enum MHD_Result framing_line(void *cls, enum MHD_ValueKind kind,
+				    const char *key, const char *value)
 {
-	const char *v = MHD_lookup_connection_value(
-		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (!v || !*v || strlen(v) > 19)
-		return -1;
-	int64_t n = 0;
+	(void)kind;
+	framing *f = cls;
+	if (!value)
+		value = "";
+	if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->encoded = true;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (strchr(value, ',') || (f->length && strcmp(f->length, value)))
+			f->conflicting = true;
+		if (!f->length)
+			f->length = value;
+	}
+	return MHD_YES;
+}
+
+/*
+ * Parses a Content-Length, saturating at UINT64_MAX (a length too long to
+ * count is too long to take). False when V is not all digits; libmicrohttpd
+ * refuses most such values before we see them.
+ */
+static bool parse_length(const char *v, uint64_t *out)
+{
+	if (!v || !*v)
+		return false;
+	uint64_t n = 0;
 	for (const char *p = v; *p; p++) {
 		if (*p < '0' || *p > '9')
-			return -1;
-		n = n * 10 + (*p - '0');
+			return false;
+		unsigned d = (unsigned)(*p - '0');
+		n = n > (UINT64_MAX - d) / 10 ? UINT64_MAX : n * 10 + d;
 	}
-	return n;
+	*out = n;
+	return true;
 }
 
-static enum MHD_Result refuse_route(srv_request *req, cm_err err)
+/* Sends req->late, a route error or refused credentials. */
+static enum MHD_Result refuse(srv_request *req)
 {
-	if (err == ERR_METHOD_NOT_ALLOWED)
+	req->body_done = true;
+	switch (req->late.err) {
+	case ERR_METHOD_NOT_ALLOWED:
 		return srv_reply_method_not_allowed(req->conn, req->match.allow);
-	return srv_reply_error(req->conn, err, "no endpoint %s", req->path);
+	case ERR_NO_ROUTE:
+		return srv_reply_error(req->conn, ERR_NO_ROUTE, "no endpoint %s",
+				       req->path);
+	default:
+		return srv_reply_error(req->conn, req->late.err, "%s",
+				       req->late.message);
+	}
 }
 
-/* Checks the route's credentials, filling req->app. */
-static srv_rc authenticate(srv_request *req)
+/* Checks the route's credentials, filling req->app or req->late. */
+static bool authenticate(srv_request *req)
 {
 	const srv_route *route = req->match.route;
-	srv_rc rc;
 	if (req->match.app_param >= 0)
-		rc = srv_auth_app(req->conn,
-				  req->match.params[req->match.app_param],
-				  route->auth, &req->app);
+		req->has_app = srv_auth_app(req->conn,
+					    req->match.params[req->match.app_param],
+					    route->auth, &req->app, &req->late);
 	else
-		rc = srv_auth_any(req->conn, route->auth, &req->app);
-	req->has_app = rc == SRV_OK;
-	return rc;
+		req->has_app = srv_auth_any(req->conn, route->auth, &req->app,
+					    &req->late);
+	return req->has_app;
 }
 
 static enum MHD_Result utf8_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -316,6 +357,14 @@ static bool query_is_utf8(struct MHD_Connection *conn)
 	return ok;
 }
 
+static enum MHD_Result too_large(struct MHD_Connection *conn,
+				 uint64_t declared, uint64_t limit)
+{
+	return srv_reply_error(conn, ERR_BODY_TOO_LARGE,
+			       "body of %" PRIu64 " bytes exceeds the limit "
+			       "of %" PRIu64 " bytes", declared, limit);
+}
+
 /* First call: route, limits, credentials, body set-up. */
 static enum MHD_Result begin(srv_request *req, const char *url,
 			     const char *method)
@@ -330,6 +379,26 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	set_request_id(req);
 	snprintf(req->method, sizeof req->method, "%s", method);
 
+	/* Framing two readers could read differently (a proxy in front
+	 * taking one length, we another) is how requests get smuggled:
+	 * nothing after it on this connection can be trusted. */
+	framing fr = {0};
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, framing_line, &fr);
+	if (fr.length && fr.encoded)
+		return srv_reply_error_close(conn, ERR_BAD_REQUEST,
+					     "both Content-Length and "
+					     "Transfer-Encoding");
+	if (fr.conflicting)
+		return srv_reply_error_close(conn, ERR_BAD_REQUEST,
+					     "conflicting Content-Length");
+	uint64_t declared = 0;
+	bool has_length = parse_length(fr.length, &declared);
+	/* Beyond any route's limit: too large, whatever the route. */
+	uint64_t largest = cfg->max_upload > cfg->max_body ? cfg->max_upload
+							  : cfg->max_body;
+	if (has_length && declared > largest)
+		return too_large(conn, declared, largest);
+
 	if (req->uri_len > cfg->max_url)
 		return srv_reply_error(conn, ERR_URI_TOO_LONG,
 				       "request target of %zu bytes exceeds "
@@ -337,8 +406,8 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	/* Both forms: "\xC3%A9" is invalid as sent and valid decoded. */
 	if (!cm_utf8_valid(url) || !cm_utf8_valid(req->path) || !query_is_utf8(conn))
 		return srv_reply_error(conn, ERR_BAD_QUERY, "request target: not valid UTF-8");
-	int64_t declared = content_length(conn);
-	req->refuse_late = declared > 0 && declared <= REFUSE_AFTER_BODY_MAX &&
+	req->refuse_late = has_length && declared > 0 &&
+			   declared <= REFUSE_AFTER_BODY_MAX &&
 			   !MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 							MHD_HTTP_HEADER_EXPECT);
 	req->limit = cfg->max_body;
@@ -348,11 +417,8 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 				    &req->match);
 	if (err != ERR_NONE) {
 		req->match.route = NULL;
-		if (req->refuse_late) {
-			req->late_err = err;
-			return MHD_YES;
-		}
-		return refuse_route(req, err);
+		req->late.err = err;
+		return req->refuse_late ? MHD_YES : refuse(req);
 	}
 	const srv_route *route = req->match.route;
 	req->route_index = (int)(route - routes);
@@ -362,16 +428,12 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 
 	if (route->body == SRV_BODY_FILE)
 		req->limit = cfg->max_upload;
-	if (declared >= 0 && (uint64_t)declared > req->limit)
-		return srv_reply_error(conn, ERR_BODY_TOO_LARGE,
-				       "body of %" PRId64 " bytes exceeds the "
-				       "limit of %" PRIu64 " bytes",
-				       declared, req->limit);
-	if (route->auth && !req->refuse_late) {
-		srv_rc rc = authenticate(req);
-		if (rc != SRV_OK)
-			return srv_rc_mhd(rc);
-	}
+	if (has_length && declared > req->limit)
+		return too_large(conn, declared, req->limit);
+	/* Before any body byte is taken, whatever the framing: only a
+	 * credential's holder gets a temp file or a buffer. */
+	if (route->auth && !authenticate(req))
+		return req->refuse_late ? MHD_YES : refuse(req);
 	if (route->body == SRV_BODY_FILE) {
 		req->fd = srv_datadir_upload_temp(cfg->data_dir, req->file_path,
 						  sizeof req->file_path);
@@ -417,7 +479,7 @@ static enum MHD_Result body_chunk(srv_request *req, const char *data,
 		return MHD_YES;
 	}
 	req->received += n;
-	if (!req->match.route)
+	if (req->late.err != ERR_NONE)
 		return MHD_YES; /* to be refused: read and dropped */
 	switch (req->match.route->body) {
 	case SRV_BODY_NONE:
@@ -473,17 +535,8 @@ static enum MHD_Result finish_body(srv_request *req)
 
 static enum MHD_Result dispatch(srv_request *req)
 {
-	if (!req->body_done && req->late_err != ERR_NONE) {
-		req->body_done = true;
-		return refuse_route(req, req->late_err);
-	}
-	if (!req->body_done && req->match.route->auth && !req->has_app) {
-		srv_rc rc = authenticate(req);
-		if (rc != SRV_OK) {
-			req->body_done = true;
-			return srv_rc_mhd(rc);
-		}
-	}
+	if (!req->body_done && req->late.err != ERR_NONE)
+		return refuse(req);
 	if (!req->body_done) {
 		enum MHD_Result r = finish_body(req);
 		if (r != MHD_YES || req->status)
@@ -568,12 +621,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 		cc->current = NULL;
 
 	double ms = elapsed_ms(&req->start);
-	char path[256];
+	char method[sizeof req->method], path[256];
+	log_safe(method, sizeof method, req->method);
 	log_safe(path, sizeof path, req->path);
 	const char *why = termination(toe);
 	cm_log(CM_INFO, "access method=%s path=%s status=%u bytes=%" PRIu64
 	       " ms=%.1f id=%s%s%s",
-	       req->method[0] ? req->method : "-", path, req->status,
+	       method, path, req->status,
 	       req->bytes, ms, req->id[0] ? req->id : "-",
 	       why ? " aborted=" : "", why ? why : "");
 	srv_metrics_request(req->route_index, req->status, ms / 1e3);

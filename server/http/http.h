@@ -2,10 +2,12 @@
  * http.h — the HTTP server: libmicrohttpd with a thread per connection,
  * the request life cycle and what handlers may ask of a request.
  *
- * Life of a request (http.c): the first callback finds the route (404/405,
- * 414 beyond STALLSCOPE_MAX_URL), refuses a declared Content-Length above
- * the route's limit (413) and checks credentials (401/403/404) before any
- * byte of the body is read; the body then accumulates in memory
+ * Life of a request (http.c): the first callback refuses ambiguous framing
+ * (Content-Length with Transfer-Encoding, differing Content-Lengths: 400,
+ * connection closed), finds the route (404/405, 414 beyond
+ * STALLSCOPE_MAX_URL), refuses a declared Content-Length above the route's
+ * limit (413) and checks credentials (401/403) before any byte of the body
+ * is read, whatever its framing; only then does the body accumulate in memory
  * (SRV_BODY_MEMORY/JSON, up to STALLSCOPE_MAX_BODY) or streams into a temp
  * file under the data dir (SRV_BODY_FILE, up to STALLSCOPE_MAX_UPLOAD); once
  * it is complete the route's handler runs and queues a reply (reply.h),

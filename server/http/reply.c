@@ -111,8 +111,11 @@ static json_t *error_body(cm_err code, const char *message)
 			 "message", message);
 }
 
+/* HEADER/VALUE: an extra header, or NULL. */
 static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
-				     cm_err code, const char *fmt, va_list ap)
+				     cm_err code, const char *header,
+				     const char *value, const char *fmt,
+				     va_list ap)
 {
 	char raw[512];
 	if (fmt)
@@ -143,7 +146,8 @@ static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 	const char *id = request_id(conn);
 	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s",
 	       id ? id : "-", status, cm_err_code(code), logged);
-	return srv_reply_json(conn, status, error_body(code, message));
+	return reply_json_header(conn, status, error_body(code, message),
+				 header, value);
 }
 
 enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
@@ -151,7 +155,20 @@ enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	enum MHD_Result r = reply_error_v(conn, code, fmt, ap);
+	enum MHD_Result r = reply_error_v(conn, code, NULL, NULL, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+enum MHD_Result srv_reply_error_close(struct MHD_Connection *conn,
+				      cm_err code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	/* libmicrohttpd closes the connection after a reply saying so. */
+	enum MHD_Result r = reply_error_v(conn, code,
+					  MHD_HTTP_HEADER_CONNECTION, "close",
+					  fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -44,6 +44,13 @@ enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
 				const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* As srv_reply_error, then closes the connection: after a request whose
+ * framing is ambiguous, no byte that follows can be trusted to start the
+ * next request. */
+enum MHD_Result srv_reply_error_close(struct MHD_Connection *conn,
+				      cm_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* 405 with an Allow header listing ALLOW ("GET, DELETE"). */
 enum MHD_Result srv_reply_method_not_allowed(struct MHD_Connection *conn,
 					     const char *allow);

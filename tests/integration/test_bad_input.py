@@ -263,12 +263,13 @@ def test_unknown_app(intact, manifest):
     server, app = intact
     r = server.request("POST", "/api/v1/apps/com.no.such.app/dsyms",
                        body=dwarf_bytes(manifest), token=app["upload_token"])
-    expect_error(r, 404, "unknown_app")
+    # Another app's credentials, as for an app that exists (issue 23).
+    expect_error(r, 403, "forbidden")
     # Names no app can have are unknown apps too.
     for name in ("caf%C3%A9", "x" * 300, "-leading-dash"):
         r = server.request("GET", f"/api/v1/apps/{name}/dsyms",
                            token=app["admin_token"])
-        expect_error(r, 404, "unknown_app")
+        expect_error(r, 403, "forbidden")
     # A path that is not even UTF-8 is a malformed request, on any route.
     r = server.request("GET", "/api/v1/apps/%FF%FE/dsyms", token=app["admin_token"])
     expect_error(r, 400, "bad_query")

@@ -156,8 +156,10 @@ bench: test-deps
 	bench/symbolicate.sh
 	bench/ingest.sh
 
+# The C lines changed since the branch left main follow .clang-format
+# (docs/STYLE.md; STYLE_BASE=<commit> picks another base).
 style:
-	git clang-format --diff
+	$(PYTHON) scripts/check-style.py
 
 clean:
 	rm -rf build
@@ -170,5 +172,6 @@ help:
 	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"
 	@echo "make fixtures   build the Mach-O/dSYM test fixtures under build/fixtures"
+	@echo "make style      the C lines changed since the branch left main follow .clang-format"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -16,8 +16,7 @@
 #include "ingest/parse.h"
 #include "server/http/http.h"
 
-enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req,
-				  ing_format format);
+enum MHD_Result srv_ingest_handle(struct MHD_Connection *conn, srv_request *req, ing_format format);
 
 /*
  * The same with RECEIVED as the time the reports arrived (the admin-only

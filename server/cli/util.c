@@ -78,8 +78,8 @@ static sym_object *find_dsym(const char *path, const sym_object *obj, size_t sli
 	return NULL;
 }
 
-int srv_cli_open_cache(const char *path, sym_arch arch, sym_cache **out_cache,
-		   uint8_t **out_owned, sym_error *err)
+int srv_cli_open_cache(const char *path, sym_arch arch, sym_cache **out_cache, uint8_t **out_owned,
+		       sym_error *err)
 {
 	*out_cache = NULL;
 	*out_owned = NULL;

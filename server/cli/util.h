@@ -23,7 +23,7 @@ bool srv_cli_is_symcache(const char *path);
  * *out_cache is ready and *out_owned is the buffer behind it (free it after
  * sym_cache_close; NULL for a mapped symcache).
  */
-int srv_cli_open_cache(const char *path, sym_arch arch, sym_cache **out_cache,
-		   uint8_t **out_owned, sym_error *err);
+int srv_cli_open_cache(const char *path, sym_arch arch, sym_cache **out_cache, uint8_t **out_owned,
+		       sym_error *err);
 
 #endif

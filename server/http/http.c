@@ -413,8 +413,7 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	req->limit = cfg->max_body;
 
 	const srv_route *routes = req->http->routes;
-	cm_err err = srv_route_find(routes, req->http->nroutes, method, req->scratch,
-				    &req->match);
+	cm_err err = srv_route_find(routes, req->http->nroutes, method, req->scratch, &req->match);
 	if (err != ERR_NONE) {
 		req->match.route = NULL;
 		req->late.err = err;

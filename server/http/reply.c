@@ -144,8 +144,8 @@ static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 	message[n] = logged[n] = '\0';
 	unsigned status = cm_err_status(code);
 	const char *id = request_id(conn);
-	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s",
-	       id ? id : "-", status, cm_err_code(code), logged);
+	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s", id ? id : "-", status,
+	       cm_err_code(code), logged);
 	return reply_json_header(conn, status, error_body(code, message),
 				 header, value);
 }

@@ -67,8 +67,8 @@ static void add_allowed(srv_route_match *out, const char *method)
 	strcat(out->allow, method);
 }
 
-cm_err srv_route_find(const srv_route *table, size_t n, const char *method,
-		      char *path, srv_route_match *out)
+cm_err srv_route_find(const srv_route *table, size_t n, const char *method, char *path,
+		      srv_route_match *out)
 {
 	char *segs[SRV_MAX_SEGMENTS];
 	memset(out, 0, sizeof *out);

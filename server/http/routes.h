@@ -21,8 +21,7 @@
 typedef struct srv_request srv_request;
 
 /* A route's handler: queue a reply, return what reply.h returned. */
-typedef enum MHD_Result (*srv_handler)(struct MHD_Connection *conn,
-				       srv_request *req);
+typedef enum MHD_Result (*srv_handler)(struct MHD_Connection *conn, srv_request *req);
 
 /* How a route's request body is read (see http.h). */
 typedef enum srv_body {

@@ -13,8 +13,7 @@
 
 /* ---- grouping rules ------------------------------------------------------- */
 
-static int copy_strings(const json_t *arr, ing_arena *arena, const char *const **out,
-			size_t *n)
+static int copy_strings(const json_t *arr, ing_arena *arena, const char *const **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -25,7 +24,8 @@ static int copy_strings(const json_t *arr, ing_arena *arena, const char *const *
 		return -1;
 	size_t k = 0, i;
 	json_t *s;
-	json_array_foreach(arr, i, s) {
+	json_array_foreach(arr, i, s)
+	{
 		if (!json_is_string(s))
 			continue;
 		if (!(v[k++] = ing_arena_strdup(arena, json_string_value(s))))
@@ -144,9 +144,8 @@ static char *symbolized_json(const srv_stored_form *f)
 	return cm_jw_finish(&w, NULL);
 }
 
-int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
-			 const ing_group_rules *rules, ing_memo *memo, ing_arena *arena,
-			 srv_stored_form *out)
+int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_group_rules *rules,
+			 ing_memo *memo, ing_arena *arena, srv_stored_form *out)
 {
 	memset(out, 0, sizeof *out);
 	out->images = ing_arena_calloc(arena, r->nimages ? r->nimages : 1, sizeof *out->images);

@@ -29,17 +29,23 @@ endif
 LIBS := -ldwarf -lz -larchive -lxxhash -ljansson -lmicrohttpd -lpq \
 	-lsodium -lcurl -lc++abi -lpthread -lm
 
-MODULES := common symbolizer store ingest server
-# server/main.c holds main(); everything else of server/ is a library too so
+# Lowest first: a module includes only headers of modules before it
+# (docs/ARCHITECTURE.md; `make check-layers` enforces it). The server is
+# four libraries, one per role: server/service → server/http → server/api
+# → server/cli.
+MODULES := common symbolizer store ingest server/service server/http \
+	server/api server/cli
+# server/cli/main.c holds main(); everything else is a library too so
 # tests can link handlers.
-lib_srcs = $(filter-out server/main.c,$(wildcard $(1)/*.c))
+lib_srcs = $(filter-out server/cli/main.c,$(wildcard $(1)/*.c))
 lib_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lib_srcs,$(1)))
-LIBFILES := $(foreach m,$(MODULES),$(BUILD)/lib$(m).a)
+# build/libserver-api.a for server/api.
+lib_file = $(BUILD)/lib$(subst /,-,$(1)).a
+LIBFILES := $(foreach m,$(MODULES),$(call lib_file,$(m)))
 # Link order: dependents first.
-LINK_LIBS := $(BUILD)/libserver.a $(BUILD)/libingest.a $(BUILD)/libstore.a \
-	$(BUILD)/libsymbolizer.a $(BUILD)/libcommon.a
+LINK_LIBS := $(foreach m,$(shell echo $(MODULES) | tr ' ' '\n' | tac),$(call lib_file,$(m)))
 
-.PHONY: all run test unit asan fuzz bench fixtures clean help style \
+.PHONY: all run test unit asan fuzz bench fixtures clean help style check-layers \
 	integration oracle deps test-deps check-length FORCE
 
 all: $(BUILD)/stallscope
@@ -54,9 +60,9 @@ $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The dashboard's files, built into libserver (server/web_assets.h).
+# The dashboard's files, built into libserver-api (server/api/web_assets.h).
 WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
-extra_objs_server := $(BUILD)/obj/gen/web_assets.o
+extra_objs_server/api := $(BUILD)/obj/gen/web_assets.o
 # The list itself is a prerequisite, so a file removed or renamed in web/
 # rebuilds too; it is rewritten only when it changes.
 $(BUILD)/gen/web_files: FORCE
@@ -69,14 +75,14 @@ $(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c | deps
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 define module_lib
-$(BUILD)/lib$(1).a: $(call lib_objs,$(1)) $(extra_objs_$(1))
+$(call lib_file,$(1)): $(call lib_objs,$(1)) $(extra_objs_$(1))
 	@mkdir -p $$(dir $$@)
 	rm -f $$@
 	$$(if $$^,ar rcs $$@ $$^,ar rcs $$@)
 endef
 $(foreach m,$(MODULES),$(eval $(call module_lib,$(m))))
 
-$(BUILD)/stallscope: $(BUILD)/obj/server/main.o $(LIBFILES)
+$(BUILD)/stallscope: $(BUILD)/obj/server/cli/main.o $(LIBFILES)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LINK_LIBS) $(LIBS)
 
 # ---- unit tests (cmocka): tests/unit/test_<module>.c, one binary each ----
@@ -108,8 +114,13 @@ integration: $(BUILD)/stallscope fixtures
 test-deps:
 	@scripts/install-deps.sh --test
 
-test: test-deps
-	$(MAKE) check-length
+# The libraries' order (MODULES) and no include cycle; its own test first
+# shows it fails on an upward include and on a cycle.
+check-layers:
+	$(PYTHON) scripts/check-layers-test.py $(MODULES)
+	$(PYTHON) scripts/check-layers.py $(MODULES)
+
+test: test-deps check-layers check-length
 	$(MAKE) all $(UNIT_BINS)
 	$(MAKE) unit
 	$(MAKE) oracle
@@ -150,8 +161,10 @@ check-length:
 	$(PYTHON) scripts/check-function-length-test.py
 	$(PYTHON) scripts/check-function-length.py
 
+# The C lines changed since the branch left main follow .clang-format
+# (docs/STYLE.md; STYLE_BASE=<commit> picks another base).
 style:
-	git clang-format --diff
+	$(PYTHON) scripts/check-style.py
 
 clean:
 	rm -rf build
@@ -159,11 +172,12 @@ clean:
 help:
 	@echo "make            build build/stallscope"
 	@echo "make run        install what is missing, start PostgreSQL and serve on 127.0.0.1:8080"
-	@echo "make test       unit, oracle and integration tests (real PostgreSQL, real HTTP)"
+	@echo "make test       layering check, unit, oracle and integration tests (real PostgreSQL, real HTTP)"
 	@echo "make asan       the same tests under ASan + UBSan"
 	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"
 	@echo "make fixtures   build the Mach-O/dSYM test fixtures under build/fixtures"
+	@echo "make style      the C lines changed since the branch left main follow .clang-format"
 	@echo "make check-length  fail on a product C function over 80 lines (run by make test)"
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "fuzz/fuzz_target.h"
-#include "server/config.h"
-#include "server/routes.h"
-#include "server/unzip.h"
+#include "server/api/route_table.h"
+#include "server/service/config.h"
+#include "server/service/unzip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "fuzz/fuzz_target.h"
-#include "server/datadir.h"
-#include "server/unzip.h"
+#include "server/service/datadir.h"
+#include "server/service/unzip.h"
 
 #define MAX_BYTES (1u << 20)
 

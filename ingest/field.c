@@ -593,36 +593,3 @@ json_t *ing_json_load(const char *body, size_t len, size_t max_depth,
 		ing_error_set(err, ERR_BAD_JSON, "body: %s", why);
 	return root;
 }
-
-const char *ing_format_name(ing_format format)
-{
-	switch (format) {
-	case ING_FORMAT_NATIVE: return "native";
-	case ING_FORMAT_METRICKIT: return "metrickit";
-	case ING_FORMAT_KSCRASH: return "kscrash";
-	case ING_FORMAT_IPS: return "ips";
-	}
-	return "unknown";
-}
-
-int ing_parse(ing_format format, const char *body, size_t len,
-	      const ing_limits *limits, const char *user_id,
-	      ing_batch **out_batch, ing_error *err)
-{
-	switch (format) {
-	case ING_FORMAT_NATIVE:
-		return ing_parse_native(body, len, limits, user_id, out_batch,
-					err);
-	case ING_FORMAT_METRICKIT:
-		return ing_parse_metrickit(body, len, limits, user_id,
-					   out_batch, err);
-	case ING_FORMAT_KSCRASH:
-		return ing_parse_kscrash(body, len, limits, user_id,
-					 out_batch, err);
-	case ING_FORMAT_IPS:
-		return ing_parse_ips(body, len, limits, user_id, out_batch,
-				     err);
-	}
-	*out_batch = NULL;
-	return ing_error_set(err, ERR_INTERNAL, "unknown format");
-}

@@ -1,4 +1,4 @@
-"""Group commit (server/ingest_commit.c, schema/008 and 010): reports that arrive
+"""Group commit (server/service/ingest_commit.c, schema/008 and 010): reports that arrive
 while a transaction is in flight are stored together in a later one, with
 every per-report rule intact (quota, resends, counters), and a report the
 database refuses fails alone. A psql session holds user_quota locked so

@@ -7,7 +7,7 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "server/auth.h"
+#include "server/http/auth.h"
 
 static void test_generate_shape_and_kind(void **state)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config.h"
+#include "server/service/config.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */
 static const char *const *fake_env;

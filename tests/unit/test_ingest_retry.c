@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "server/ingest_pipeline.h"
+#include "server/api/ingest.h"
 #include "store/store.h"
 
 static void test_decision(void **state)

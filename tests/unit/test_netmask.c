@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/netmask.h"
+#include "server/service/netmask.h"
 
 static int match4(const srv_netmask_list *l, const char *ip)
 {

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "server/routes.h"
+#include "server/api/route_table.h"
 
 static enum MHD_Result dummy(struct MHD_Connection *conn, srv_request *req)
 {

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "server/datadir.h"
-#include "server/unzip.h"
+#include "server/service/datadir.h"
+#include "server/service/unzip.h"
 
 static const uint8_t macho_head[] = {0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1};
 

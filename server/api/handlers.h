@@ -1,0 +1,69 @@
+/*
+ * handlers.h — one endpoint per file, server/h_<resource>_<method>.c, each
+ * exporting srv_h_<resource>_<method> (a srv_handler, see server/http/routes.h). The
+ * route table in routes.c says which path, credentials and body each takes.
+ */
+#ifndef STALLSCOPE_SERVER_HANDLERS_H
+#define STALLSCOPE_SERVER_HANDLERS_H
+
+#include "server/http/http.h"
+
+/* GET /healthz — 200 {"status":"ok","database":"ok"} or 503. */
+enum MHD_Result srv_h_healthz_get(struct MHD_Connection *conn,
+				  srv_request *req);
+
+/* GET / and GET /web/{file} — the dashboard's page and files (web/). */
+enum MHD_Result srv_h_web_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /metrics — Prometheus text format. */
+enum MHD_Result srv_h_metrics_get(struct MHD_Connection *conn,
+				  srv_request *req);
+
+/* POST /api/v1/apps/{app}/dsyms — raw Mach-O or zip of dSYMs. */
+enum MHD_Result srv_h_dsyms_post(struct MHD_Connection *conn,
+				 srv_request *req);
+
+/* GET /api/v1/apps/{app}/dsyms?limit=&cursor= */
+enum MHD_Result srv_h_dsyms_get(struct MHD_Connection *conn,
+				srv_request *req);
+
+/* DELETE /api/v1/apps/{app}/dsyms/{uuid} */
+enum MHD_Result srv_h_dsyms_delete(struct MHD_Connection *conn,
+				   srv_request *req);
+
+/* POST /api/v1/ingest, …/metrickit, …/kscrash, …/ips — reports in (ingest key). */
+enum MHD_Result srv_h_ingest_post(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_ingest_metrickit_post(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_ingest_kscrash_post(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_ingest_ips_post(struct MHD_Connection *conn, srv_request *req);
+/* POST /api/v1/apps/{app}/backfill?received_at=&format= — reports received earlier (admin). */
+enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/sampling?user_id= (ingest key). */
+enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET|PUT /api/v1/apps/{app}/config */
+enum MHD_Result srv_h_config_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_config_put(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/whitelist, PUT|DELETE …/whitelist/{user_id} */
+enum MHD_Result srv_h_whitelist_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_whitelist_put(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_whitelist_delete(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/reports/{id} and …/{id}/trace (admin token of its app). */
+enum MHD_Result srv_h_report_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/groups, …/groups/{key1}, …/groups/{key1}/{key2}/reports */
+enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/dimensions?from=&to= — the filters' known values. */
+enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/dsyms/missing */
+enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
+
+#endif

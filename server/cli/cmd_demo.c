@@ -1,0 +1,382 @@
+/*
+ * cmd_demo.c — `stallscope demo`: fills an app of a running server with a
+ * week of demo data through the server's own HTTP endpoints, as a release
+ * pipeline and devices would: uploads the demo dSYM
+ * (scripts/demo/StallDemo.dwarf), sets the app's sample_rate to 1 (so no
+ * demo user is refused by sampling), then posts the reports of
+ * server/demo_data.c — today's through the devices' routes with the
+ * ingest key, the six days before through the admin-only backfill route
+ * (POST /api/v1/apps/{app}/backfill?received_at=…), since a report's day
+ * is the day it was received.
+ */
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "server/http/auth.h"
+#include "server/cli/util.h"
+#include "server/cli/commands.h"
+#include "server/cli/demo.h"
+
+#define DEFAULT_APP "com.example.demo"
+#define DEFAULT_KEYS "var/demo-app.json"
+#define DSYM_PATH "scripts/demo/StallDemo.dwarf"
+#define MAX_DSYM (16u << 20)
+#define DAYS 7
+#define DEFAULT_REPORTS 2100
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: stallscope demo [--url URL] [--app BUNDLE_ID] [--keys FILE]\n"
+		"                       [--seed N] [--reports N] [--dsym FILE]\n\n"
+		"Fills an app of a running server with a week of demo data through its\n"
+		"HTTP API: uploads the demo dSYM, sets the app's sample_rate to 1, and\n"
+		"posts stall reports (native, MetricKit, KSCrash) over the last 7 days\n"
+		"(fewer when the app keeps fewer): today's with the ingest key, the\n"
+		"earlier days' through the admin-only backfill route.\n\n"
+		"  --url URL        the server (STALLSCOPE_URL; else http://STALLSCOPE_LISTEN;\n"
+		"                   else http://127.0.0.1:8080)\n"
+		"  --app BUNDLE_ID  the app (STALLSCOPE_APP; else the keys file's; else\n"
+		"                   " DEFAULT_APP ")\n"
+		"  --keys FILE      the app's credentials as `stallscope app create` prints\n"
+		"                   them (default " DEFAULT_KEYS ", as `make run` writes it);\n"
+		"                   STALLSCOPE_INGEST_KEY, STALLSCOPE_UPLOAD_TOKEN and\n"
+		"                   STALLSCOPE_ADMIN_TOKEN override its fields\n"
+		"  --seed N         another data set (default 1); the same seed on the same\n"
+		"                   UTC day sends the same report ids, so running it twice\n"
+		"                   a day adds nothing\n"
+		"  --reports N      native reports in all (default %d; MetricKit and KSCrash\n"
+		"                   come on top)\n"
+		"  --dsym FILE      the demo dSYM (default " DSYM_PATH "\n"
+		"                   beside the binary's folder, else under the current one)\n",
+		DEFAULT_REPORTS);
+}
+
+typedef struct demo_cfg {
+	char url[512];
+	char app[ST_BUNDLE_ID_MAX + 1];
+	char ingest[SRV_TOKEN_SIZE], upload[SRV_TOKEN_SIZE], admin[SRV_TOKEN_SIZE];
+	char dsym[PATH_MAX];
+	uint64_t seed;
+	size_t reports;
+} demo_cfg;
+
+static void copy(char *dst, size_t cap, const char *src)
+{
+	if (src && src[0])
+		snprintf(dst, cap, "%s", src);
+}
+
+/* http://LISTEN, with a wildcard host made the loopback. */
+static void url_from_listen(const char *listen, char *out, size_t cap)
+{
+	if (listen[0] == ':')
+		snprintf(out, cap, "http://127.0.0.1%s", listen);
+	else if (!strncmp(listen, "0.0.0.0:", 8))
+		snprintf(out, cap, "http://127.0.0.1:%s", listen + 8);
+	else if (!strncmp(listen, "[::]:", 5))
+		snprintf(out, cap, "http://[::1]:%s", listen + 5);
+	else
+		snprintf(out, cap, "http://%s", listen);
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* <root>/build/stallscope → <root>/DSYM_PATH, else ./DSYM_PATH. */
+static void find_dsym(char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = '\0';
+		}
+		if (snprintf(out, cap, "%s/%s", exe, DSYM_PATH) < (int)cap && is_file(out))
+			return;
+	}
+	snprintf(out, cap, "%s", DSYM_PATH);
+}
+
+/* The keys file's fields; a missing default file is no error. */
+static int read_keys(const char *path, bool given, demo_cfg *c)
+{
+	if (!given && !is_file(path))
+		return 0;
+	json_error_t jerr;
+	json_t *k = json_load_file(path, 0, &jerr);
+	if (!json_is_object(k)) {
+		fprintf(stderr, "stallscope demo: %s: %s\n", path,
+			k ? "not a JSON object" : jerr.text);
+		json_decref(k);
+		return -1;
+	}
+	copy(c->app, sizeof c->app, json_string_value(json_object_get(k, "app")));
+	copy(c->ingest, sizeof c->ingest, json_string_value(json_object_get(k, "ingest_key")));
+	copy(c->upload, sizeof c->upload, json_string_value(json_object_get(k, "upload_token")));
+	copy(c->admin, sizeof c->admin, json_string_value(json_object_get(k, "admin_token")));
+	json_decref(k);
+	return 0;
+}
+
+/* 0; -1 after printing --help; 2 (usage) or 1 (failure, said on stderr). */
+static int parse_args(int argc, char **argv, demo_cfg *c)
+{
+	const char *url = NULL, *app = NULL, *keys = NULL, *dsym = NULL;
+	c->seed = 1;
+	c->reports = DEFAULT_REPORTS;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t n;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return -1;
+		}
+		if (!v)
+			return 2;
+		i++;
+		if (!strcmp(a, "--url"))
+			url = v;
+		else if (!strcmp(a, "--app"))
+			app = v;
+		else if (!strcmp(a, "--keys"))
+			keys = v;
+		else if (!strcmp(a, "--dsym"))
+			dsym = v;
+		else if (!strcmp(a, "--seed") && srv_cli_parse_u64(v, &n))
+			c->seed = n;
+		else if (!strcmp(a, "--reports") && srv_cli_parse_u64(v, &n) && n >= 1 &&
+			 n <= 1000000)
+			c->reports = (size_t)n;
+		else
+			return 2;
+	}
+	if (read_keys(keys ? keys : DEFAULT_KEYS, keys != NULL, c) < 0)
+		return 1;
+	copy(c->app, sizeof c->app, getenv("STALLSCOPE_APP"));
+	copy(c->app, sizeof c->app, app);
+	if (!c->app[0])
+		copy(c->app, sizeof c->app, DEFAULT_APP);
+	copy(c->ingest, sizeof c->ingest, getenv("STALLSCOPE_INGEST_KEY"));
+	copy(c->upload, sizeof c->upload, getenv("STALLSCOPE_UPLOAD_TOKEN"));
+	copy(c->admin, sizeof c->admin, getenv("STALLSCOPE_ADMIN_TOKEN"));
+	const char *listen = getenv("STALLSCOPE_LISTEN");
+	url_from_listen(listen && listen[0] ? listen : "127.0.0.1:8080", c->url, sizeof c->url);
+	copy(c->url, sizeof c->url, getenv("STALLSCOPE_URL"));
+	copy(c->url, sizeof c->url, url);
+	size_t ul = strlen(c->url);
+	while (ul > 0 && c->url[ul - 1] == '/')
+		c->url[--ul] = '\0';
+	if (dsym)
+		copy(c->dsym, sizeof c->dsym, dsym);
+	else
+		find_dsym(c->dsym, sizeof c->dsym);
+	if (!srv_bundle_id_valid(c->app)) {
+		fprintf(stderr, "stallscope demo: '%s' is not a bundle id\n", c->app);
+		return 2;
+	}
+	if (!c->ingest[0] || !c->upload[0] || !c->admin[0]) {
+		fprintf(stderr,
+			"stallscope demo: the app's ingest key, upload token and admin token are\n"
+			"needed: --keys FILE (as `stallscope app create` prints them) or\n"
+			"STALLSCOPE_INGEST_KEY, STALLSCOPE_UPLOAD_TOKEN, STALLSCOPE_ADMIN_TOKEN\n");
+		return 1;
+	}
+	return 0;
+}
+
+static uint8_t *read_file(const char *path, size_t *out_len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	uint8_t *buf = malloc(MAX_DSYM);
+	size_t n = buf ? fread(buf, 1, MAX_DSYM, f) : 0;
+	bool ok = buf && !ferror(f) && n > 0 && n < MAX_DSYM;
+	fclose(f);
+	if (!ok) {
+		free(buf);
+		return NULL;
+	}
+	*out_len = n;
+	return buf;
+}
+
+typedef struct session {
+	const demo_cfg *cfg;
+	srv_demo_http *http;
+	char err[512];
+} session;
+
+/*
+ * One request that must answer WANT (or WANT2, 0 = none): 0 with the
+ * reply's JSON in *OUT (may be NULL: not kept), else -1 after saying why.
+ */
+static int call(session *s, const char *method, const char *path, const char *const *headers,
+		const void *body, size_t len, long want, long want2, json_t **out)
+{
+	long status = 0;
+	char *reply = NULL;
+	if (srv_demo_http_do(s->http, method, path, headers, body, len, &status, &reply, s->err,
+			     sizeof s->err) < 0) {
+		fprintf(stderr, "stallscope demo: %s (is the server running at %s?)\n", s->err,
+			s->cfg->url);
+		return -1;
+	}
+	if (status != want && (!want2 || status != want2)) {
+		fprintf(stderr, "stallscope demo: %s %s: %ld %.400s\n", method, path, status, reply);
+		free(reply);
+		return -1;
+	}
+	if (out)
+		*out = json_loads(reply, 0, NULL);
+	free(reply);
+	return out && !*out ? -1 : 0;
+}
+
+static int upload_dsym(session *s, const uint8_t *dwarf, size_t len, const srv_demo_set *set)
+{
+	char path[512], auth[SRV_TOKEN_SIZE + 32];
+	snprintf(path, sizeof path, "/api/v1/apps/%s/dsyms?name=%s", s->cfg->app,
+		 srv_demo_set_image_name(set));
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->cfg->upload);
+	const char *headers[] = {auth, "Content-Type: application/octet-stream", NULL};
+	return call(s, "POST", path, headers, dwarf, len, 201, 200, NULL);
+}
+
+/* Sampling would refuse most demo users (the default keeps 5% a day):
+ * an operator's choice for a demo app, made through the admin API.
+ * Returns the days the app keeps, or -1. */
+static int prepare_config(session *s)
+{
+	char path[512], auth[SRV_TOKEN_SIZE + 32];
+	snprintf(path, sizeof path, "/api/v1/apps/%s/config", s->cfg->app);
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->cfg->admin);
+	const char *headers[] = {auth, "Content-Type: application/json", NULL};
+	static const char body[] = "{\"sample_rate\":1}";
+	json_t *reply = NULL;
+	if (call(s, "PUT", path, headers, body, sizeof body - 1, 200, 0, &reply) < 0)
+		return -1;
+	json_int_t days = json_integer_value(json_object_get(reply, "retention_days"));
+	json_decref(reply);
+	return days < 1 ? 1 : days > DAYS ? DAYS : (int)days;
+}
+
+typedef struct tally {
+	size_t accepted, rejected;
+} tally;
+
+static int send_request(session *s, const srv_demo_request *r, tally *t)
+{
+	static const char *const device_paths[] = {
+		[SRV_DEMO_NATIVE] = "/api/v1/ingest",
+		[SRV_DEMO_METRICKIT] = "/api/v1/ingest/metrickit",
+		[SRV_DEMO_KSCRASH] = "/api/v1/ingest/kscrash",
+	};
+	static const char *const formats[] = {
+		[SRV_DEMO_NATIVE] = "native",
+		[SRV_DEMO_METRICKIT] = "metrickit",
+		[SRV_DEMO_KSCRASH] = "kscrash",
+	};
+	char path[512], cred[SRV_TOKEN_SIZE + 32], user[64];
+	if (r->received_at == 0) {
+		snprintf(path, sizeof path, "%s", device_paths[r->route]);
+		snprintf(cred, sizeof cred, "X-Stallscope-Key: %s", s->cfg->ingest);
+	} else {
+		char at[32];
+		struct tm tm;
+		gmtime_r(&r->received_at, &tm);
+		strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(path, sizeof path, "/api/v1/apps/%s/backfill?received_at=%s&format=%s",
+			 s->cfg->app, at, formats[r->route]);
+		snprintf(cred, sizeof cred, "Authorization: Bearer %s", s->cfg->admin);
+	}
+	snprintf(user, sizeof user, "X-Stallscope-User: %s", r->user);
+	const char *headers[] = {cred, "Content-Type: application/json", r->user[0] ? user : NULL,
+				 NULL};
+	json_t *reply = NULL;
+	if (call(s, "POST", path, headers, r->body, strlen(r->body), 202, 0, &reply) < 0)
+		return -1;
+	json_t *rejected = json_object_get(reply, "rejected");
+	t->accepted += json_array_size(json_object_get(reply, "accepted"));
+	t->rejected += json_array_size(rejected);
+	if (json_array_size(rejected) > 0) {
+		char *text = json_dumps(json_array_get(rejected, 0), JSON_COMPACT);
+		fprintf(stderr, "stallscope demo: %s refused a report: %s\n", path,
+			text ? text : "?");
+		free(text);
+	}
+	json_decref(reply);
+	return 0;
+}
+
+int srv_cmd_demo(int argc, char **argv)
+{
+	static demo_cfg cfg;
+	int prc = parse_args(argc, argv, &cfg);
+	if (prc < 0)
+		return 0;
+	if (prc == 2)
+		usage(stderr);
+	if (prc)
+		return prc;
+	size_t len = 0;
+	uint8_t *dwarf = read_file(cfg.dsym, &len);
+	if (!dwarf) {
+		fprintf(stderr, "stallscope demo: cannot read the demo dSYM %s (--dsym)\n",
+			cfg.dsym);
+		return 1;
+	}
+	session s = {.cfg = &cfg, .http = srv_demo_http_new(cfg.url)};
+	srv_demo_set *set = srv_demo_set_new(dwarf, len, s.err, sizeof s.err);
+	srv_demo_request *reqs = NULL;
+	size_t nreqs = 0;
+	tally t = {0};
+	int rc = 1, days = -1;
+	if (!s.http) {
+		fprintf(stderr, "stallscope demo: cannot start libcurl\n");
+		goto done;
+	}
+	if (!set) {
+		fprintf(stderr, "stallscope demo: %s\n", s.err);
+		goto done;
+	}
+	if (call(&s, "GET", "/healthz", NULL, NULL, 0, 200, 0, NULL) < 0 ||
+	    upload_dsym(&s, dwarf, len, set) < 0 || (days = prepare_config(&s)) < 0)
+		goto done;
+	srv_demo_options opt = {.seed = cfg.seed, .reports = cfg.reports, .days = days,
+				.now = time(NULL)};
+	if (srv_demo_requests(set, &opt, &reqs, &nreqs) < 0) {
+		fprintf(stderr, "stallscope demo: out of memory\n");
+		goto done;
+	}
+	size_t sent = 0;
+	for (size_t i = 0; i < nreqs; i++) {
+		if (send_request(&s, &reqs[i], &t) < 0)
+			goto done;
+		sent += reqs[i].reports;
+	}
+	printf("demo: uploaded %s (%s) and sent %zu reports over %d days in %zu requests "
+	       "to %s: %zu accepted, %zu refused\n"
+	       "demo: open %s/ and sign in with %s and its admin token\n",
+	       srv_demo_set_image_name(set), srv_demo_set_uuid(set), sent, days, nreqs,
+	       cfg.app, t.accepted, t.rejected, cfg.url, cfg.app);
+	rc = t.rejected ? 1 : 0;
+done:
+	srv_demo_requests_free(reqs, nreqs);
+	srv_demo_set_free(set);
+	srv_demo_http_free(s.http);
+	free(dwarf);
+	return rc;
+}

@@ -1,0 +1,117 @@
+/*
+ * cmd_serve.c — `stallscope serve`: validate the configuration, tidy the
+ * data dir, open the database pool and serve HTTP until SIGTERM/SIGINT,
+ * then stop gracefully (http.h) and exit 0.
+ *
+ * The signals are blocked before any thread starts and taken with
+ * sigwait on the main thread, so no handler runs in async-signal context.
+ */
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "server/cli/commands.h"
+#include "server/service/config.h"
+#include "server/service/datadir.h"
+#include "server/api/route_table.h"
+#include "server/http/http.h"
+#include "server/service/metrics.h"
+#include "server/service/policy_cache.h"
+#include "server/service/reprocess.h"
+#include "server/service/retention.h"
+#include "server/service/symbols.h"
+#include "store/store.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: stallscope serve\n\n"
+		     "Serves the HTTP API. Stops gracefully on SIGTERM or "
+		     "SIGINT.\n\n");
+	srv_config_print_help(out);
+}
+
+static void route_name(size_t i, const char **method, const char **pattern)
+{
+	size_t n;
+	const srv_route *r = srv_routes(&n);
+	*method = r[i].method;
+	*pattern = r[i].pattern;
+}
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+int srv_cmd_serve(int argc, char **argv)
+{
+	if (argc > 1) {
+		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+		usage(help ? stdout : stderr);
+		return help ? 0 : 2;
+	}
+	static srv_config cfg;
+	char err[512];
+	if (srv_config_load(&cfg, env, err, sizeof err) < 0) {
+		fprintf(stderr, "stallscope serve: %s\n", err);
+		return 1;
+	}
+	cm_log_set_level(cfg.log_level);
+	if (sodium_init() < 0) {
+		fprintf(stderr, "stallscope serve: libsodium cannot start\n");
+		return 1;
+	}
+	if (srv_datadir_prepare(cfg.data_dir, sizeof cfg.data_dir, err,
+				sizeof err) < 0) {
+		fprintf(stderr, "stallscope serve: %s\n", err);
+		return 1;
+	}
+	srv_datadir_clean(cfg.data_dir);
+
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+	/* The requests' share, and one each for the workers and the
+	 * reprocessing and retention threads, which may all query at once. */
+	size_t nroutes;
+	const srv_route *routes = srv_routes(&nroutes);
+	if (st_init(cfg.database_url, cfg.db_connections + cfg.workers + 2) < 0 ||
+	    srv_metrics_init(nroutes, route_name) < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
+		fprintf(stderr, "stallscope serve: out of memory\n");
+		return 1;
+	}
+	if (st_ping() < 0)
+		cm_log(CM_WARN, "database not reachable yet: /healthz answers "
+		       "503 until it is");
+	srv_http *http = srv_http_start(&cfg, routes, nroutes);
+	if (!http) {
+		st_shutdown();
+		srv_metrics_free();
+		return 1;
+	}
+	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0)
+		cm_log(CM_ERROR, "cannot start the reprocessing or retention thread");
+	cm_log(CM_INFO, "listening on %s:%u (database connections %u, workers "
+	       "%u, data dir %s)", cfg.listen_host, srv_http_port(http), cfg.db_connections,
+	       cfg.workers, cfg.data_dir);
+
+	int sig = 0;
+	sigwait(&stop, &sig);
+	cm_log(CM_INFO, "%s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	srv_http_stop(http);
+	srv_reprocess_stop();
+	srv_retention_stop();
+	st_shutdown();
+	srv_symbols_free();
+	srv_policy_cache_free();
+	srv_metrics_free();
+	cm_log(CM_INFO, "stopped");
+	return 0;
+}

@@ -1,0 +1,172 @@
+/*
+ * stored_form.c — see stored_form.h and docs/STORAGE.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "ingest/report_json.h"
+#include "server/service/stored_form.h"
+
+/* ---- grouping rules ------------------------------------------------------- */
+
+static int copy_strings(const json_t *arr, ing_arena *arena, const char *const **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return 0;
+	const char **v = ing_arena_calloc(arena, json_array_size(arr), sizeof *v);
+	if (!v)
+		return -1;
+	size_t k = 0, i;
+	json_t *s;
+	json_array_foreach(arr, i, s)
+	{
+		if (!json_is_string(s))
+			continue;
+		if (!(v[k++] = ing_arena_strdup(arena, json_string_value(s))))
+			return -1;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int srv_grouping_rules(const char *json, ing_arena *arena, ing_group_rules *out)
+{
+	memset(out, 0, sizeof *out);
+	json_t *root = json ? json_loads(json, 0, NULL) : NULL;
+	int rc = 0;
+	if (root) {
+		rc = copy_strings(json_object_get(root, "skip_images"), arena, &out->skip_images,
+				  &out->nskip_images);
+		if (rc == 0)
+			rc = copy_strings(json_object_get(root, "skip_prefixes"), arena,
+					  &out->skip_prefixes, &out->nskip_prefixes);
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* ---- the stored form of a report ------------------------------------------ */
+
+static char *identities_json(const ing_grouping *g, size_t n)
+{
+	cm_jw w = {0};
+	cm_jw_array(&w);
+	for (size_t i = 0; i < n && i < g->nidentities; i++)
+		cm_jw_string(&w, g->identities[i]);
+	cm_jw_array_end(&w);
+	return cm_jw_finish(&w, NULL);
+}
+
+void srv_stored_form_clear(srv_stored_form *f)
+{
+	free(f->raw);
+	free(f->symbolized);
+	free(f->frames1);
+	free(f->frames2);
+	free(f->waits);
+	ing_symbolized_clear(&f->s);
+	memset(f, 0, sizeof *f);
+}
+
+/* Why the report waits for a better debug file of image I, or NULL. A
+ * system image waits apart (system_*), for the instance's system symbols,
+ * and never for DWARF, which Apple does not publish. */
+static const char *wait_reason(const srv_stored_form *f, size_t i)
+{
+	bool sys = f->s.image_system[i];
+	switch (f->images[i].status) {
+	case ING_IMAGE_MISSING: return sys ? "system_missing" : "missing";
+	case ING_IMAGE_MALFORMED: return sys ? "system_malformed" : "malformed";
+	case ING_IMAGE_FOUND:
+		/* DWARF may still come and name inlined frames and lines. */
+		return f->images[i].from_symbol_table && !sys ? "symbol_table" : NULL;
+	}
+	return NULL;
+}
+
+static char *waits_json(const ing_report *r, const srv_stored_form *f)
+{
+	cm_jw w = {0};
+	cm_jw_array(&w);
+	for (size_t i = 0; i < r->nimages; i++) {
+		const ing_image *img = &r->images[i];
+		const char *reason = wait_reason(f, i);
+		if (!img->has_uuid || !f->s.image_used[i] || !reason)
+			continue;
+		char uuid[37];
+		sym_uuid_format(img->uuid, uuid);
+		cm_jw_object(&w);
+		cm_jw_key(&w, "uuid");
+		cm_jw_string(&w, uuid);
+		cm_jw_key(&w, "image_name");
+		cm_jw_string(&w, img->name ? img->name : "?");
+		cm_jw_key(&w, "arch");
+		cm_jw_string(&w, img->arch == SYM_ARCH_UNKNOWN ? NULL : sym_arch_name(img->arch));
+		cm_jw_key(&w, "reason");
+		cm_jw_string(&w, reason);
+		cm_jw_object_end(&w);
+	}
+	cm_jw_array_end(&w);
+	return cm_jw_finish(&w, NULL);
+}
+
+/* The symbolized document stored with the report (see srv_stored_form). */
+static char *symbolized_json(const srv_stored_form *f)
+{
+	const ing_symbolized *s = &f->s;
+	cm_jw w = {0};
+	cm_jw_object(&w);
+	cm_jw_key(&w, "images");
+	cm_jw_raw(&w, s->images, s->images_len);
+	cm_jw_key(&w, "threads");
+	cm_jw_raw(&w, s->threads, s->threads_len);
+	cm_jw_key(&w, "stack");
+	cm_jw_raw(&w, s->stack, s->stack_len);
+	cm_jw_key(&w, "key1");
+	cm_jw_string(&w, s->grouping.key1);
+	cm_jw_key(&w, "key2");
+	cm_jw_string(&w, s->grouping.key2);
+	cm_jw_key(&w, "frames");
+	cm_jw_array(&w);
+	for (size_t i = 0; i < s->grouping.nidentities; i++)
+		cm_jw_string(&w, s->grouping.identities[i]);
+	cm_jw_array_end(&w);
+	cm_jw_key(&w, "pending");
+	cm_jw_bool(&w, f->pending);
+	cm_jw_object_end(&w);
+	return cm_jw_finish(&w, NULL);
+}
+
+int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_group_rules *rules,
+			 ing_memo *memo, ing_arena *arena, srv_stored_form *out)
+{
+	memset(out, 0, sizeof *out);
+	out->images = ing_arena_calloc(arena, r->nimages ? r->nimages : 1, sizeof *out->images);
+	if (!out->images)
+		return -1;
+	srv_symbol_set_images(set, r, out->images);
+	if (ing_symbolicate(r, out->images, rules, memo, arena, &out->s) != 0)
+		return -1;
+	/* Only the app's own images make it wait: its team can upload them. */
+	for (size_t i = 0; i < r->nimages; i++)
+		if (out->s.image_used[i] && !out->s.image_system[i] &&
+		    out->images[i].status != ING_IMAGE_FOUND)
+			out->pending = true;
+	out->raw = ing_report_to_native(r, NULL);
+	out->symbolized = symbolized_json(out);
+	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
+	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
+	out->waits = waits_json(r, out);
+	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2 || !out->waits) {
+		srv_stored_form_clear(out);
+		return -1;
+	}
+	return 0;
+}

@@ -481,6 +481,18 @@ int ing_stack_alloc(ing_ctx *ctx, const json_t *v, const char *path,
 	return 0;
 }
 
+int ing_threads_alloc(ing_ctx *ctx, size_t n, const char *path, ing_report *r)
+{
+	if (n == 0)
+		return ing_fail(ctx, ERR_BAD_FIELD, "%s: must not be empty", path);
+	if (n > ctx->limits->max_threads)
+		return ing_fail(ctx, ERR_TOO_MANY, "%s: %zu threads, more than the limit of %zu",
+				path, n, ctx->limits->max_threads);
+	if (!(r->threads = ing_arena_calloc(ctx->arena, n, sizeof *r->threads)))
+		return ing_nomem(ctx);
+	return 0;
+}
+
 int ing_image_span(ing_ctx *ctx, const json_t *v, const char *where,
 		   const char *addr_key, ing_image *img)
 {

@@ -107,6 +107,11 @@ int ing_batch_abort(ing_ctx *ctx, ing_batch *batch);
 int ing_stack_alloc(ing_ctx *ctx, const json_t *v, const char *path,
 		    ing_stack *s);
 
+/* N threads at PATH (V, whatever collection the format uses): at least
+ * one, at most max_threads; R->threads is allocated (zeroed) for N and
+ * R->nthreads left to the caller. 0, or -1. */
+int ing_threads_alloc(ing_ctx *ctx, size_t n, const char *path, ing_report *r);
+
 /* IMG's load address from V[ADDR_KEY] (required) and size from V["size"]
  * (optional; load address + size must not overflow). 0, or -1. */
 int ing_image_span(ing_ctx *ctx, const json_t *v, const char *where,

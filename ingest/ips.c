@@ -374,15 +374,8 @@ static int stackshot_threads(ing_ctx *c, const json_t *proc, const char *prw, st
 		return ing_fail(c, ERR_BAD_FIELD, "%s: missing", tw);
 	if (!json_is_object(threads))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an object", tw);
-	size_t n = json_object_size(threads);
-	if (n == 0)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: must not be empty", tw);
-	if (n > c->limits->max_threads)
-		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu threads, more than the limit of %zu",
-				tw, n, c->limits->max_threads);
-	if (!(r->threads = ing_arena_calloc(c->arena, n, sizeof *r->threads)))
-		return ing_nomem(c);
+	if (ing_threads_alloc(c, json_object_size(threads), tw, r) < 0)
+		return -1;
 	bool have_main = false;
 	json_object_foreach((json_t *)threads, k, p) {
 		ing_thread *t = &r->threads[r->nthreads++];
@@ -547,17 +540,9 @@ static int parse_threads(ing_ctx *c, const json_t *threads, ing_report *r)
 		return ing_fail(c, ERR_BAD_FIELD,
 				"body.threads: expected an array");
 	size_t n = json_array_size(threads);
-	if (n == 0)
-		return ing_fail(c, ERR_BAD_FIELD,
-				"body.threads: must not be empty");
-	if (n > c->limits->max_threads)
-		return ing_fail(c, ERR_TOO_MANY,
-				"body.threads: %zu threads, more than the "
-				"limit of %zu",
-				n, c->limits->max_threads);
+	if (ing_threads_alloc(c, n, "body.threads", r) < 0)
+		return -1;
 	r->nthreads = n;
-	if (!(r->threads = ing_arena_calloc(c->arena, n, sizeof *r->threads)))
-		return ing_nomem(c);
 	size_t by_queue = SIZE_MAX, by_trigger = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		bool triggered, main_queue;

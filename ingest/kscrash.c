@@ -354,15 +354,9 @@ static int parse_threads(ing_ctx *c, const json_t *threads, const char *tw, ing_
 	if (!json_is_array(threads))
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected an array", tw);
 	size_t n = json_array_size(threads);
-	if (n == 0)
-		return ing_fail(c, ERR_BAD_FIELD, "%s: must not be empty", tw);
-	if (n > c->limits->max_threads)
-		return ing_fail(c, ERR_TOO_MANY,
-				"%s: %zu threads, more than the limit of %zu",
-				tw, n, c->limits->max_threads);
+	if (ing_threads_alloc(c, n, tw, r) < 0)
+		return -1;
 	r->nthreads = n;
-	if (!(r->threads = ing_arena_calloc(c->arena, n, sizeof *r->threads)))
-		return ing_nomem(c);
 	size_t by_index = SIZE_MAX, by_queue = SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		json_int_t index;

@@ -91,24 +91,6 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* <root>/build/stallscope → <root>/DSYM_PATH, else ./DSYM_PATH. */
-static void find_dsym(char *out, size_t cap)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		for (int up = 0; up < 2; up++) {
-			char *slash = strrchr(exe, '/');
-			if (slash)
-				*slash = '\0';
-		}
-		if (snprintf(out, cap, "%s/%s", exe, DSYM_PATH) < (int)cap && is_file(out))
-			return;
-	}
-	snprintf(out, cap, "%s", DSYM_PATH);
-}
-
 /* The keys file's fields; a missing default file is no error. */
 static int read_keys(const char *path, bool given, demo_cfg *c)
 {
@@ -181,7 +163,7 @@ static int parse_args(int argc, char **argv, demo_cfg *c)
 	if (dsym)
 		copy(c->dsym, sizeof c->dsym, dsym);
 	else
-		find_dsym(c->dsym, sizeof c->dsym);
+		srv_cli_shipped_path(DSYM_PATH, c->dsym, sizeof c->dsym);
 	if (!srv_bundle_id_valid(c->app)) {
 		fprintf(stderr, "stallscope demo: '%s' is not a bundle id\n", c->app);
 		return 2;

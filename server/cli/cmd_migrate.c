@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "server/cli/commands.h"
+#include "server/cli/util.h"
 #include "server/service/config.h"
 #include "store/store.h"
 
@@ -41,12 +42,6 @@ static const char *env(const char *name)
 	return getenv(name);
 }
 
-static bool is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static void find_schema_dir(char *out, size_t cap)
 {
 	const char *given = getenv("STALLSCOPE_SCHEMA_DIR");
@@ -54,21 +49,7 @@ static void find_schema_dir(char *out, size_t cap)
 		snprintf(out, cap, "%s", given);
 		return;
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		/* <root>/build/stallscope → <root>/schema */
-		for (int up = 0; up < 2; up++) {
-			char *slash = strrchr(exe, '/');
-			if (slash)
-				*slash = '\0';
-		}
-		if (snprintf(out, cap, "%s/schema", exe) < (int)cap &&
-		    is_dir(out))
-			return;
-	}
-	snprintf(out, cap, "schema");
+	srv_cli_shipped_path("schema", out, cap);
 }
 
 static void report(void *cls, const char *file, bool applied)

@@ -1,9 +1,12 @@
 /* util.c — see util.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "server/cli/util.h"
 
@@ -121,4 +124,22 @@ int srv_cli_open_cache(const char *path, sym_arch arch, sym_cache **out_cache, u
 	}
 	*out_owned = buf;
 	return SYM_OK;
+}
+
+void srv_cli_shipped_path(const char *rel, char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		for (int up = 0; up < 2; up++) {
+			char *slash = strrchr(exe, '/');
+			if (slash)
+				*slash = '\0';
+		}
+		struct stat st;
+		if (snprintf(out, cap, "%s/%s", exe, rel) < (int)cap && stat(out, &st) == 0)
+			return;
+	}
+	snprintf(out, cap, "%s", rel);
 }

@@ -1,6 +1,5 @@
 /*
- * util.h — small helpers shared by the offline subcommands
- * (symbolicate, symcache).
+ * util.h — small helpers shared by the subcommands.
  */
 #ifndef STALLSCOPE_SERVER_CLI_UTIL_H
 #define STALLSCOPE_SERVER_CLI_UTIL_H
@@ -16,6 +15,11 @@ bool srv_cli_parse_u64(const char *text, uint64_t *out);
 
 /* True when PATH starts with the symcache magic. */
 bool srv_cli_is_symcache(const char *path);
+
+/* What the repository ships at REL, found from the binary: <root>/REL when
+ * the binary is <root>/build/stallscope and that path exists, else REL as
+ * given (relative to the working directory). Written to OUT (CAP bytes). */
+void srv_cli_shipped_path(const char *rel, char *out, size_t cap);
 
 /*
  * Opens PATH for lookups: a symcache is mapped; a Mach-O/DWARF file has the

@@ -116,6 +116,25 @@ def get(server, app, path):
 def check_groups(server, app, recs, f):
     """The list (both levels), every level-1 group's detail and every
     level-2 group's reports under the filters F."""
+    want_any = check_counts(server, app, recs, f)
+    for key1, key2 in {(r["key1"], r["key2"]) for r in recs}:
+        ids, cursor = [], None
+        while True:
+            page = get(server, app, f"/groups/{key1}/{key2}/reports?limit=2&{query(f)}"
+                       + (f"&cursor={cursor}" if cursor else ""))
+            ids += [r["id"] for r in page["reports"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        want_ids = [r["id"] for r in sorted(
+            (r for r in want_any if (r["key1"], r["key2"]) == (key1, key2)),
+            key=lambda r: (r["at"], r["id"]), reverse=True)]
+        assert ids == want_ids, (key1, key2, f)
+
+
+def check_counts(server, app, recs, f):
+    """The list (both levels) and every level-1 group's detail under the
+    filters F; returns the reports F keeps."""
     want_any = [r for r in recs if matches(r, f)]
     for level, key in ((1, "key1"), (2, "key2")):
         listed = get(server, app, f"/groups?level={level}&limit=500&{query(f)}")["groups"]
@@ -135,19 +154,7 @@ def check_groups(server, app, recs, f):
         want_subs = sorted(((k, summary(v)) for k, v in subs.items()),
                            key=lambda kv: (-kv[1]["reports"], kv[0]))
         assert [(g["key"], shown(g)) for g in detail["subgroups"]] == want_subs, (key1, f)
-    for key1, key2 in {(r["key1"], r["key2"]) for r in recs}:
-        ids, cursor = [], None
-        while True:
-            page = get(server, app, f"/groups/{key1}/{key2}/reports?limit=2&{query(f)}"
-                       + (f"&cursor={cursor}" if cursor else ""))
-            ids += [r["id"] for r in page["reports"]]
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
-        want_ids = [r["id"] for r in sorted(
-            (r for r in want_any if (r["key1"], r["key2"]) == (key1, key2)),
-            key=lambda r: (r["at"], r["id"]), reverse=True)]
-        assert ids == want_ids, (key1, key2, f)
+    return want_any
 
 
 def expected_dimensions(recs, since=None, until=None):

@@ -42,9 +42,8 @@
 DO $$
 BEGIN
   IF to_regtype('hll') IS NULL THEN
-    RAISE EXCEPTION USING
-      MESSAGE = '016_day_aggregates.sql needs the PostgreSQL extension hll, which is not installed in this database''s search path',
-      HINT = 'Install the package postgresql-15-hll (scripts/install-deps.sh), then as a superuser: CREATE EXTENSION hll SCHEMA ' || current_schema() || '; (scripts/pg.sh createdb does it).';
+    RAISE EXCEPTION '016_day_aggregates.sql needs the PostgreSQL extension hll, missing from this database: install the package postgresql-15-hll (scripts/install-deps.sh), then as a superuser: CREATE EXTENSION hll SCHEMA %; (scripts/pg.sh does it)',
+      current_schema();
   END IF;
 END $$;
 

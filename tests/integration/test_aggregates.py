@@ -257,3 +257,18 @@ def test_upgrade_from_015_keeps_counts_users_and_series(cluster, tmp_path, tmp_r
                      for key, rows in want.items()}, (level, f)
     finally:
         assert server.stop() == 0
+
+
+def test_016_without_the_extension_fails_clearly(cluster):
+    """hll needs a superuser: a database without it stops at 016 with what
+    to do, and the database (the role cannot create it) stays at 015."""
+    url = cluster.create_db("it_migrate_no_hll")
+    psql(cluster.superuser_url("it_migrate_no_hll"), "DROP EXTENSION hll")
+    p = migrate(url, check=False)
+    assert p.returncode == 1
+    assert "016_day_aggregates.sql needs the PostgreSQL extension hll" in p.stderr
+    assert "CREATE EXTENSION hll SCHEMA stallscope" in p.stderr
+    assert psql(url, "SELECT max(version) FROM schema_migrations") == "15"
+    # scripts/pg.sh creates it where it lacks (make run's var/pg from before).
+    cluster.start()
+    assert "applied 016_" in migrate(url).stdout

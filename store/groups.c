@@ -33,6 +33,8 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	return *out_json ? 1 : 0;
 }
 
+/* The SQL below is laid out as SQL, which clang-format would break up. */
+/* clang-format off */
 /* Aggregate rows d matching the list filters ($3 … $8): group_days when
  * only the days are given (the C picks it then, so $5 … $8 are NULL: they
  * are named so both variants take the same parameters), group_dim_days
@@ -210,6 +212,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 			ST_TEXT(f->device), ST_TEXT(f->kind)};
 	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 8, out_json);
 }
+/* clang-format on */
 
 int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const char *key2,
 			  const st_group_filter *f, int64_t after_us, int64_t after_id,

@@ -79,6 +79,20 @@ def place(server, app, reports):
         r["key1"], r["key2"] = got.json["key1"], got.json["key2"]
 
 
+def regroup(server, app, image, recs):
+    """Uploads the dSYM RECS waited for; returns once reprocessing moved
+    every one of them to another level-1 group (their keys updated)."""
+    old_keys = {r["key1"] for r in recs}
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    deadline = time.time() + 20
+    while time.time() < deadline and any(
+            server.request("GET", f"/api/v1/reports/{r['id']}",
+                           token=app["admin_token"]).json["pending"] for r in recs):
+        time.sleep(0.2)
+    place(server, app, recs)
+    assert not old_keys & {r["key1"] for r in recs}, "every report moved"
+
+
 def matches(r, f):
     day = day_of(r["at"])
     if f.get("from") and day < f["from"] or f.get("to") and day > f["to"]:
@@ -317,15 +331,7 @@ def test_filtered_numbers_stay_exact_through_reprocessing(db, tmp_root, image):
         assert all(get(server, app, "/groups?level=1")["groups"])
         before = get(server, app, "/dimensions")
         assert before == expected_dimensions(recs)
-        old_keys = {r["key1"] for r in recs}
-        assert server.upload(app, image.dwarf).status in (200, 201)
-        deadline = time.time() + 20
-        while time.time() < deadline and any(
-                server.request("GET", f"/api/v1/reports/{r['id']}",
-                               token=app["admin_token"]).json["pending"] for r in recs):
-            time.sleep(0.2)
-        place(server, app, recs)
-        assert not old_keys & {r["key1"] for r in recs}, "every report moved"
+        regroup(server, app, image, recs)
         day0 = day_of(base)
         for f in ({}, {"from": day0, "to": day0}, {"kind": "stall", "version": "1.0"}):
             check_groups(server, app, recs, f)

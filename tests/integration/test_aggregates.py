@@ -67,7 +67,10 @@ def users_everywhere(server, app, key):
     return out
 
 
-def test_users_exact_up_to_1024_then_within_2_percent(db, server):
+def test_users_exact_up_to_1024_then_within_2_percent(db, make_server):
+    # A server of this test only: one left running (the session's) would
+    # reprocess the next test's reports without that test's data dir.
+    server = make_server()
     app = create_app(db)
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
     allow_everyone(server, app, retention_days=30)

@@ -8,7 +8,7 @@ set -euo pipefail
 run_pkgs=(build-essential pkg-config libdwarf-dev libelf-dev zlib1g-dev
 	libarchive-dev libxxhash-dev libjansson-dev libmicrohttpd-dev libpq-dev
 	libc++abi-14-dev libsodium-dev libcurl4-openssl-dev postgresql postgresql-contrib
-	curl zip)
+	postgresql-15-hll curl zip)
 test_pkgs=(clang lld llvm llvm-19 libclang-rt-14-dev libcmocka-dev python3
 	python3-pytest valgrind chromium)
 

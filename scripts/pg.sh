@@ -9,7 +9,8 @@
 #   scripts/pg.sh status DIR          exit 0 when running
 #   scripts/pg.sh createdb DIR NAME   create database NAME unless it exists,
 #                                     with the schema `stallscope` owned by
-#                                     the role `stallscope`
+#                                     the role `stallscope` and the
+#                                     extension hll in it
 #   scripts/pg.sh url DIR NAME        print the URL the server uses for NAME
 #                                     (role `stallscope`, DIR/passfile)
 #   scripts/pg.sh url DIR NAME --superuser
@@ -177,6 +178,7 @@ cmd_start() {
 	if cmd_status "$dir"; then
 		as_owner "$(pgbin)/pg_ctl" -D "$dir/data" reload >/dev/null
 		ensure_role "$dir"
+		ensure_hll "$dir"
 		return 0
 	fi
 	local port
@@ -196,6 +198,7 @@ cmd_start() {
 		-o "$opts" -w -t 60 start >/dev/null ||
 		{ tail -n 20 "$dir/log/postgresql.log" >&2; die "PostgreSQL did not start"; }
 	ensure_role "$dir"
+	ensure_hll "$dir"
 }
 
 cmd_stop() {
@@ -229,7 +232,24 @@ SET client_min_messages = warning;
 REVOKE ALL ON DATABASE $name FROM PUBLIC, $ROLE;
 GRANT CONNECT ON DATABASE $name TO $ROLE;
 CREATE SCHEMA IF NOT EXISTS $ROLE AUTHORIZATION $ROLE;
+CREATE EXTENSION IF NOT EXISTS hll SCHEMA $ROLE;
 EOF
+}
+
+# The HyperLogLog type of the group aggregates (schema/016) is not a
+# trusted extension: only a superuser creates it, so we do, in the role's
+# schema (its search_path), in every database createdb made — also those
+# of a cluster made before it was needed (make run keeps var/pg).
+ensure_hll() {
+	local dir=$1 db
+	for db in $(su_psql "$dir" postgres -At -c \
+		"SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate"); do
+		su_psql "$dir" "$db" >/dev/null <<EOF
+SET client_min_messages = warning;
+SELECT 'CREATE EXTENSION IF NOT EXISTS hll SCHEMA $ROLE' WHERE EXISTS
+  (SELECT FROM pg_namespace WHERE nspname = '$ROLE') \gexec
+EOF
+	done
 }
 
 # Bytewise: a UTF-8 character becomes its bytes' escapes.
@@ -255,7 +275,7 @@ cmd_url() {
 	esac
 }
 
-[ $# -ge 2 ] || { sed -n '2,34p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,36p' "$0" >&2; exit 2; }
 verb=$1
 dir=$2
 # The real path: the postgres user may be unable to follow a link that

@@ -33,49 +33,101 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	return *out_json ? 1 : 0;
 }
 
-/* group_daily rows matching the list filters ($3 … $8), alias d. */
-#define FILTERS                                                                       \
-	" ($3::date IS NULL OR d.day >= $3::date) AND ($4::date IS NULL OR d.day <= $4::date)" \
-	" AND ($5::text IS NULL OR d.app_version = $5) AND ($6::text IS NULL OR d.os_version = $6)" \
-	" AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
+/* The SQL below is laid out as SQL, which clang-format would break up. */
+/* clang-format off */
+/* Aggregate rows d matching the list filters ($3 … $8): group_days when
+ * only the days are given (the C picks it then, so $5 … $8 are NULL: they
+ * are named so both variants take the same parameters), group_dim_days
+ * under a dimension filter. */
+#define DAYS " ($3::date IS NULL OR d.day >= $3::date) AND ($4::date IS NULL OR d.day <= $4::date)"
+#define DAYS_ONLY                                                                     \
+	DAYS " AND $5::text IS NULL AND $6::text IS NULL AND $7::text IS NULL"          \
+	     " AND $8::text IS NULL"
+#define DIMS                                                                          \
+	DAYS " AND ($5::text IS NULL OR d.app_version = $5)"                           \
+	     " AND ($6::text IS NULL OR d.os_version = $6)"                             \
+	     " AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
 
 /* A group object from g (groups row), the counts REPORTS, USERS and the
- * times FIRST, LAST (timestamptz); the per-day series DAILY_WHERE
- * restricts group_daily rows d further. A level-1 group's rows are found
- * by key1, a level-2 group's by key2. */
-#define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, DAILY_WHERE)                         \
+ * times FIRST, LAST (timestamptz); the per-day series sums the group's
+ * rows of TABLE (alias d) that WHERE keeps. */
+#define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, TABLE, WHERE)                        \
 	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
 	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
 	" 'first_seen', " TS(FIRST) ", 'last_seen', " TS(LAST) ","                      \
 	" 'daily', (SELECT coalesce(json_agg(json_build_object('day',"                 \
 	"  to_char(s.day, 'YYYY-MM-DD'), 'reports', s.n) ORDER BY s.day), '[]')"        \
-	"  FROM (SELECT d.day, sum(d.reports) AS n FROM group_daily d"                  \
-	"   WHERE g.level = 1 AND d.app_id = g.app_id AND d.key1 = g.key"               \
-	DAILY_WHERE " GROUP BY d.day"                                                  \
-	"   UNION ALL SELECT d.day, sum(d.reports) FROM group_daily d"                   \
-	"   WHERE g.level = 2 AND d.app_id = g.app_id AND d.key2 = g.key"               \
-	DAILY_WHERE " GROUP BY d.day) AS s))"
+	"  FROM (SELECT d.day, sum(d.reports) AS n FROM " TABLE " d"                    \
+	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key AND "     \
+	WHERE " GROUP BY d.day) AS s))"
+
+/* The distinct users of a sketch (or of none) as a count. */
+#define CARD(H) "coalesce(hll_cardinality(" H "), 0)::bigint"
 
 #define SORT_VALUE(SORT, REPORTS, USERS, LAST)                                         \
 	"CASE " SORT " WHEN 0 THEN " REPORTS " WHEN 1 THEN " USERS                       \
 	" ELSE (extract(epoch FROM " LAST ") * 1000000)::bigint END"
 
+/* A page over TABLE's rows that WHERE keeps: sums per group first (no
+ * sketch read unless sort=users), the page cut, then each listed group's
+ * users as the union of its rows. */
+#define FILTERED_PAGE(TABLE, WHERE)                                                    \
+	"WITH agg AS (SELECT d.key, sum(d.reports)::bigint AS reports,"                 \
+	" hll_union_agg(d.users) FILTER (WHERE $9::integer = 1) AS users,"               \
+	" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen"                \
+	" FROM " TABLE " d WHERE d.app_id = $1 AND d.level = $2 AND" WHERE               \
+	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
+	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
+					    "a.last_seen") " AS v FROM agg a)"          \
+	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
+	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
+	" SELECT a.key, a.v, "                                                         \
+	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", TABLE, WHERE) \
+	"::jsonb AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
+	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
+	" ORDER BY a.v DESC, a.key DESC LIMIT $12) AS a"                                  \
+	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key,"          \
+	" LATERAL (SELECT CASE WHEN $9::integer = 1 THEN " CARD("a.users")             \
+	" ELSE (SELECT " CARD("hll_union_agg(d.users)") " FROM " TABLE " d"               \
+	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") END"      \
+	" AS users) AS u) AS p"
+
+static bool by_dimension(const st_group_filter *f)
+{
+	return f->version || f->os_version || f->device || f->kind;
+}
+
 static bool filtered(const st_group_filter *f)
 {
-	return f->from || f->to || f->version || f->os_version || f->device || f->kind;
+	return f->from || f->to || by_dimension(f);
+}
+
+/* The statements with optional filters are planned at every call: a
+ * generic plan cannot drop "$3 IS NULL OR …" and loses the index
+ * conditions, which PostgreSQL switches to from a statement's sixth call.
+ * Their sorts and hashes (per group over a range) get the memory they need
+ * without spilling, for this transaction only. */
+static int plan_per_call(st_conn *c)
+{
+	return st_exec_script(c,
+			      "SET LOCAL plan_cache_mode = force_custom_plan;"
+			      " SET LOCAL work_mem = '64MB'",
+			      "plan_per_call");
 }
 
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
 		   st_group_sort sort, int64_t after_value, const char *after_key,
 		   int64_t limit, char **out_json)
 {
-	/* All time, no filter: the groups' own exact totals. */
+	/* All time, no filter: the groups' own totals. */
 	static const st_stmt all = {
 		"groups_page_all",
 		"SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
 		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
 		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
-		" AS v, " GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "")
+		" AS v, "
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
+			     "true")
 		"::jsonb AS obj"
 		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
 		" AND ($5::text IS NULL OR ("
@@ -83,37 +135,23 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		", g.key) < ($4::bigint, $5::text))"
 		" ORDER BY v DESC, g.key DESC LIMIT $6) AS p",
 		6};
-	/* A date range or a filter: sums over the matching days, first and
-	 * last seen of the matching rows. */
-	static const st_stmt by_filter = {
-		"groups_page_filtered",
-		"WITH agg AS (SELECT CASE $2::integer WHEN 1 THEN d.key1 ELSE d.key2 END AS key,"
-		" sum(d.reports)::bigint AS reports, count(DISTINCT d.user_id)::bigint AS users,"
-		" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen"
-		" FROM group_daily d WHERE d.app_id = $1 AND" FILTERS " GROUP BY 1"
-		" HAVING sum(d.reports) > 0)"
-		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
-		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, " SORT_VALUE("$9::integer", "a.reports", "a.users", "a.last_seen")
-		" AS v, "
-		GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", " AND" FILTERS)
-		"::jsonb AS obj"
-		" FROM agg a JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key"
-		" WHERE ($11::text IS NULL OR ("
-		SORT_VALUE("$9::integer", "a.reports", "a.users", "a.last_seen")
-		", g.key) < ($10::bigint, $11::text))"
-		" ORDER BY v DESC, g.key DESC LIMIT $12) AS p",
-		12};
+	static const st_stmt by_days = {"groups_page_days",
+					FILTERED_PAGE("group_days", DAYS_ONLY), 12};
+	static const st_stmt by_dims = {"groups_page_dims",
+					FILTERED_PAGE("group_dim_days", DIMS), 12};
 	if (!filtered(f)) {
 		st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_INT64(sort),
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit)};
 		return run_text(c, &all, p, 6, out_json);
 	}
+	int rc = plan_per_call(c);
+	if (rc < 0)
+		return rc;
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
 			ST_TEXT(after_key), ST_INT64(limit)};
-	return run_text(c, &by_filter, p, 12, out_json);
+	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 12, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */
@@ -121,55 +159,68 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	" WHERE EXISTS (SELECT 1 FROM groups WHERE app_id = $1 AND level = 1 AND key = $2" \
 	" AND reports > 0)"
 
+/* A group's detail from TABLE's rows that WHERE keeps: its own rows by
+ * (level 1, key1), its subgroups' (groups.parent_key) by (level 2, key2). */
+#define FILTERED_DETAIL(TABLE, WHERE)                                                  \
+	"WITH sub AS (SELECT d.key, sum(d.reports)::bigint AS reports,"                 \
+	" " CARD("hll_union_agg(d.users)") " AS users, min(d.first_seen) AS first_seen," \
+	" max(d.last_seen) AS last_seen FROM groups s JOIN " TABLE " d"                 \
+	" ON d.app_id = s.app_id AND d.level = 2 AND d.key = s.key"                     \
+	" WHERE s.app_id = $1 AND s.level = 2 AND s.parent_key = $2 AND" WHERE           \
+	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
+	" top AS (SELECT coalesce(sum(d.reports), 0)::bigint AS reports,"               \
+	" " CARD("hll_union_agg(d.users)") " AS users, min(d.first_seen) AS first_seen," \
+	" max(d.last_seen) AS last_seen FROM " TABLE " d"                               \
+	" WHERE d.app_id = $1 AND d.level = 1 AND d.key = $2 AND" WHERE ")"              \
+	" SELECT json_build_object('group', (SELECT "                                  \
+	GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", TABLE, WHERE) \
+	" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"     \
+	" 'subgroups', (SELECT coalesce(json_agg("                                      \
+	GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", TABLE, WHERE) \
+	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
+	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"      \
+	GROUP_KNOWN
+
 int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group_filter *f,
 		    char **out_json)
 {
 	static const st_stmt all = {
 		"group_detail",
 		"SELECT json_build_object('group', (SELECT "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "")
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
+			     "true")
 		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "")
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
+			     "true")
 		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
 		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
 		2};
-	/* The group's matching rows, once; its subgroups are their key2s. */
-	static const st_stmt by_filter = {
-		"group_detail_filtered",
-		"WITH m AS MATERIALIZED (SELECT d.key2, d.user_id, d.reports, d.first_seen,"
-		" d.last_seen FROM group_daily d WHERE d.app_id = $1 AND d.key1 = $2 AND" FILTERS "),"
-		" sub AS (SELECT m.key2 AS key, sum(m.reports)::bigint AS reports,"
-		" count(DISTINCT m.user_id)::bigint AS users, min(m.first_seen) AS first_seen,"
-		" max(m.last_seen) AS last_seen FROM m GROUP BY m.key2 HAVING sum(m.reports) > 0),"
-		" top AS (SELECT coalesce(sum(m.reports), 0)::bigint AS reports,"
-		" count(DISTINCT m.user_id)::bigint AS users, min(m.first_seen) AS first_seen,"
-		" max(m.last_seen) AS last_seen FROM m)"
-		" SELECT json_build_object('group', (SELECT "
-		GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", " AND" FILTERS)
-		" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
-		" 'subgroups', (SELECT coalesce(json_agg("
-		GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", " AND" FILTERS)
-		" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"
-		" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"
-		GROUP_KNOWN,
-		8};
+	static const st_stmt by_days = {"group_detail_days",
+					FILTERED_DETAIL("group_days", DAYS_ONLY), 8};
+	static const st_stmt by_dims = {"group_detail_dims",
+					FILTERED_DETAIL("group_dim_days", DIMS), 8};
 	if (!filtered(f)) {
 		st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
 		return run_text(c, &all, p, 2, out_json);
 	}
+	int rc = plan_per_call(c);
+	if (rc < 0)
+		return rc;
 	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
 			ST_TEXT(f->to),	    ST_TEXT(f->version), ST_TEXT(f->os_version),
 			ST_TEXT(f->device), ST_TEXT(f->kind)};
-	return run_text(c, &by_filter, p, 8, out_json);
+	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 8, out_json);
 }
+/* clang-format on */
 
 int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const char *key2,
 			  const st_group_filter *f, int64_t after_us, int64_t after_id,
 			  int64_t limit, char **out_json)
 {
-	/* The filters read the row's columns as group_daily stores them (a
-	 * missing version is ''), so the list and this page agree. */
+	/* The filters read the row's columns as the aggregates store them (a
+	 * missing version is ''), so the list and this page agree; planned
+	 * per call, so a day range prunes the day partitions. */
 	static const st_stmt q = {
 		"group_reports_page",
 		"SELECT coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"
@@ -193,7 +244,8 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 			ST_INT64(after_us),	ST_INT64(after_id), ST_INT64(limit),
 			ST_TEXT(f->from),	ST_TEXT(f->to),	    ST_TEXT(f->version),
 			ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind)};
-	return run_text(c, &q, p, 12, out_json);
+	int rc = filtered(f) ? plan_per_call(c) : 0;
+	return rc < 0 ? rc : run_text(c, &q, p, 12, out_json);
 }
 
 int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, char **out_json)

@@ -2,7 +2,8 @@
 # Run once by the postgres image when it initializes an empty volume (as
 # its superuser, in the database POSTGRES_DB): the role the server logs in
 # as. No superuser, no CREATEDB/CREATEROLE; it owns the schema `stallscope`
-# and nothing else, so the migrations it runs cannot reach another schema,
+# (with the extension hll in it: only a superuser creates it) and nothing
+# else, so the migrations it runs cannot reach another schema,
 # and it cannot COPY … TO PROGRAM. The password comes from the environment
 # through psql's \getenv, never a command line.
 set -eu
@@ -17,4 +18,5 @@ ALTER ROLE stallscope SET search_path = stallscope;
 REVOKE ALL ON DATABASE :"db" FROM PUBLIC;
 GRANT CONNECT ON DATABASE :"db" TO stallscope;
 CREATE SCHEMA stallscope AUTHORIZATION stallscope;
+CREATE EXTENSION hll SCHEMA stallscope;
 SQL

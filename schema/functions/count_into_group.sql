@@ -3,22 +3,23 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- The caller (move_report) moves the report's group_daily row and says
--- whether the user joins.
+-- The caller (move_report) holds the user's lock and moves the report's
+-- day rows; adding a user to a sketch is exact (schema/016).
 
 CREATE OR REPLACE FUNCTION count_into_group(p_app bigint, p_level smallint, p_key text,
                                             p_parent_key text, p_frames jsonb, p_at timestamptz,
-                                            p_joins integer)
+                                            p_user text)
 RETURNS void LANGUAGE sql AS $$
-  INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users,
+  INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
                            first_seen, last_seen)
-  VALUES (p_app, p_level, p_key, p_parent_key, p_frames, 1, p_joins, p_at, p_at)
+  VALUES (p_app, p_level, p_key, p_parent_key, p_frames, 1, 1,
+          hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at)
   ON CONFLICT (app_id, level, key) DO UPDATE SET
     reports = g.reports + 1,
-    users = g.users + excluded.users,
+    users = hll_cardinality(hll_union(g.users_hll, excluded.users_hll)),
+    users_hll = hll_union(g.users_hll, excluded.users_hll),
     first_seen = least(g.first_seen, excluded.first_seen),
     last_seen = greatest(g.last_seen, excluded.last_seen);
 $$;
-COMMENT ON FUNCTION count_into_group(bigint, smallint, text, text, jsonb, timestamptz,
-                                     integer) IS
-  'Reprocessing: one report more in a group''s counters, the group made if new (one user more when p_joins is 1); the caller holds the user''s lock and moved the report''s group_daily row.';
+COMMENT ON FUNCTION count_into_group(bigint, smallint, text, text, jsonb, timestamptz, text) IS
+  'Reprocessing: one report of user p_user more in a group''s counters, the group made if new; the caller holds the user''s lock and moves the report''s day rows.';

@@ -3,14 +3,22 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- The caller (move_report) moves the report's group_daily row and says
--- whether the user leaves.
+-- A sketch cannot take a user out: once the caller (move_report) has
+-- recomputed the group's day rows, the group's users are the union of
+-- them (p_recount); the first call only takes the report off, and with it
+-- the row's lock, in the order ingest_reports locks groups.
 
 CREATE OR REPLACE FUNCTION count_out_of_group(p_app bigint, p_level smallint, p_key text,
-                                              p_leaves integer)
+                                              p_recount boolean)
 RETURNS void LANGUAGE sql AS $$
-  UPDATE groups SET reports = reports - 1, users = users - p_leaves
-   WHERE app_id = p_app AND level = p_level AND key = p_key AND reports > 0;
+  UPDATE groups SET reports = reports - 1
+   WHERE NOT p_recount AND app_id = p_app AND level = p_level AND key = p_key
+     AND reports > 0;
+  UPDATE groups g SET users_hll = u.users, users = hll_cardinality(u.users)
+    FROM (SELECT coalesce(hll_union_agg(d.users), hll_empty(12, 5, 1024, 0)) AS users
+            FROM group_days d
+           WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key) AS u
+   WHERE p_recount AND g.app_id = p_app AND g.level = p_level AND g.key = p_key;
 $$;
-COMMENT ON FUNCTION count_out_of_group(bigint, smallint, text, integer) IS
-  'Reprocessing: one report less in a group''s counters (and one user less when p_leaves is 1); the caller holds the user''s lock and moved the report''s group_daily row.';
+COMMENT ON FUNCTION count_out_of_group(bigint, smallint, text, boolean) IS
+  'Reprocessing: one report less in a group''s counters (p_recount false), then (p_recount true, once the group''s day rows are recomputed) its users as the union of its group_days rows; the caller holds the user''s lock.';

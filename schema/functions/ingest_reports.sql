@@ -14,8 +14,8 @@
 --    meanwhile loses its key insert: a duplicate, counted nowhere (the
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
---  * group counters: a user is new to a group when group_daily had no row
---    of theirs in it before this batch.
+--  * group counters: reports summed, users as hll sketches unioned
+--    (schema/016: exact up to 1,024 users per row).
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, then
 -- the contended group rows, level 1 by key and level 2 by key, last, so
@@ -132,10 +132,9 @@ BEGIN
 
   -- Everything stored, in one statement: the keys first (a report whose
   -- key insert lost is left out of the rest), then the quota counts, the
-  -- rows, the waits and both levels' counters. Every part sees the tables
-  -- as they were before the statement, which is what "new to the group"
-  -- asks of group_daily; the group rows are locked level by level in key
-  -- order.
+  -- rows, the waits and both levels' counters. The group rows are locked
+  -- level by level in key order, then their days', then their filter
+  -- dimensions'.
   WITH keyed AS (
     INSERT INTO report_keys (app_id, report_id, id, received_day)
     SELECT p_app, p_report_ids[o], nextval('report_ids'), p_days[o]
@@ -183,16 +182,21 @@ BEGIN
            p_kinds[o] AS kind, p_ats[o] AS at, o
       FROM stored, (VALUES (1), (2)) AS l(lvl)
   ), daily AS (
-    -- One row per report for both levels: the level-1 group's rows are
-    -- those of its level-2 groups.
-    INSERT INTO group_daily AS d (app_id, key1, user_id, key2, day, app_version, os_version,
-                                  device, kind, reports, first_seen, last_seen)
-    SELECT p_app, p_key1s[o], p_user_ids[o], p_key2s[o], p_days[o],
-           coalesce(p_app_versions[o], ''), coalesce(p_os_versions[o], ''),
-           coalesce(p_devices[o], ''), p_kinds[o], count(*), min(p_ats[o]), max(p_ats[o])
-      FROM stored GROUP BY 2, 3, 4, 5, 6, 7, 8, 9
-    ON CONFLICT (app_id, key1, user_id, key2, day, app_version, os_version, device, kind)
+    -- Both levels' rows per day and filter dimensions: the batch's users
+    -- of a row made into one sketch, then one upsert per row. Statements
+    -- of a WITH run last to first, so these rows are locked after
+    -- group_days and the groups', in key order (schema/016).
+    INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
+                                     kind, reports, users, first_seen, last_seen)
+    SELECT p_app, level, key, day, app_version, os_version, device, kind, count(*),
+           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at)
+      FROM counted
+     GROUP BY level, key, day, app_version, os_version, device, kind
+     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
+              device COLLATE "C", kind COLLATE "C"
+    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind)
     DO UPDATE SET reports = d.reports + excluded.reports,
+                  users = hll_union(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),
                   last_seen = greatest(d.last_seen, excluded.last_seen)
   ), dimensions AS (
@@ -213,25 +217,34 @@ BEGIN
       first_seen = least(a.first_seen, excluded.first_seen),
       last_seen = greatest(a.last_seen, excluded.last_seen)
   ), fresh AS (
-    -- A level-1 key is its own key1, a level-2 key's key1 is its parent;
-    -- either way one probe of the primary key's prefix.
-    SELECT level, key, count(DISTINCT uid) AS users
-      FROM counted c
-     WHERE (SELECT true FROM group_daily g
-             WHERE g.app_id = p_app AND g.key1 = coalesce(c.parent, c.key)
-               AND g.user_id = c.uid AND (c.level = 1 OR g.key2 = c.key) LIMIT 1) IS NULL
-     GROUP BY level, key
+    -- Both levels' rows per day (unfiltered ranges, per-day series),
+    -- locked after the groups' rows, in key order.
+    INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
+                                 last_seen)
+    SELECT p_app, level, key, day, count(*), hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0),
+           min(at), max(at)
+      FROM counted
+     GROUP BY level, key, day
+     ORDER BY level, key COLLATE "C", day
+    ON CONFLICT (app_id, level, key, day) DO UPDATE SET
+      reports = d.reports + excluded.reports,
+      users = hll_union(d.users, excluded.users),
+      first_seen = least(d.first_seen, excluded.first_seen),
+      last_seen = greatest(d.last_seen, excluded.last_seen)
   ), counters AS (
-    INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users,
+    -- The all-time sketch and its cardinality, which sort=users reads.
+    INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
                              first_seen, last_seen)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
-           count(*), coalesce(min(f.users), 0), min(c.at), max(c.at)
-      FROM counted c LEFT JOIN fresh f ON f.level = c.level AND f.key = c.key
+           count(*), hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)),
+           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at)
+      FROM counted c
      GROUP BY c.level, c.key
      ORDER BY c.level, c.key COLLATE "C"
     ON CONFLICT (app_id, level, key) DO UPDATE SET
       reports = g.reports + excluded.reports,
-      users = g.users + excluded.users,
+      users = hll_cardinality(hll_union(g.users_hll, excluded.users_hll)),
+      users_hll = hll_union(g.users_hll, excluded.users_hll),
       first_seen = least(g.first_seen, excluded.first_seen),
       last_seen = greatest(g.last_seen, excluded.last_seen)
   )

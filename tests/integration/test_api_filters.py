@@ -18,7 +18,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import _new_server, create_app, fixture_of, migrate, psql
+from conftest import _new_server, create_app, fixture_of, psql
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -79,6 +79,20 @@ def place(server, app, reports):
         r["key1"], r["key2"] = got.json["key1"], got.json["key2"]
 
 
+def regroup(server, app, image, recs):
+    """Uploads the dSYM RECS waited for; returns once reprocessing moved
+    every one of them to another level-1 group (their keys updated)."""
+    old_keys = {r["key1"] for r in recs}
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    deadline = time.time() + 20
+    while time.time() < deadline and any(
+            server.request("GET", f"/api/v1/reports/{r['id']}",
+                           token=app["admin_token"]).json["pending"] for r in recs):
+        time.sleep(0.2)
+    place(server, app, recs)
+    assert not old_keys & {r["key1"] for r in recs}, "every report moved"
+
+
 def matches(r, f):
     day = day_of(r["at"])
     if f.get("from") and day < f["from"] or f.get("to") and day > f["to"]:
@@ -116,6 +130,25 @@ def get(server, app, path):
 def check_groups(server, app, recs, f):
     """The list (both levels), every level-1 group's detail and every
     level-2 group's reports under the filters F."""
+    want_any = check_counts(server, app, recs, f)
+    for key1, key2 in {(r["key1"], r["key2"]) for r in recs}:
+        ids, cursor = [], None
+        while True:
+            page = get(server, app, f"/groups/{key1}/{key2}/reports?limit=2&{query(f)}"
+                       + (f"&cursor={cursor}" if cursor else ""))
+            ids += [r["id"] for r in page["reports"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        want_ids = [r["id"] for r in sorted(
+            (r for r in want_any if (r["key1"], r["key2"]) == (key1, key2)),
+            key=lambda r: (r["at"], r["id"]), reverse=True)]
+        assert ids == want_ids, (key1, key2, f)
+
+
+def check_counts(server, app, recs, f):
+    """The list (both levels) and every level-1 group's detail under the
+    filters F; returns the reports F keeps."""
     want_any = [r for r in recs if matches(r, f)]
     for level, key in ((1, "key1"), (2, "key2")):
         listed = get(server, app, f"/groups?level={level}&limit=500&{query(f)}")["groups"]
@@ -135,19 +168,7 @@ def check_groups(server, app, recs, f):
         want_subs = sorted(((k, summary(v)) for k, v in subs.items()),
                            key=lambda kv: (-kv[1]["reports"], kv[0]))
         assert [(g["key"], shown(g)) for g in detail["subgroups"]] == want_subs, (key1, f)
-    for key1, key2 in {(r["key1"], r["key2"]) for r in recs}:
-        ids, cursor = [], None
-        while True:
-            page = get(server, app, f"/groups/{key1}/{key2}/reports?limit=2&{query(f)}"
-                       + (f"&cursor={cursor}" if cursor else ""))
-            ids += [r["id"] for r in page["reports"]]
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
-        want_ids = [r["id"] for r in sorted(
-            (r for r in want_any if (r["key1"], r["key2"]) == (key1, key2)),
-            key=lambda r: (r["at"], r["id"]), reverse=True)]
-        assert ids == want_ids, (key1, key2, f)
+    return want_any
 
 
 def expected_dimensions(recs, since=None, until=None):
@@ -288,13 +309,13 @@ def test_dimensions_list_known_values_with_counts(dataset, db):
 def test_filtered_numbers_stay_exact_through_reprocessing(db, tmp_root, image):
     """Reports stored before their dSYM move to their real groups: the
     filtered detail, list and reports, first/last seen and the dimensions
-    then agree with where they are; group_daily's bounds agree with our own
-    SQL over the report rows."""
+    then agree with where they are; the aggregate rows (counts, users,
+    bounds) agree with our own SQL over the report rows."""
     app = create_app(db)
     base = (int(time.time()) // DAY - 2) * DAY
     stacks = stacks_of(image)
     recs = []
-    # The same user, day and dimensions at three times: one group_daily row.
+    # The same user, day and dimensions at three times: counted once.
     for i, at in enumerate((base + 8 * 3600, base + 12 * 3600, base + DAY + 9 * 3600)):
         server = start(db, tmp_root, at)
         if i == 0:
@@ -310,36 +331,40 @@ def test_filtered_numbers_stay_exact_through_reprocessing(db, tmp_root, image):
         assert all(get(server, app, "/groups?level=1")["groups"])
         before = get(server, app, "/dimensions")
         assert before == expected_dimensions(recs)
-        old_keys = {r["key1"] for r in recs}
-        assert server.upload(app, image.dwarf).status in (200, 201)
-        deadline = time.time() + 20
-        while time.time() < deadline and any(
-                server.request("GET", f"/api/v1/reports/{r['id']}",
-                               token=app["admin_token"]).json["pending"] for r in recs):
-            time.sleep(0.2)
-        place(server, app, recs)
-        assert not old_keys & {r["key1"] for r in recs}, "every report moved"
+        regroup(server, app, image, recs)
         day0 = day_of(base)
         for f in ({}, {"from": day0, "to": day0}, {"kind": "stall", "version": "1.0"}):
             check_groups(server, app, recs, f)
         assert get(server, app, "/dimensions") == before
         app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-        kept = psql(db, "SELECT key1, key2, user_id, day, app_version, os_version, device,"
-                        " kind, reports, first_seen, last_seen FROM group_daily"
-                        f" WHERE app_id = {app_id} ORDER BY 1, 2, 3, 4, 5, 6, 7, 8")
-        ours = psql(db, "SELECT key1, key2, user_id, received_day, coalesce(app_version, ''),"
-                        " coalesce(os_version, ''), coalesce(device, ''), kind, count(*),"
-                        " min(received_at), max(received_at) FROM reports"
-                        f" WHERE app_id = {app_id} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"
-                        " ORDER BY 1, 2, 3, 4, 5, 6, 7, 8")
-        assert kept == ours
-        assert max(int(line.split("|")[8]) for line in kept.splitlines()) == 2
+        aggregates_agree(db, app_id)
     finally:
         assert server.stop() == 0
 
 
+def aggregates_agree(db, app_id):
+    """Asserts that every aggregate row of APP_ID — both levels, per day
+    (group_days) and per day and dimensions (group_dim_days) — holds the
+    reports, distinct users and first/last received_at of the report rows
+    it stands for, by our own SQL."""
+    for table, dims in (("group_days", ""),
+                        ("group_dim_days", ", app_version, os_version, device, kind")):
+        ours_dims = dims and (", coalesce(app_version, ''), coalesce(os_version, ''),"
+                              " coalesce(device, ''), kind")
+        order = "1, 2, 3, 4, 5, 6" if dims else "1, 2"
+        for level, key in ((1, "key1"), (2, "key2")):
+            kept = psql(db, f"SELECT key, day{dims}, reports, hll_cardinality(users)::bigint,"
+                            f" first_seen, last_seen FROM {table}"
+                            f" WHERE app_id = {app_id} AND level = {level} ORDER BY {order}")
+            ours = psql(db, f"SELECT {key}, received_day{ours_dims}, count(*),"
+                            " count(DISTINCT user_id), min(received_at), max(received_at)"
+                            f" FROM reports WHERE app_id = {app_id}"
+                            f" GROUP BY {key}, received_day{ours_dims} ORDER BY {order}")
+            assert kept == ours, (table, level)
+
+
 def test_move_report_keeps_row_bounds_exact(db):
-    """move_report (schema/015) on a group_daily row of three reports:
+    """move_report on an aggregate row of three reports:
     moving the first, then the last, leaves the row the bounds of the
     reports still in it, as our own SQL over the report rows says."""
     bundle = create_app(db)["app"]
@@ -371,12 +396,9 @@ def test_move_report_keeps_row_bounds_exact(db):
                  f" AND id = {ids[i]}")
 
     def rows():
-        kept = psql(db, f"SELECT key1, reports, first_seen, last_seen FROM group_daily"
-                        f" WHERE app_id = {app} ORDER BY 1")
-        ours = psql(db, f"SELECT key1, count(*), min(received_at), max(received_at)"
-                        f" FROM reports WHERE app_id = {app} GROUP BY key1 ORDER BY 1")
-        assert kept == ours
-        return kept.splitlines()
+        aggregates_agree(db, app)
+        return psql(db, f"SELECT key, reports FROM group_days WHERE app_id = {app}"
+                        " AND level = 1 ORDER BY 1").splitlines()
 
     move(0)
     assert [r.split("|")[:2] for r in rows()] == [["k1", "2"], ["m1", "1"]]
@@ -483,7 +505,9 @@ def test_migration_backfills_bounds_and_dimensions(cluster, tmp_path):
     # narrowed to the group's first seen.
     psql(url, f"DROP TABLE reports_a{app}_20261110")
 
-    assert "applied 015_" in migrate(url).stdout
+    # 015 alone: 016 replaces group_daily (tests/integration/test_aggregates.py).
+    migrate_up_to(url, tmp_path / "at15", 16)
+    assert psql(url, "SELECT max(version) FROM schema_migrations") == "15"
     rows = psql(url, "SELECT key2, day, app_version, device, reports,"
                      " to_char(first_seen AT TIME ZONE 'UTC', 'DD HH24:MI:SS.US'),"
                      " to_char(last_seen AT TIME ZONE 'UTC', 'DD HH24:MI:SS.US')"

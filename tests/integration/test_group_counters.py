@@ -1,7 +1,7 @@
 """Distinct users per group stay exact when two transactions of one user
-overlap: ingest_reports (schema/010) and move_report (schema/013) take the
-user's lock before asking group_daily whether the user is new to a group or
-leaves it. Driven through psql so the overlap is certain: the first
+overlap: ingest_reports adds users to the groups' sketches, and
+move_report takes the user's lock before it recounts the old groups' users
+from their kept reports (schema/016). Driven through psql so the overlap is certain: the first
 transaction holds its rows uncommitted while the second counts."""
 
 import json
@@ -29,10 +29,14 @@ def ingest_sql(app_id, version, app_version):
 
 
 def move_sql(app_id, app_version):
-    """Reprocessing moving USER's report of APP_VERSION from k1/k2 to m1/m2."""
+    """Reprocessing moving USER's report of APP_VERSION from k1/k2 to m1/m2:
+    the counters, then the report's keys (st_report_update_symbols)."""
     return (f"SELECT move_report({app_id}, 'k1', 'k2', 'm1', 'm2', '[\"m\"]',"
-            f" '[\"m\",\"n\"]', current_date, now(), '{app_version}', '17.2',"
-            f" 'iPhone14,2', 'stall', '{USER}')")
+            f" '[\"m\",\"n\"]', current_date, r.received_at, '{app_version}', '17.2',"
+            f" 'iPhone14,2', 'stall', '{USER}') FROM reports r WHERE r.app_id = {app_id}"
+            f" AND r.app_version = '{app_version}';"
+            f" UPDATE reports SET key1 = 'm1', key2 = 'm2' WHERE app_id = {app_id}"
+            f" AND app_version = '{app_version}'")
 
 
 def counters(url, app_id):
@@ -61,7 +65,7 @@ def test_one_user_counted_once_when_their_reports_overlap(db):
     # Whitelisted: no quota row, whose lock would serialize the user anyway.
     psql(db, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app_id}, '{USER}')")
 
-    # Two app versions: two group_daily rows of one user in one group.
+    # Two app versions: two group_dim_days rows of one user in one group.
     overlap(db, ingest_sql(app_id, version, "8.0.1"), ingest_sql(app_id, version, "8.0.2"))
     assert counters(db, app_id) == ["k1|2|1", "k2|2|1"]
     psql(db, move_sql(app_id, "8.0.1"))
@@ -72,5 +76,7 @@ def test_one_user_counted_once_when_their_reports_overlap(db):
     assert counters(db, app_id) == ["k1|1|1", "m1|2|1", "k2|1|1", "m2|2|1"]
     psql(db, move_sql(app_id, "8.0.3"))
     assert counters(db, app_id) == ["k1|0|0", "m1|3|1", "k2|0|0", "m2|3|1"]
-    assert psql(db, f"SELECT count(*) FROM group_daily WHERE app_id = {app_id}"
-                    " AND (key1 = 'k1' OR key2 = 'k2')") == "0"
+    assert psql(db, f"SELECT count(*) FROM group_days WHERE app_id = {app_id}"
+                    " AND key IN ('k1', 'k2')") == "0"
+    assert psql(db, f"SELECT count(*) FROM group_dim_days WHERE app_id = {app_id}"
+                    " AND key IN ('k1', 'k2')") == "0"

@@ -1,0 +1,93 @@
+-- move_day_row — reprocessing: one report moved between two groups' rows
+-- of one level and day, in group_days or (p_dims) group_dim_days.
+-- Applied by `stallscope migrate` after the numbered migrations, at every
+-- run: edit it in place. A new argument list or return type also needs a
+-- numbered migration dropping the old one (docs/STORAGE.md §Schema).
+--
+-- Reports move exactly (one less, one more). A sketch cannot remove a
+-- user, so the old row's users, first and last seen are recomputed from
+-- the reports kept for it: the report being moved is one of them, so its
+-- day is kept, and it still has its old keys (move_report runs before
+-- st_report_update_symbols), so one report of p_user at p_at is left out.
+-- (received_at is whole seconds, as p_at is: two reports of one user in
+-- one second of one row are interchangeable here.) The two rows are
+-- locked in key order, as ingest_reports locks them. The cost is a read
+-- of the old group's reports of that day (the partition's index on
+-- (key1, key2, …)), per moved report.
+
+CREATE OR REPLACE FUNCTION move_day_row(p_app bigint, p_level smallint, p_from_key1 text,
+                                        p_from_key2 text, p_to_key text, p_day date,
+                                        p_at timestamptz, p_user text, p_dims boolean,
+                                        p_app_version text, p_os_version text,
+                                        p_device text, p_kind text)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  from_key text := CASE p_level WHEN 1 THEN p_from_key1 ELSE p_from_key2 END;
+  step integer;
+  left_users hll;
+  left_first timestamptz;
+  left_last timestamptz;
+  left_reports bigint;
+BEGIN
+  FOR step IN 1..2 LOOP
+    IF (step = 1) = (from_key COLLATE "C" <= p_to_key COLLATE "C") THEN
+      SELECT hll_add_agg(hll_hash_text(k.user_id), 12, 5, 1024, 0), min(k.received_at),
+             max(k.received_at), count(*)
+        INTO left_users, left_first, left_last, left_reports
+        FROM (SELECT r.user_id, r.received_at,
+                     row_number() OVER (PARTITION BY r.user_id = p_user
+                                                     AND r.received_at = p_at) AS nth
+                FROM reports r
+               WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
+                 AND (p_level = 1 OR r.key2 = p_from_key2)
+                 AND (NOT p_dims OR (coalesce(r.app_version, '') = p_app_version
+                                     AND coalesce(r.os_version, '') = p_os_version
+                                     AND coalesce(r.device, '') = p_device
+                                     AND r.kind = p_kind))) AS k
+       WHERE NOT (k.user_id = p_user AND k.received_at = p_at AND k.nth = 1);
+      left_users := coalesce(left_users, hll_empty(12, 5, 1024, 0));
+      IF p_dims THEN
+        UPDATE group_dim_days SET reports = reports - 1, users = left_users,
+               first_seen = coalesce(left_first, first_seen),
+               last_seen = coalesce(left_last, last_seen)
+         WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
+           AND app_version = p_app_version AND os_version = p_os_version
+           AND device = p_device AND kind = p_kind AND reports > 0;
+        DELETE FROM group_dim_days
+         WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
+           AND app_version = p_app_version AND os_version = p_os_version
+           AND device = p_device AND kind = p_kind AND reports = 0;
+      ELSE
+        UPDATE group_days SET reports = reports - 1, users = left_users,
+               first_seen = coalesce(left_first, first_seen),
+               last_seen = coalesce(left_last, last_seen)
+         WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
+           AND reports > 0;
+        DELETE FROM group_days
+         WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
+           AND reports = 0;
+      END IF;
+    ELSIF p_dims THEN
+      INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version,
+                                       device, kind, reports, users, first_seen, last_seen)
+      VALUES (p_app, p_level, p_to_key, p_day, p_app_version, p_os_version, p_device, p_kind,
+              1, hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at)
+      ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind)
+      DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
+                    first_seen = least(d.first_seen, excluded.first_seen),
+                    last_seen = greatest(d.last_seen, excluded.last_seen);
+    ELSE
+      INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
+                                   last_seen)
+      VALUES (p_app, p_level, p_to_key, p_day, 1,
+              hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at)
+      ON CONFLICT (app_id, level, key, day)
+      DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
+                    first_seen = least(d.first_seen, excluded.first_seen),
+                    last_seen = greatest(d.last_seen, excluded.last_seen);
+    END IF;
+  END LOOP;
+END $$;
+COMMENT ON FUNCTION move_day_row(bigint, smallint, text, text, text, date, timestamptz, text,
+                                 boolean, text, text, text, text) IS
+  'Reprocessing: one report of p_user at p_at moved from its old group''s row of one level and day to p_to_key''s, in group_days or (p_dims) group_dim_days: the old row''s users and bounds recomputed from its kept reports; the caller (move_report) holds the user''s lock and keeps the lock order.';

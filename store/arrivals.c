@@ -99,10 +99,10 @@ int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t
  * srv_symbol_set_images. */
 #define ANSWERED                                                                                   \
 	"CASE WHEN w.reason IN ('missing', 'system_missing') THEN"                                 \
-	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid)"     \
+	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid)"      \
 	" OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)"                        \
 	" WHEN w.reason IN ('malformed', 'system_malformed') THEN"                                 \
-	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid"      \
+	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid"       \
 	" AND d.created_at >= w.received_day)"                                                     \
 	" OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid"                         \
 	" AND s.created_at >= w.received_day)"                                                     \

@@ -275,8 +275,7 @@ int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *
 
 int st_report_waits_clear(st_conn *c, int64_t report)
 {
-	static const st_stmt q = {
-		"report_waits_clear", "SELECT clear_report_waits($1)", 1};
+	static const st_stmt q = {"report_waits_clear", "SELECT clear_report_waits($1)", 1};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(report));
 }
 

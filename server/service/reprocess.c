@@ -24,7 +24,7 @@
 #define ARRIVALS 32
 /* Old arrivals are pruned this often, this many at a time. */
 #define PRUNE_EVERY_S 3600
-#define PRUNE_LIMIT 1000
+#define PRUNE_LIMIT   1000
 
 /* A look's reports, and where the next look starts. */
 typedef struct candidates {

@@ -110,20 +110,36 @@ int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t
 	" WHERE d.app_id = w.app_id AND d.uuid = w.uuid),"                                         \
 	" (SELECT bool_or(s.has_dwarf) FROM system_symbols s WHERE s.uuid = w.uuid), false) END"
 
-int st_waits_sweep(st_conn *c, int64_t after, int64_t limit, st_candidate_cb cb, void *cls)
+int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_candidate_cb cb,
+		   void *cls)
 {
 	static const st_stmt q = {
 		"waits_sweep",
 		"WITH r AS (SELECT DISTINCT report FROM report_waits WHERE report > $1"
-		" ORDER BY report LIMIT $2),"
+		" AND report <= $3 ORDER BY report LIMIT $2),"
 		" w AS (SELECT w.report, w.app_id, w.received_day,"
 		" CASE WHEN " ANSWERED " THEN w.uuid END AS answered"
 		" FROM r JOIN report_waits w ON w.report = r.report)"
 		" SELECT report, min(app_id), to_char(min(received_day), 'YYYY-MM-DD'),"
 		" coalesce(upper(min(answered::text)), '') FROM w GROUP BY report ORDER BY report",
-		2};
+		3};
 	struct cand_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(after), ST_INT64(limit));
+	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(after), ST_INT64(limit),
+		       ST_INT64(until));
+}
+
+static int read_report(void *cls, const st_row *row)
+{
+	*(int64_t *)cls = st_row_int64(row, 0);
+	return 0;
+}
+
+int st_waits_last(st_conn *c, int64_t *out)
+{
+	static const st_stmt q = {"waits_last", "SELECT coalesce(max(report), 0) FROM report_waits",
+				  0};
+	*out = 0;
+	return st_exec(c, &q, NULL, 0, read_report, out);
 }
 
 int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t report)

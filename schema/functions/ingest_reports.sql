@@ -204,10 +204,11 @@ BEGIN
     -- start after its transaction ended, so its arrival may have been
     -- handled before these waits were visible. A new arrival moves them.
     INSERT INTO debug_file_arrivals (app_id, uuid)
-    SELECT DISTINCT p_app, w.uuid FROM wait_rows w
-     WHERE w.reason IN ('missing', 'system_missing')
-       AND (EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = p_app AND d.uuid = w.uuid)
-            OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid))
+    SELECT p_app, w.uuid
+      FROM (SELECT DISTINCT uuid FROM wait_rows
+             WHERE reason IN ('missing', 'system_missing')) AS w
+     WHERE EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = p_app AND d.uuid = w.uuid)
+        OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)
   ), counted AS (
     SELECT lvl::smallint AS level,
            CASE lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key,

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -46,8 +47,8 @@ static int add_candidate(void *cls, const st_candidate *cand)
 
 typedef struct look_tx {
 	candidates *c;
-	const st_arrival *arrival; /* NULL: a step of the sweep */
-	int64_t after_app, after_report;
+	const st_arrival *arrival; /* NULL: a step of the sweep, up to UNTIL */
+	int64_t after_app, after_report, until;
 } look_tx;
 
 static int look_cb(st_conn *c, void *cls)
@@ -57,7 +58,7 @@ static int look_cb(st_conn *c, void *cls)
 	if (t->arrival)
 		return st_arrival_waits(c, t->arrival, t->after_app, t->after_report, BATCH,
 					add_candidate, t->c);
-	return st_waits_sweep(c, t->after_report, SWEEP, add_candidate, t->c);
+	return st_waits_sweep(c, t->after_report, t->until, SWEEP, add_candidate, t->c);
 }
 
 typedef struct prepare_tx {
@@ -202,11 +203,12 @@ static int move_all(const char *data_dir, const candidates *c, int64_t *done, bo
 	return 0;
 }
 
-/* One step of the sweep after report *AFTER, which it advances: the
- * reports looked at (0 at the end), or a negative st_status. */
-static int sweep_step(const char *data_dir, candidates *c, int64_t *after, int64_t *done)
+/* One step of the sweep after report *AFTER, which it advances, up to
+ * UNTIL: the reports looked at (0 at the end), or a negative st_status. */
+static int sweep_step(const char *data_dir, candidates *c, int64_t *after, int64_t until,
+		      int64_t *done)
 {
-	look_tx t = {.c = c, .after_report = *after};
+	look_tx t = {.c = c, .after_report = *after, .until = until};
 	int rc = st_run_tx("reprocess_sweep", look_cb, &t);
 	if (rc <= 0)
 		return rc;
@@ -225,7 +227,7 @@ int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 	if (!c)
 		return ST_HARD_ERROR;
 	int rc;
-	while ((rc = sweep_step(data_dir, c, &after, &done)) > 0)
+	while ((rc = sweep_step(data_dir, c, &after, INT64_MAX, &done)) > 0)
 		;
 	free(c);
 	if (out_done)
@@ -242,6 +244,7 @@ static const srv_config *cfg; /* the background thread's, from start */
 static struct {
 	int64_t last_arrival; /* every arrival up to this id is handled */
 	int64_t swept;	      /* the sweep's position (report id) */
+	int64_t sweep_until;  /* -1 until read: the last report waiting at the start */
 	bool sweep_done;
 	time_t pruned;
 	candidates c;
@@ -286,27 +289,41 @@ static int arrivals_cb(st_conn *c, void *cls)
 	return st_arrivals_after(c, run.last_arrival, ARRIVALS, add_arrival, cls);
 }
 
-/* The arrivals after the last one handled, in order; stops at one whose
- * reports could not all be moved, to look at it again next time. 1 when
- * more may be waiting, 0 not, or a negative st_status. */
-static int follow_arrivals(int64_t *done)
+/* The arrivals after the last one handled, in order. One whose reports
+ * could not all be moved is looked at again from there next time (*AGAIN:
+ * soon). 1 when more may be waiting, 0 not, or a negative st_status. */
+static int follow_arrivals(int64_t *done, bool *again)
 {
 	arrivals l;
+	int64_t redo = 0;
 	int rc = st_run_tx("reprocess_arrivals", arrivals_cb, &l);
-	for (size_t i = 0; rc >= 0 && i < l.n; i++) {
+	for (size_t i = 0; rc >= 0 && i < l.n && !srv_background_stopping(&bg); i++) {
 		rc = follow_arrival(&l.v[i], done);
-		if (rc == 0)
-			return 0;
-		if (rc > 0)
+		if (rc == 0 && redo == 0)
+			redo = l.v[i].id;
+		if (rc >= 0)
 			run.last_arrival = l.v[i].id;
 	}
-	return rc < 0 ? rc : l.n == ARRIVALS;
+	if (redo) {
+		run.last_arrival = redo - 1;
+		*again = true;
+	}
+	return rc < 0 ? rc : !redo && l.n == ARRIVALS;
 }
 
 static int prune_cb(st_conn *c, void *cls)
 {
 	(void)cls;
 	return st_arrivals_prune(c, PRUNE_LIMIT);
+}
+
+/* The sweep covers the reports waiting when the server started: those
+ * stored later wait for an arrival to come or recorded one themselves
+ * (ingest_reports' late arrivals). */
+static int sweep_until_cb(st_conn *c, void *cls)
+{
+	(void)cls;
+	return st_waits_last(c, &run.sweep_until);
 }
 
 /* Arrivals first, then a step of the sweep left from the start, then
@@ -316,10 +333,13 @@ static int pass(void *cls)
 {
 	(void)cls;
 	int64_t done = 0;
-	int rc = follow_arrivals(&done);
+	bool again = false;
+	int rc = follow_arrivals(&done, &again);
 	bool more = rc > 0;
+	if (rc >= 0 && run.sweep_until < 0)
+		rc = st_run_tx("reprocess_sweep_until", sweep_until_cb, NULL);
 	if (rc >= 0 && !run.sweep_done) {
-		rc = sweep_step(cfg->data_dir, &run.c, &run.swept, &done);
+		rc = sweep_step(cfg->data_dir, &run.c, &run.swept, run.sweep_until, &done);
 		run.sweep_done = rc == 0;
 		more = more || rc > 0;
 	}
@@ -332,7 +352,10 @@ static int pass(void *cls)
 		cm_log(CM_WARN, "reprocessing: database unavailable, retrying later");
 	else if (done)
 		cm_log(CM_INFO, "reprocessed %lld reports whose symbols arrived", (long long)done);
-	return more && rc >= 0 ? 0 : (int)cfg->reprocess_interval;
+	if (rc < 0)
+		return (int)cfg->reprocess_interval;
+	/* A report another instance held: it is likely done in a moment. */
+	return more ? 0 : again ? 1 : (int)cfg->reprocess_interval;
 }
 
 /* ---- the listening thread ------------------------------------------------- */
@@ -348,10 +371,13 @@ static void *listen_loop(void *arg)
 	(void)arg;
 	st_listener *l = NULL;
 	while (atomic_load(&listening)) {
-		if (!l && !(l = st_listener_open(ST_ARRIVALS_CHANNEL))) {
-			struct timespec second = {1, 0};
-			nanosleep(&second, NULL);
-			continue;
+		if (!l) {
+			if (!(l = st_listener_open(ST_ARRIVALS_CHANNEL))) {
+				struct timespec second = {1, 0};
+				nanosleep(&second, NULL);
+				continue;
+			}
+			srv_reprocess_wake();
 		}
 		int rc = st_listener_wait(l, 1000);
 		if (rc < 0) {
@@ -371,6 +397,7 @@ int srv_reprocess_start(const srv_config *config)
 {
 	cfg = config;
 	run.pruned = time(NULL) - PRUNE_EVERY_S;
+	run.sweep_until = -1;
 	atomic_store(&listening, true);
 	if (pthread_create(&listener, NULL, listen_loop, NULL) != 0) {
 		atomic_store(&listening, false);

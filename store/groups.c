@@ -288,16 +288,16 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 		" ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
 		" SELECT upper(w.uuid::text) AS uuid, replace(w.uuid::text, '-', '') AS hex,"
 		" max(w.arch) AS arch, max(w.image_name) AS name,"
-		" count(DISTINCT w.report) AS reports,"
-		" to_char(max(w.received_day), 'YYYY-MM-DD') AS last_seen"
-		" FROM report_waits w WHERE w.app_id = $1"
+		" sum(w.reports)::bigint AS reports,"
+		" to_char(max(w.day), 'YYYY-MM-DD') AS last_seen"
+		" FROM image_waits w WHERE w.app_id = $1"
 		" AND w.reason = CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
 		" AND NOT EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id"
 		" AND d.uuid = w.uuid)"
 		" AND NOT EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)"
 		" GROUP BY w.uuid"
-		" HAVING $4::uuid IS NULL OR count(DISTINCT w.report) < $3::bigint"
-		" OR (count(DISTINCT w.report) = $3::bigint AND w.uuid > $4::uuid)"
+		" HAVING $4::uuid IS NULL OR sum(w.reports) < $3::bigint"
+		" OR (sum(w.reports) = $3::bigint AND w.uuid > $4::uuid)"
 		" ORDER BY reports DESC, w.uuid LIMIT $5) AS m",
 		5};
 	st_param p[] = {ST_INT64(app_id), ST_BOOL(system), ST_INT64(after_reports),

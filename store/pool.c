@@ -93,7 +93,7 @@ static void on_notice(void *arg, const char *message)
 	cm_log(CM_DEBUG, "db notice: %s", chomp(buf, sizeof buf, message));
 }
 
-static PGconn *connect_db(const char *conninfo)
+static PGconn *connect_as(const char *conninfo, const char *application_name)
 {
 	/*
 	 * Our defaults come first: with expand_dbname the URL's own settings
@@ -101,11 +101,16 @@ static PGconn *connect_db(const char *conninfo)
 	 */
 	const char *const keys[] = {"connect_timeout", "application_name",
 				    "dbname", NULL};
-	const char *const values[] = {"5", "stallscope", conninfo, NULL};
+	const char *const values[] = {"5", application_name, conninfo, NULL};
 	PGconn *pg = PQconnectdbParams(keys, values, 1);
 	if (pg)
 		PQsetNoticeProcessor(pg, on_notice, NULL);
 	return pg;
+}
+
+static PGconn *connect_db(const char *conninfo)
+{
+	return connect_as(conninfo, "stallscope");
 }
 
 static void forget_prepared(st_conn *c)
@@ -679,4 +684,73 @@ int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len)
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	return (int)len;
+}
+
+/* ---- a listening connection ------------------------------------------------ */
+
+struct st_listener {
+	PGconn *pg;
+};
+
+void st_listener_close(st_listener *l)
+{
+	if (!l)
+		return;
+	PQfinish(l->pg);
+	free(l);
+}
+
+st_listener *st_listener_open(const char *channel)
+{
+	st_listener *l = calloc(1, sizeof *l);
+	if (!l || !pool.conninfo)
+		goto fail;
+	/* Its own name, so an operator (and the tests) can tell it apart. */
+	l->pg = connect_as(pool.conninfo, "stallscope-listener");
+	if (!l->pg || PQstatus(l->pg) != CONNECTION_OK)
+		goto fail;
+	char *id = PQescapeIdentifier(l->pg, channel, strlen(channel));
+	char sql[256];
+	snprintf(sql, sizeof sql, "LISTEN %s", id ? id : "");
+	PQfreemem(id);
+	PGresult *res = id ? PQexec(l->pg, sql) : NULL;
+	bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+	PQclear(res);
+	if (ok)
+		return l;
+fail:
+	atomic_fetch_add(&error_count, 1);
+	st_listener_close(l);
+	return NULL;
+}
+
+/* Reads what came: 1 when a notification did, 0 not, -1 lost. */
+static int drain(st_listener *l)
+{
+	if (PQconsumeInput(l->pg) != 1)
+		return -1;
+	int got = 0;
+	PGnotify *n;
+	while ((n = PQnotifies(l->pg)) != NULL) {
+		got = 1;
+		PQfreemem(n);
+	}
+	return got;
+}
+
+int st_listener_wait(st_listener *l, int timeout_ms)
+{
+	int got = drain(l);
+	if (got != 0)
+		return got < 0 ? ST_SOFT_ERROR : 1;
+	struct pollfd fd = {PQsocket(l->pg), POLLIN, 0};
+	if (fd.fd < 0)
+		return ST_SOFT_ERROR;
+	int rc = poll(&fd, 1, timeout_ms);
+	if (rc < 0)
+		return errno == EINTR ? 0 : ST_SOFT_ERROR;
+	if (rc == 0)
+		return 0;
+	got = drain(l);
+	return got < 0 ? ST_SOFT_ERROR : got;
 }

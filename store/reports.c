@@ -275,8 +275,7 @@ int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *
 
 int st_report_waits_clear(st_conn *c, int64_t report)
 {
-	static const st_stmt q = {
-		"report_waits_clear", "DELETE FROM report_waits WHERE report = $1", 1};
+	static const st_stmt q = {"report_waits_clear", "SELECT clear_report_waits($1)", 1};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(report));
 }
 
@@ -299,12 +298,18 @@ int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day)
 	static const st_stmt quota = {
 		"reports_purge_quota",
 		"DELETE FROM user_quota WHERE app_id = $1 AND day < $2::date", 2};
+	/* Every wait of those days went with their report_keys rows. */
+	static const st_stmt counts = {
+		"reports_purge_image_waits",
+		"DELETE FROM image_waits WHERE app_id = $1 AND day < $2::date", 2};
 	int64_t dropped = 0;
 	int rc = ST_EXEC(c, &drop, read_count, &dropped, ST_INT64(app_id), ST_TEXT(before_day));
 	if (rc >= 0)
 		rc = ST_EXEC(c, &keys, NULL, NULL, ST_INT64(app_id), ST_TEXT(before_day));
 	if (rc >= 0)
 		rc = ST_EXEC(c, &quota, NULL, NULL, ST_INT64(app_id), ST_TEXT(before_day));
+	if (rc >= 0)
+		rc = ST_EXEC(c, &counts, NULL, NULL, ST_INT64(app_id), ST_TEXT(before_day));
 	return rc < 0 ? rc : (int)dropped;
 }
 
@@ -339,40 +344,6 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 		2};
 	struct sf_each e = {cb, cls};
 	return ST_EXEC(c, &q, read_symbol_file, &e, ST_INT64(app_id), ST_TEXT(uuids));
-}
-
-struct cand_each {
-	st_candidate_cb cb;
-	void *cls;
-};
-
-static int read_candidate(void *cls, const st_row *row)
-{
-	struct cand_each *e = cls;
-	st_candidate cand = {st_row_int64(row, 0), st_row_int64(row, 1), ""};
-	if (st_row_copy(row, 2, cand.day, sizeof cand.day) < 0)
-		return -1;
-	return e->cb(e->cls, &cand);
-}
-
-int st_reprocess_candidates(st_conn *c, int64_t limit, st_candidate_cb cb, void *cls)
-{
-	static const st_stmt q = {
-		"reprocess_candidates",
-		"SELECT w.report, w.app_id, to_char(min(w.received_day), 'YYYY-MM-DD')"
-		" FROM report_waits w JOIN LATERAL ("
-		" SELECT d.created_at, d.has_dwarf FROM debug_files d"
-		" WHERE d.app_id = w.app_id AND d.uuid = w.uuid"
-		" UNION ALL SELECT s.created_at, s.has_dwarf FROM system_symbols s"
-		" WHERE s.uuid = w.uuid) AS d ON true"
-		" WHERE w.reason IN ('missing', 'system_missing')"
-		" OR (w.reason IN ('malformed', 'system_malformed') AND d.created_at > "
-		"w.created_at)"
-		" OR (w.reason = 'symbol_table' AND d.has_dwarf)"
-		" GROUP BY w.report, w.app_id ORDER BY w.report LIMIT $1",
-		1};
-	struct cand_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(limit));
 }
 
 static int read_meta(void *cls, const st_row *row)

@@ -175,25 +175,74 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
  * "system_missing", "system_malformed". */
 int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,
 			const char *waits);
-/* Forgets every wait of report ID. */
+/* Forgets every wait of report ID (and counts them out of image_waits). */
 int st_report_waits_clear(st_conn *c, int64_t report);
 
 /* ---- Reprocessing ------------------------------------------------------------------ */
 
+/* The channel st_arrivals_record notifies (LISTEN through st_listen_open). */
+#define ST_ARRIVALS_CHANNEL "stallscope_arrivals"
+
+/*
+ * Records, in the caller's transaction, that debug files of APP_ID (0:
+ * system symbol files, for every app) with the UUIDS (a PostgreSQL array
+ * literal, "{UUID,UUID}") were stored, and notifies ST_ARRIVALS_CHANNEL at
+ * the commit. Takes the images' locks first, which waits for the
+ * transactions storing reports that find one of them missing: every wait
+ * is then either visible to whoever reads the arrival, or stored after
+ * the file by a transaction that records an arrival of its own
+ * (ingest_reports, add_report_waits).
+ */
+int st_arrivals_record(st_conn *c, int64_t app_id, const char *uuids);
+
+typedef struct st_arrival {
+	int64_t id;
+	int64_t app_id; /* 0: a system symbol file, every app's reports */
+	char uuid[37];
+} st_arrival;
+
+typedef int (*st_arrival_cb)(void *cls, const st_arrival *a);
+
+/* Arrivals with an id above AFTER, oldest first, at most LIMIT; returns
+ * how many. */
+int st_arrivals_after(st_conn *c, int64_t after, int64_t limit, st_arrival_cb cb, void *cls);
+
+/* Deletes at most LIMIT arrivals older than a day, oldest first. */
+int st_arrivals_prune(st_conn *c, int64_t limit);
+
+/* A report that may have something to reprocess: it waits for UUID. */
 typedef struct st_candidate {
 	int64_t report, app_id;
 	char day[11];
+	char uuid[37]; /* "" from the sweep: nothing answers its waits yet */
 } st_candidate;
 
 typedef int (*st_candidate_cb)(void *cls, const st_candidate *c);
 
 /*
- * Reports whose waits a debug file or system symbol file now answers: a
- * file for a missing image; a file newer than the wait for an unreadable
- * one; a DWARF file where only a symbol table was. At most LIMIT, oldest
- * first.
+ * The reports waiting for A's UUID — in A's app, or in every app for a
+ * system file — after the keyset position (AFTER_APP, AFTER_REPORT), in
+ * (app, report) order, at most LIMIT; through report_waits' primary key.
+ * Returns how many.
  */
-int st_reprocess_candidates(st_conn *c, int64_t limit, st_candidate_cb cb, void *cls);
+int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t after_report,
+		     int64_t limit, st_candidate_cb cb, void *cls);
+
+/*
+ * The safety sweep: the next LIMIT waiting reports after report id AFTER
+ * and up to UNTIL, in id order, each handed to CB with the UUID of a wait
+ * a file now answers (a file for a missing image; a file newer than the
+ * report's day for an unreadable one; DWARF where the file serving it has
+ * only a symbol table) or "" when none does. Returns how many reports.
+ */
+int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_candidate_cb cb,
+		   void *cls);
+
+/* The greatest id of a waiting report into *OUT (0: none). */
+int st_waits_last(st_conn *c, int64_t *out);
+
+/* 1 when report REPORT of APP_ID still waits for UUID, else 0. */
+int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t report);
 
 /* What reprocessing needs of a stored report; strings owned by the struct
  * (st_report_meta_clear). */
@@ -218,7 +267,7 @@ typedef int (*st_app_id_cb)(void *cls, int64_t app_id);
 int st_app_ids(st_conn *c, st_app_id_cb cb, void *cls);
 
 /* Drops APP_ID's report partitions of days before BEFORE_DAY and the index
- * rows (report_keys, report_waits, user_quota) of those days; returns the
+ * rows (report_keys, report_waits, user_quota, image_waits) of those days; returns the
  * number of partitions dropped. Group counters stay. */
 int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day);
 

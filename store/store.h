@@ -92,6 +92,20 @@ bool st_pipe_lost(const st_pipe *p);
  * (P is lost then). Something must be in flight. WAKE_FD is not read. */
 int st_pipe_wait(st_pipe *p, int wake_fd);
 
+/*
+ * A connection of its own, outside the pool, that LISTENs on CHANNEL (its
+ * application_name is "stallscope-listener"): NULL when the database
+ * cannot be reached. st_listener_wait waits up to TIMEOUT_MS: 1 when
+ * notifications came (all read), 0 when none did, a negative st_status
+ * when the connection is lost (close it, open another). Notifications sent
+ * while no connection listened are lost: what they announce must be
+ * readable from the database too. st_listener_close frees L (NULL: no-op).
+ */
+typedef struct st_listener st_listener;
+st_listener *st_listener_open(const char *channel);
+int st_listener_wait(st_listener *l, int timeout_ms);
+void st_listener_close(st_listener *l);
+
 /* Round-trips to the database: 1 when it answers, a negative st_status not. */
 int st_ping(void);
 

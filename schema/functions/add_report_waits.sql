@@ -1,10 +1,13 @@
--- add_report_waits — the images one report waits for (report_waits).
+-- add_report_waits — the images one report waits for (report_waits) and
+-- their counts for dsyms/missing (image_waits).
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- A set-returning SQL function is planned again at every call; plpgsql
--- keeps its plan for the session.
+-- keeps its plan for the session. The reprocessor calls it after
+-- clear_report_waits, in the transaction that moves the report; the
+-- image locks and late arrivals are ingest_reports' (see there).
 
 CREATE OR REPLACE FUNCTION add_report_waits(p_app bigint, p_report bigint, p_day date,
                                             p_waits jsonb)
@@ -13,10 +16,35 @@ BEGIN
   IF jsonb_array_length(p_waits) = 0 THEN
     RETURN;
   END IF;
-  INSERT INTO report_waits (app_id, uuid, report, received_day, image_name, arch, reason)
-  SELECT p_app, w.uuid, p_report, p_day, w.image_name, w.arch, w.reason
-    FROM jsonb_to_recordset(p_waits) AS w(uuid uuid, image_name text, arch text, reason text)
-  ON CONFLICT (app_id, uuid, report) DO UPDATE SET reason = excluded.reason;
+  PERFORM pg_advisory_xact_lock_shared(h)
+     FROM (SELECT DISTINCT hashtextextended('image/' || w.uuid::text, 7) AS h
+             FROM jsonb_to_recordset(p_waits) AS w(uuid uuid, reason text)
+            WHERE w.reason IN ('missing', 'system_missing') ORDER BY 1) images;
+  WITH listed AS (
+    SELECT DISTINCT ON (w.uuid) w.uuid, w.image_name, w.arch, w.reason
+      FROM jsonb_to_recordset(p_waits) AS w(uuid uuid, image_name text, arch text,
+                                           reason text)
+     ORDER BY w.uuid
+  ), added AS (
+    INSERT INTO report_waits (app_id, uuid, report, received_day, reason)
+    SELECT p_app, uuid, p_report, p_day, reason FROM listed
+    ON CONFLICT (app_id, uuid, report) DO NOTHING
+    RETURNING uuid
+  ), counted AS (
+    INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports)
+    SELECT p_app, l.uuid, p_day, l.reason, l.image_name, l.arch, 1
+      FROM listed l JOIN added a ON a.uuid = l.uuid
+     ORDER BY l.uuid, l.reason
+    ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
+      reports = c.reports + 1,
+      image_name = greatest(c.image_name, excluded.image_name),
+      arch = greatest(c.arch, excluded.arch)
+  )
+  INSERT INTO debug_file_arrivals (app_id, uuid)
+  SELECT p_app, l.uuid FROM listed l
+   WHERE l.reason IN ('missing', 'system_missing')
+     AND (EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = p_app AND d.uuid = l.uuid)
+          OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = l.uuid));
 END $$;
 COMMENT ON FUNCTION add_report_waits(bigint, bigint, date, jsonb) IS
-  'Records which images report p_report waits for (report_waits), from a JSON array.';
+  'Records which images report p_report waits for (report_waits) from a JSON array, counts them in image_waits, and records an arrival for a missing image whose file committed meanwhile.';

@@ -17,9 +17,11 @@
 --  * group counters: reports summed, users as hll sketches unioned
 --    (schema/016: exact up to 1,024 users per row).
 -- Locks, in the order every batch and move_report keep: report partitions
--- (before any row lock), the batch's users' advisory locks by hash, then
+-- (before any row lock), the batch's users' advisory locks by hash, the
+-- missing images' shared advisory locks, then
 -- the contended group rows, level 1 by key and level 2 by key, last, so
--- they stay locked only until the commit.
+-- they stay locked only until the commit, then dsyms/missing's counters
+-- (image_waits) by key.
 --
 -- Element i of every array belongs to report i: its identity, arrival
 -- (UTC day and time), whether its user is sampled today, its metadata
@@ -100,6 +102,15 @@ BEGIN
   PERFORM pg_advisory_xact_lock(h)
      FROM (SELECT DISTINCT hashtextextended(p_app || '/' || u, 7) AS h
              FROM unnest(p_user_ids) u ORDER BY 1) users;
+  -- Shared locks on the images the batch finds missing: a debug file of
+  -- one commits (st_arrivals_record takes the lock exclusively) either
+  -- after this batch, so its arrival finds these waits, or before the
+  -- statements below, which then see it (late_arrivals).
+  PERFORM pg_advisory_xact_lock_shared(h)
+     FROM (SELECT DISTINCT hashtextextended('image/' || w.uuid::text, 7) AS h
+             FROM unnest(p_waits) j,
+                  jsonb_to_recordset(j::jsonb) AS w(uuid uuid, reason text)
+            WHERE w.reason IN ('missing', 'system_missing') ORDER BY 1) images;
 
   -- Every report's fate but the key insert's race. The users' locks make
   -- the quota rows read here the ones counted on below.
@@ -161,16 +172,42 @@ BEGIN
            p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
            p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o]
       FROM stored
-  ), waits AS (
+  ), wait_rows AS (
     -- A report listing one UUID under two images waits for it once.
-    INSERT INTO report_waits (app_id, uuid, report, received_day, image_name, arch, reason)
-    SELECT DISTINCT ON (s.id, w.uuid) p_app, w.uuid, s.id, p_days[s.o], w.image_name,
-           w.arch, w.reason
+    SELECT DISTINCT ON (s.id, w.uuid) s.id AS report, p_days[s.o] AS day, w.uuid,
+           w.image_name, w.arch, w.reason
       FROM stored s,
            jsonb_to_recordset(p_waits[s.o]::jsonb) AS w(uuid uuid, image_name text,
                                                         arch text, reason text)
      WHERE p_waits[s.o] <> '[]'
-    ON CONFLICT (app_id, uuid, report) DO UPDATE SET reason = excluded.reason
+  ), waits AS (
+    INSERT INTO report_waits (app_id, uuid, report, received_day, reason)
+    SELECT p_app, uuid, report, day, reason FROM wait_rows
+    ON CONFLICT (app_id, uuid, report) DO NOTHING
+  ), image_counts AS (
+    -- dsyms/missing's counters, locked in key order after the groups'
+    -- and dimensions' rows (the statement runs this part after them), as
+    -- the reprocessor does: the system image's row of the day is in
+    -- every batch.
+    INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports)
+    SELECT p_app, uuid, day, reason, max(image_name), max(arch), count(*) FROM wait_rows
+     GROUP BY uuid, day, reason ORDER BY uuid, day, reason
+    ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
+      reports = c.reports + excluded.reports,
+      image_name = greatest(c.image_name, excluded.image_name),
+      arch = greatest(c.arch, excluded.arch)
+  ), late_arrivals AS (
+    -- Symbolized before a file of the image committed (the server's
+    -- two-second cache, or a request already under way): the file is
+    -- older than this statement, which the image locks above make
+    -- start after its transaction ended, so its arrival may have been
+    -- handled before these waits were visible. A new arrival moves them.
+    INSERT INTO debug_file_arrivals (app_id, uuid)
+    SELECT p_app, w.uuid
+      FROM (SELECT DISTINCT uuid FROM wait_rows
+             WHERE reason IN ('missing', 'system_missing')) AS w
+     WHERE EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = p_app AND d.uuid = w.uuid)
+        OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)
   ), counted AS (
     SELECT lvl::smallint AS level,
            CASE lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key,

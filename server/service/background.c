@@ -43,6 +43,14 @@ void srv_background_wake(srv_background *bg)
 	pthread_mutex_unlock(&bg->lock);
 }
 
+bool srv_background_stopping(srv_background *bg)
+{
+	pthread_mutex_lock(&bg->lock);
+	bool stop = bg->stop;
+	pthread_mutex_unlock(&bg->lock);
+	return stop;
+}
+
 void srv_background_stop(srv_background *bg)
 {
 	if (!bg->running)

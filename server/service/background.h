@@ -35,6 +35,9 @@ int srv_background_start(srv_background *bg, srv_background_pass pass, void *cls
 /* Ends the current sleep (or the next, when a pass is running). */
 void srv_background_wake(srv_background *bg);
 
+/* Whether a stop was asked: a long pass checks it between its steps. */
+bool srv_background_stopping(srv_background *bg);
+
 /* Lets a running pass finish, then joins the thread; no-op if not started. */
 void srv_background_stop(srv_background *bg);
 

@@ -29,6 +29,7 @@
 #include "server/service/metrics.h"
 #include "server/service/symbols.h"
 #include "server/service/unzip.h"
+#include "store/reports.h"
 #include "symbolizer/symbolizer.h"
 
 typedef enum plan {
@@ -410,6 +411,31 @@ static int build_all(import *im)
 	return 0;
 }
 
+/* The arrivals of the slices stored (created or replaced), so that every
+ * server's reprocessor moves the reports waiting for them. */
+static int record_arrivals(st_conn *c, const import *im)
+{
+	char *uuids = malloc(im->nslices * (ST_UUID_LEN + 1) + 2);
+	if (!uuids)
+		return ST_HARD_ERROR;
+	size_t n = 0, len = 0;
+	uuids[len++] = '{';
+	for (size_t i = 0; i < im->nslices; i++) {
+		const slice *s = &im->slices[i];
+		if (s->outcome != OUT_CREATED && s->outcome != OUT_REPLACED)
+			continue;
+		if (n++)
+			uuids[len++] = ',';
+		memcpy(uuids + len, s->uuid, ST_UUID_LEN);
+		len += ST_UUID_LEN;
+	}
+	uuids[len++] = '}';
+	uuids[len] = '\0';
+	int rc = n ? st_arrivals_record(c, im->job->system ? 0 : im->job->app.id, uuids) : 0;
+	free(uuids);
+	return rc;
+}
+
 /* Pass 4: the rows, deciding again under row locks since pass 2 was a
  * separate transaction and another upload may have committed since. */
 static int commit_tx(st_conn *c, void *cls)
@@ -454,7 +480,8 @@ static int commit_tx(st_conn *c, void *cls)
 			s->stored = cur;
 		}
 	}
-	return 1;
+	int rc = record_arrivals(c, im);
+	return rc < 0 ? rc : 1;
 }
 
 static json_t *describe(const slice *s)

@@ -34,6 +34,7 @@ static route_stats *per_route; /* [nroutes + 1]: the last is "no route" */
 static size_t nroutes;
 static srv_metrics_route_name route_name;
 static atomic_uint_fast64_t uploads[2];    /* [ok] */
+static atomic_uint_fast64_t reprocessed;
 static atomic_uint_fast64_t symcaches[2];  /* [ok] */
 static atomic_uint_fast64_t symcache_micros;
 static atomic_uint_fast64_t ingest_commits, ingest_committed;
@@ -92,6 +93,11 @@ void srv_metrics_ingest_in_flight(long delta)
 void srv_metrics_upload(bool ok)
 {
 	atomic_fetch_add(&uploads[ok], 1);
+}
+
+void srv_metrics_reprocessed(uint64_t reports)
+{
+	atomic_fetch_add(&reprocessed, reports);
 }
 
 void srv_metrics_symcache_build(bool ok, double seconds)
@@ -222,6 +228,12 @@ static void render_symbols(buf *b)
 	    "stallscope_symcache_build_seconds_total %.6f\n",
 	    (uint64_t)atomic_load(&symcaches[1]), (uint64_t)atomic_load(&symcaches[0]),
 	    (double)atomic_load(&symcache_micros) / 1e6);
+	put(b,
+	    "# HELP stallscope_reprocessed_reports_total Reports this process "
+	    "symbolized again and moved after their debug files arrived.\n"
+	    "# TYPE stallscope_reprocessed_reports_total counter\n"
+	    "stallscope_reprocessed_reports_total %" PRIu64 "\n",
+	    (uint64_t)atomic_load(&reprocessed));
 }
 
 /* The LRU of open symcaches. */

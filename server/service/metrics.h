@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Names the I-th route of the server's table: its METHOD and PATTERN
  * (static strings). */
@@ -30,6 +31,9 @@ void srv_metrics_upload(bool ok);
 
 /* One symcache built (OK) or failed, taking SECONDS. */
 void srv_metrics_symcache_build(bool ok, double seconds);
+
+/* REPORTS were reprocessed (moved after their debug files arrived). */
+void srv_metrics_reprocessed(uint64_t reports);
 
 /* A group commit of REPORTS reports ended (server/ingest_commit.c). */
 void srv_metrics_ingest_commit(size_t reports);

@@ -1,7 +1,10 @@
 /*
  * reprocess.c — see reprocess.h.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,30 +12,53 @@
 #include "common/log.h"
 #include "ingest/parse.h"
 #include "server/service/background.h"
+#include "server/service/metrics.h"
 #include "server/service/reprocess.h"
 #include "server/service/stored_form.h"
 #include "store/reports.h"
 
-/* Reports taken per look; the loop goes on while a look finds a full batch. */
+/* Waiting reports taken per look at an arrival's UUID. */
 #define BATCH 64
+/* Waiting reports one step of the safety sweep looks at. */
+#define SWEEP 500
+/* Arrivals read per look. */
+#define ARRIVALS 32
+/* Old arrivals are pruned this often, this many at a time. */
+#define PRUNE_EVERY_S 3600
+#define PRUNE_LIMIT   1000
 
+/* A look's reports, and where the next look starts. */
 typedef struct candidates {
-	st_candidate v[BATCH];
-	size_t n;
+	st_candidate v[SWEEP];
+	size_t n, seen;
+	int64_t last_app, last_report;
 } candidates;
 
 static int add_candidate(void *cls, const st_candidate *cand)
 {
 	candidates *c = cls;
-	if (c->n < BATCH)
+	c->seen++;
+	c->last_app = cand->app_id;
+	c->last_report = cand->report;
+	if (cand->uuid[0] && c->n < SWEEP)
 		c->v[c->n++] = *cand;
 	return 0;
 }
 
-static int candidates_tx(st_conn *c, void *cls)
+typedef struct look_tx {
+	candidates *c;
+	const st_arrival *arrival; /* NULL: a step of the sweep, up to UNTIL */
+	int64_t after_app, after_report, until;
+} look_tx;
+
+static int look_cb(st_conn *c, void *cls)
 {
-	((candidates *)cls)->n = 0;
-	return st_reprocess_candidates(c, BATCH, add_candidate, cls);
+	look_tx *t = cls;
+	memset(t->c, 0, sizeof *t->c);
+	if (t->arrival)
+		return st_arrival_waits(c, t->arrival, t->after_app, t->after_report, BATCH,
+					add_candidate, t->c);
+	return st_waits_sweep(c, t->after_report, t->until, SWEEP, add_candidate, t->c);
 }
 
 typedef struct prepare_tx {
@@ -56,17 +82,21 @@ typedef struct move_tx {
 	const st_candidate *cand;
 	const srv_stored_form *form;
 	st_report_meta now; /* the row as the transaction sees it */
-	bool moved;
+	bool moved, busy;
 } move_tx;
 
 static int move_cb(st_conn *c, void *cls)
 {
 	move_tx *t = cls;
 	const st_candidate *cand = t->cand;
-	t->moved = false;
+	t->moved = t->busy = false;
 	int rc = st_report_lock(c, cand->report);
+	t->busy = rc == 0; /* another instance has it, or it was purged */
+	/* Moved meanwhile by another instance: once is all. */
+	if (rc > 0)
+		rc = st_report_waits_for(c, cand->app_id, cand->uuid, cand->report);
 	if (rc <= 0)
-		return rc; /* another instance has it, or it was purged */
+		return rc;
 	st_report_meta_clear(&t->now);
 	rc = st_report_meta_get(c, cand->app_id, cand->day, cand->report, &t->now);
 	if (rc <= 0)
@@ -103,8 +133,9 @@ static int give_up_cb(st_conn *c, void *cls)
 	return st_report_waits_clear(c, ((give_up_tx *)cls)->report);
 }
 
-/* One report: 1 moved, 0 nothing to do, negative st_status. */
-static int reprocess_one(const char *data_dir, const st_candidate *cand)
+/* One report: 1 moved, 0 nothing to do (*BUSY when another transaction
+ * held it), negative st_status. */
+static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *busy)
 {
 	prepare_tx p = {.cand = cand};
 	int rc = st_run_tx("reprocess_read", prepare_cb, &p);
@@ -149,6 +180,7 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand)
 	st_report_meta_clear(&m.now);
 	if (result >= 0)
 		result = m.moved;
+	*busy = *busy || m.busy;
 done:
 	srv_stored_form_clear(&form);
 	srv_symbol_set_free(set);
@@ -158,29 +190,45 @@ done:
 	return result;
 }
 
+/* Moves what C holds: adds to *DONE, sets *BUSY when a report was held
+ * by another transaction. 0 or a negative st_status. */
+static int move_all(const char *data_dir, const candidates *c, int64_t *done, bool *busy)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		int rc = reprocess_one(data_dir, &c->v[i], busy);
+		if (rc < 0)
+			return rc;
+		*done += rc;
+	}
+	return 0;
+}
+
+/* One step of the sweep after report *AFTER, which it advances, up to
+ * UNTIL: the reports looked at (0 at the end), or a negative st_status. */
+static int sweep_step(const char *data_dir, candidates *c, int64_t *after, int64_t until,
+		      int64_t *done)
+{
+	look_tx t = {.c = c, .after_report = *after, .until = until};
+	int rc = st_run_tx("reprocess_sweep", look_cb, &t);
+	if (rc <= 0)
+		return rc;
+	bool busy = false;
+	rc = move_all(data_dir, c, done, &busy);
+	if (rc < 0)
+		return rc;
+	*after = c->last_report;
+	return (int)c->seen;
+}
+
 int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 {
-	int64_t done = 0;
+	int64_t done = 0, after = 0;
 	candidates *c = malloc(sizeof *c);
 	if (!c)
 		return ST_HARD_ERROR;
 	int rc;
-	for (;;) {
-		rc = st_run_tx("reprocess_candidates", candidates_tx, c);
-		if (rc < 0 || c->n == 0)
-			break;
-		size_t moved = 0;
-		for (size_t i = 0; i < c->n && rc >= 0; i++) {
-			rc = reprocess_one(data_dir, &c->v[i]);
-			if (rc > 0)
-				moved++;
-		}
-		done += (int64_t)moved;
-		/* Nothing moved from a full look: the rest are locked by
-		 * another instance; leave them to it. */
-		if (rc < 0 || moved == 0 || c->n < BATCH)
-			break;
-	}
+	while ((rc = sweep_step(data_dir, c, &after, INT64_MAX, &done)) > 0)
+		;
 	free(c);
 	if (out_done)
 		*out_done = done;
@@ -192,21 +240,169 @@ int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 static srv_background bg = SRV_BACKGROUND_INIT;
 static const srv_config *cfg; /* the background thread's, from start */
 
+/* What the background thread has done; only it touches this. */
+static struct {
+	int64_t last_arrival; /* every arrival up to this id is handled */
+	int64_t swept;	      /* the sweep's position (report id) */
+	int64_t sweep_until;  /* -1 until read: the last report waiting at the start */
+	bool sweep_done;
+	time_t pruned;
+	candidates c;
+} run;
+
+/* The reports waiting for A's UUID, in batches: 1 all moved, 0 some were
+ * held by another transaction or a stop was asked (look again later), or
+ * a negative st_status. */
+static int follow_arrival(const st_arrival *a, int64_t *done)
+{
+	look_tx t = {.c = &run.c, .arrival = a};
+	bool busy = false;
+	for (;;) {
+		if (srv_background_stopping(&bg))
+			return 0;
+		int rc = st_run_tx("reprocess_arrival", look_cb, &t);
+		if (rc < 0 || (rc = move_all(cfg->data_dir, &run.c, done, &busy)) < 0)
+			return rc;
+		if (run.c.seen < BATCH)
+			return !busy;
+		t.after_app = run.c.last_app;
+		t.after_report = run.c.last_report;
+	}
+}
+
+typedef struct arrivals {
+	st_arrival v[ARRIVALS];
+	size_t n;
+} arrivals;
+
+static int add_arrival(void *cls, const st_arrival *a)
+{
+	arrivals *l = cls;
+	if (l->n < ARRIVALS)
+		l->v[l->n++] = *a;
+	return 0;
+}
+
+static int arrivals_cb(st_conn *c, void *cls)
+{
+	((arrivals *)cls)->n = 0;
+	return st_arrivals_after(c, run.last_arrival, ARRIVALS, add_arrival, cls);
+}
+
+/* The arrivals after the last one handled, in order. One whose reports
+ * could not all be moved is looked at again from there next time (*AGAIN:
+ * soon). 1 when more may be waiting, 0 not, or a negative st_status. */
+static int follow_arrivals(int64_t *done, bool *again)
+{
+	arrivals l;
+	int64_t redo = 0;
+	int rc = st_run_tx("reprocess_arrivals", arrivals_cb, &l);
+	for (size_t i = 0; rc >= 0 && i < l.n && !srv_background_stopping(&bg); i++) {
+		rc = follow_arrival(&l.v[i], done);
+		if (rc == 0 && redo == 0)
+			redo = l.v[i].id;
+		if (rc >= 0)
+			run.last_arrival = l.v[i].id;
+	}
+	if (redo) {
+		run.last_arrival = redo - 1;
+		*again = true;
+	}
+	return rc < 0 ? rc : !redo && l.n == ARRIVALS;
+}
+
+static int prune_cb(st_conn *c, void *cls)
+{
+	(void)cls;
+	return st_arrivals_prune(c, PRUNE_LIMIT);
+}
+
+/* The sweep covers the reports waiting when the server started: those
+ * stored later wait for an arrival to come or recorded one themselves
+ * (ingest_reports' late arrivals). */
+static int sweep_until_cb(st_conn *c, void *cls)
+{
+	(void)cls;
+	return st_waits_last(c, &run.sweep_until);
+}
+
+/* Arrivals first, then a step of the sweep left from the start, then
+ * pruning when due; with nothing arriving only the read of the arrivals
+ * after the last one remains, whatever the number of waiting reports. */
 static int pass(void *cls)
 {
 	(void)cls;
 	int64_t done = 0;
-	int rc = srv_reprocess_all(cfg->data_dir, &done);
+	bool again = false;
+	int rc = follow_arrivals(&done, &again);
+	bool more = rc > 0;
+	if (rc >= 0 && run.sweep_until < 0)
+		rc = st_run_tx("reprocess_sweep_until", sweep_until_cb, NULL);
+	if (rc >= 0 && !run.sweep_done) {
+		rc = sweep_step(cfg->data_dir, &run.c, &run.swept, run.sweep_until, &done);
+		run.sweep_done = rc == 0;
+		more = more || rc > 0;
+	}
+	time_t now = time(NULL);
+	if (rc >= 0 && now - run.pruned >= PRUNE_EVERY_S &&
+	    st_run_tx("reprocess_prune", prune_cb, NULL) >= 0)
+		run.pruned = now;
+	srv_metrics_reprocessed((uint64_t)done);
 	if (rc < 0)
 		cm_log(CM_WARN, "reprocessing: database unavailable, retrying later");
 	else if (done)
 		cm_log(CM_INFO, "reprocessed %lld reports whose symbols arrived", (long long)done);
-	return (int)cfg->reprocess_interval;
+	if (rc < 0)
+		return (int)cfg->reprocess_interval;
+	/* A report another instance held: it is likely done in a moment. */
+	return more ? 0 : again ? 1 : (int)cfg->reprocess_interval;
+}
+
+/* ---- the listening thread ------------------------------------------------- */
+
+static pthread_t listener;
+static atomic_bool listening;
+
+/* Wakes the reprocessor at every NOTIFY and after every (re)connection:
+ * what was announced while it did not listen is in the arrivals table,
+ * which the pass reads. */
+static void *listen_loop(void *arg)
+{
+	(void)arg;
+	st_listener *l = NULL;
+	while (atomic_load(&listening)) {
+		if (!l) {
+			if (!(l = st_listener_open(ST_ARRIVALS_CHANNEL))) {
+				struct timespec second = {1, 0};
+				nanosleep(&second, NULL);
+				continue;
+			}
+			srv_reprocess_wake();
+		}
+		int rc = st_listener_wait(l, 1000);
+		if (rc < 0) {
+			cm_log(CM_WARN, "reprocessing: lost the database's notifications, "
+					"listening again");
+			st_listener_close(l);
+			l = NULL;
+		}
+		if (rc != 0)
+			srv_reprocess_wake();
+	}
+	st_listener_close(l);
+	return NULL;
 }
 
 int srv_reprocess_start(const srv_config *config)
 {
 	cfg = config;
+	run.pruned = time(NULL) - PRUNE_EVERY_S;
+	run.sweep_until = -1;
+	atomic_store(&listening, true);
+	if (pthread_create(&listener, NULL, listen_loop, NULL) != 0) {
+		atomic_store(&listening, false);
+		return -1;
+	}
 	return srv_background_start(&bg, pass, NULL);
 }
 
@@ -217,5 +413,7 @@ void srv_reprocess_wake(void)
 
 void srv_reprocess_stop(void)
 {
+	if (atomic_exchange(&listening, false))
+		pthread_join(listener, NULL);
 	srv_background_stop(&bg);
 }

@@ -273,8 +273,13 @@ def test_upgrade_keeps_every_row_and_ingest_works(cluster, tmp_path, make_server
         tables[table] = cols.split(",")
     assert {"reports", f"reports_a{app}_20261110", "report_waits", "user_quota",
             "report_keys", "groups", "group_daily", "debug_files"} <= set(tables)
+    # 017 moved the image's name and arch (and the wait's time) from every
+    # wait to image_waits, a counter per app, image, day and reason.
+    tables["report_waits"] = ["app_id", "uuid", "report", "received_day", "reason"]
     before = snapshot(url, tables)
     assert before["report_waits"].count("\n") == 1 and before["user_quota"].count("\n") == 2
+    waits = psql(url, "SELECT app_id, uuid, received_day, reason, image_name, arch"
+                      " FROM report_waits").splitlines()
     shipped = psql(url, "SELECT version, checksum, applied_at FROM schema_migrations ORDER BY 1")
 
     out = migrate(url).stdout
@@ -285,6 +290,14 @@ def test_upgrade_keeps_every_row_and_ingest_works(cluster, tmp_path, make_server
     # checks that conversion); every other row stays.
     del tables["group_daily"], before["group_daily"]
     assert snapshot(url, tables) == before
+    counted = {}
+    for w in waits:
+        *key, name, arch = w.split("|")
+        had = counted.get(tuple(key), [name, arch, 0])
+        counted[tuple(key)] = [max(had[0], name), max(had[1], arch), had[2] + 1]
+    assert psql(url, "SELECT app_id, uuid, day, reason, image_name, arch, reports"
+                     " FROM image_waits ORDER BY 1, 2, 3, 4").splitlines() == [
+        "|".join([*k, *map(str, v)]) for k, v in sorted(counted.items())]
     assert psql(url, "SELECT version, checksum, applied_at FROM schema_migrations"
                      f" WHERE version <= {LAST_WITH_BODIES} ORDER BY 1") == shipped
     assert function_differences(url, tmp_path) == []

@@ -15,7 +15,7 @@ import uuid as uuidlib
 
 import pytest
 
-from conftest import FIXTURES, create_app, fixture_of, psql, stallscope
+from conftest import FIXTURES, create_app, fixture_of, migrate, psql, stallscope
 from ingest_util import (LOAD, Image, allow_everyone, expected_frames, fresh_id, frames_of,
                          post, report, symbolize, text_layout)
 
@@ -258,11 +258,15 @@ def level1_key(stack):
     return tuple(ids[:2])
 
 
-def test_system_symbols_serve_two_apps_and_reprocess(db, make_server, image, system,
+def test_system_symbols_serve_two_apps_and_reprocess(cluster, make_server, image, system,
                                                       tmp_path, manifest):
-    # A periodic look an hour away: the import's own reprocessing moves
-    # every report, so its count is exact.
-    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"})
+    # A database of its own, no other server on it (every server moves the
+    # reports a file's arrival unblocks), and a periodic look an hour away:
+    # the import's own reprocessing moves every report, so its count is
+    # exact.
+    db = cluster.create_db("it_system_symbols_import")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
     stacks = sys_stacks(system, image)
     apps, ids = [], {}
     for k in range(2):

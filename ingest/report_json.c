@@ -1,5 +1,7 @@
 /* report_json.c — see report_json.h. Written as text directly
  * (common/jsonw.h): this runs for every ingested report. */
+#include <string.h>
+
 #include "common/jsonw.h"
 #include "ingest/report_json.h"
 
@@ -22,8 +24,9 @@ static void frames_write(cm_jw *w, const ing_stack *s)
 	cm_jw_array_end(w);
 }
 
-char *ing_report_to_native(const ing_report *r, size_t *len)
+char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks)
 {
+	cm_span stacks[2];
 	cm_jw w = {0};
 	cm_jw_object(&w);
 	cm_jw_key(&w, "report_id");
@@ -42,6 +45,7 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 		cm_jw_int(&w, r->duration_ms);
 	}
 	cm_jw_key(&w, "images");
+	stacks[0].at = w.buf.len;
 	cm_jw_array(&w);
 	for (size_t i = 0; i < r->nimages; i++) {
 		const ing_image *img = &r->images[i];
@@ -63,7 +67,9 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 		cm_jw_object_end(&w);
 	}
 	cm_jw_array_end(&w);
+	stacks[0].len = w.buf.len - stacks[0].at;
 	cm_jw_key(&w, "threads");
+	stacks[1].at = w.buf.len;
 	cm_jw_array(&w);
 	for (size_t t = 0; t < r->nthreads; t++) {
 		const ing_thread *th = &r->threads[t];
@@ -76,6 +82,9 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 		cm_jw_object_end(&w);
 	}
 	cm_jw_array_end(&w);
+	stacks[1].len = w.buf.len - stacks[1].at;
+	if (out_stacks)
+		memcpy(out_stacks, stacks, sizeof stacks);
 	if (r->nsamples) {
 		cm_jw_key(&w, "samples");
 		cm_jw_array(&w);

@@ -408,7 +408,7 @@ static void test_native_round_trip(void **state)
 			     fx.uuid);
 	const ing_report *r = b->entries[0].report;
 	size_t len = 0;
-	char *text = ing_report_to_native(r, &len);
+	char *text = ing_report_to_native(r, &len, NULL);
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
 	ing_batch *b2 = NULL;

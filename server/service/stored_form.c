@@ -131,8 +131,8 @@ static char *symbolized_json(srv_stored_form *f)
 	size_t threads_at = w.buf.len;
 	cm_jw_raw(&w, s->threads, s->threads_len);
 	for (size_t t = 0; t + 1 < f->nsymbolized_stacks; t++)
-		f->symbolized_stacks[1 + t] = (cm_span){threads_at + s->thread_spans[t].at,
-							s->thread_spans[t].len};
+		f->symbolized_stacks[1 + t] =
+			(cm_span){threads_at + s->thread_spans[t].at, s->thread_spans[t].len};
 	cm_jw_key(&w, "stack");
 	cm_jw_raw(&w, s->stack, s->stack_len);
 	cm_jw_key(&w, "frames");

@@ -1,7 +1,5 @@
 /* report_json.c — see report_json.h. Written as text directly
  * (common/jsonw.h): this runs for every ingested report. */
-#include <string.h>
-
 #include "common/jsonw.h"
 #include "ingest/report_json.h"
 
@@ -26,7 +24,6 @@ static void frames_write(cm_jw *w, const ing_stack *s)
 
 char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks)
 {
-	cm_span stacks[2];
 	cm_jw w = {0};
 	cm_jw_object(&w);
 	cm_jw_key(&w, "report_id");
@@ -45,7 +42,7 @@ char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks
 		cm_jw_int(&w, r->duration_ms);
 	}
 	cm_jw_key(&w, "images");
-	stacks[0].at = w.buf.len;
+	size_t images_at = w.buf.len;
 	cm_jw_array(&w);
 	for (size_t i = 0; i < r->nimages; i++) {
 		const ing_image *img = &r->images[i];
@@ -67,24 +64,24 @@ char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks
 		cm_jw_object_end(&w);
 	}
 	cm_jw_array_end(&w);
-	stacks[0].len = w.buf.len - stacks[0].at;
+	if (out_stacks)
+		out_stacks[0] = (cm_span){images_at, w.buf.len - images_at};
 	cm_jw_key(&w, "threads");
-	stacks[1].at = w.buf.len;
 	cm_jw_array(&w);
 	for (size_t t = 0; t < r->nthreads; t++) {
 		const ing_thread *th = &r->threads[t];
 		cm_jw_object(&w);
+		size_t thread_at = w.buf.len - 1;
 		cm_jw_key(&w, "main");
 		cm_jw_bool(&w, th->main);
 		cm_jw_key(&w, "frames");
 		frames_write(&w, &th->stack);
 		cm_jw_optional_string(&w, "name", th->name);
 		cm_jw_object_end(&w);
+		if (out_stacks)
+			out_stacks[1 + t] = (cm_span){thread_at, w.buf.len - thread_at};
 	}
 	cm_jw_array_end(&w);
-	stacks[1].len = w.buf.len - stacks[1].at;
-	if (out_stacks)
-		memcpy(out_stacks, stacks, sizeof stacks);
 	if (r->nsamples) {
 		cm_jw_key(&w, "samples");
 		cm_jw_array(&w);

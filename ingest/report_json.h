@@ -18,8 +18,8 @@
  * the stored report, and formats other than native may give it in other
  * spellings. Returns malloc'ed text (caller frees) with its length in *LEN
  * (may be NULL), or NULL when out of memory. OUT_STACKS (NULL, or room
- * for 2) gets where the "images" and "threads" arrays lie in the text:
- * what reports share, kept once by storage.
+ * for 1 + R->nthreads) gets where the "images" array and each thread lie
+ * in the text: what reports share, kept once by storage.
  */
 char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks);
 

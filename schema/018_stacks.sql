@@ -7,8 +7,8 @@
 -- 3.3 KB each, 2 KB of it TOAST), and most of them repeat from report to
 -- report: the images list and the stacks of a stall are the same for
 -- every report of it. Like btrace's CallstackTable, a stack is now kept
--- once: the server marks the stacks of each document (raw: its images and
--- threads arrays; symbolized: its images array and each thread), the row
+-- once: the server marks the stacks of each document (its images array
+-- and each thread), the row
 -- keeps the rest of the text with one 0x01 byte where each stack was
 -- (JSON escapes control characters inside strings, so the byte is never
 -- part of the document) and the stacks' hashes in order; unstack() puts
@@ -51,60 +51,51 @@ DROP FUNCTION ingest_reports(bigint, bigint, text[], text[], date[], timestamptz
                              text[], bigint[], text[], text[], boolean[], text[], text[],
                              text[], text[], text[]);
 
--- The stored reports, split as the server splits them. Their stacks are
--- read back through jsonb, so their text is jsonb's (a report's page reads
--- both documents as jsonb, and reprocessing and traces parse raw: both see
--- the same values); key1 and key2 leave symbolized, where the row's own
--- columns always overrode them.
-WITH split_reports AS (
-SELECT r.app_id, r.received_day, r.id,
-       CASE WHEN rest = '{}' THEN '{' || tail || '}'
-            WHEN tail = '' THEN rest::text
-            ELSE left(rest::text, -1) || ', ' || tail || '}' END AS raw,
-       pieces AS raw_pieces, s.symbolized, s.symbolized_pieces
-  FROM reports r,
-       LATERAL (SELECT r.raw::jsonb AS d) AS x,
-       LATERAL (SELECT d - 'images' - 'threads' AS rest,
-                       concat_ws(', ', CASE WHEN d ? 'images' THEN '"images": ' || chr(1) END,
-                                 CASE WHEN d ? 'threads' THEN '"threads": ' || chr(1) END)
-                         AS tail,
-                       array_remove(ARRAY[(d->'images')::text, (d->'threads')::text], NULL)
-                         AS pieces) AS raw_split,
-       LATERAL (
-         SELECT CASE WHEN rest = '{}' THEN '{' || tail || '}'
-                     WHEN tail = '' THEN rest::text
-                     ELSE left(rest::text, -1) || ', ' || tail || '}' END AS symbolized,
-                array_remove(ARRAY[(e->'images')::text], NULL)
-                  || ARRAY(SELECT t::text FROM jsonb_array_elements(threads) WITH ORDINALITY
-                                                 AS a(t, o) ORDER BY o) AS symbolized_pieces
-           FROM (SELECT r.symbolized::jsonb - 'key1' - 'key2' AS e) AS y,
-                LATERAL (SELECT CASE WHEN jsonb_typeof(e->'threads') = 'array'
-                                     THEN e->'threads' END AS threads) AS z,
-                LATERAL (SELECT CASE WHEN threads IS NULL THEN e - 'images'
-                                     ELSE e - 'images' - 'threads' END AS rest,
-                                concat_ws(', ',
-                                          CASE WHEN e ? 'images' THEN '"images": ' || chr(1) END,
-                                          CASE WHEN threads IS NOT NULL THEN
-                                            '"threads": [' || array_to_string(
-                                              array_fill(chr(1),
-                                                         ARRAY[jsonb_array_length(threads)]),
-                                              ', ') || ']' END) AS tail) AS w) AS s
+-- The stored reports, split as the server splits them: in both documents
+-- the images array and each thread. Their stacks are read back through
+-- jsonb, so their text is jsonb's (a report's page reads both documents as
+-- jsonb, and reprocessing and traces parse raw: both see the same values);
+-- key1 and key2 leave symbolized, where the row's own columns always
+-- overrode them.
+WITH documents AS (
+  SELECT r.app_id, r.received_day, r.id, k.which, k.d,
+         CASE WHEN jsonb_typeof(k.d->'threads') = 'array' THEN k.d->'threads' END AS threads
+    FROM reports r,
+         LATERAL (VALUES ('raw', r.raw::jsonb),
+                         ('symbolized', r.symbolized::jsonb - 'key1' - 'key2')) AS k(which, d)
+), split AS (
+  SELECT app_id, received_day, id, which,
+         CASE WHEN rest = '{}' THEN '{' || tail || '}'
+              WHEN tail = '' THEN rest::text
+              ELSE left(rest::text, -1) || ', ' || tail || '}' END AS skeleton,
+         array_remove(ARRAY[(d->'images')::text], NULL)
+           || ARRAY(SELECT t::text FROM jsonb_array_elements(threads) WITH ORDINALITY AS a(t, o)
+                     ORDER BY o) AS pieces
+    FROM documents,
+         LATERAL (SELECT CASE WHEN threads IS NULL THEN d - 'images'
+                              ELSE d - 'images' - 'threads' END AS rest,
+                         concat_ws(', ', CASE WHEN d ? 'images' THEN '"images": ' || chr(1) END,
+                                   CASE WHEN threads IS NOT NULL THEN
+                                     '"threads": [' || array_to_string(
+                                       array_fill(chr(1), ARRAY[jsonb_array_length(threads)]),
+                                       ', ') || ']' END) AS tail) AS cut
+), hashed AS (
+  SELECT app_id, received_day, id, which, skeleton, pieces,
+         ARRAY(SELECT md5(p)::uuid FROM unnest(pieces) WITH ORDINALITY AS a(p, o) ORDER BY o)
+           AS hashes
+    FROM split
 ), kept AS (
   INSERT INTO stacks (app_id, hash, body)
   SELECT DISTINCT ON (app_id, md5(p)::uuid) app_id, md5(p)::uuid, p
-    FROM split_reports, unnest(raw_pieces || symbolized_pieces) AS p
+    FROM split, unnest(pieces) AS p
 ), counted AS (
   INSERT INTO stack_refs (app_id, hash, refs)
-  SELECT app_id, md5(p)::uuid, count(*)
-    FROM split_reports, unnest(raw_pieces || symbolized_pieces) AS p
-   GROUP BY 1, 2
+  SELECT app_id, md5(p)::uuid, count(*) FROM split, unnest(pieces) AS p GROUP BY 1, 2
 )
 UPDATE reports r
-   SET raw = s.raw, symbolized = s.symbolized,
-       raw_stacks = ARRAY(SELECT md5(p)::uuid FROM unnest(s.raw_pieces) WITH ORDINALITY AS a(p, o)
-                           ORDER BY o),
-       symbolized_stacks = ARRAY(SELECT md5(p)::uuid
-                                   FROM unnest(s.symbolized_pieces) WITH ORDINALITY AS a(p, o)
-                                  ORDER BY o)
-  FROM split_reports s
- WHERE r.app_id = s.app_id AND r.received_day = s.received_day AND r.id = s.id;
+   SET raw = w.skeleton, raw_stacks = w.hashes,
+       symbolized = y.skeleton, symbolized_stacks = y.hashes
+  FROM hashed w, hashed y
+ WHERE w.which = 'raw' AND y.which = 'symbolized'
+   AND (w.app_id, w.received_day, w.id) = (r.app_id, r.received_day, r.id)
+   AND (y.app_id, y.received_day, y.id) = (r.app_id, r.received_day, r.id);

@@ -119,10 +119,6 @@ void st_conn_rollback(st_conn *c);
 /* store/reports.h */
 typedef struct st_document st_document;
 
-/* The 128-bit hash a stack of TEXT (LEN bytes) is kept under, as a UUID's
- * text. */
-void st_stack_hash(const char *text, size_t len, char out[37]);
-
 /* DOC as a report row keeps it: its text with each stack replaced by one
  * 0x01 byte (*OUT_SKELETON), and its stacks' hashes in order as a uuid[]
  * literal (*OUT_STACKS); both malloc'ed, the caller frees. 0, or -1 when out

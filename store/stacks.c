@@ -18,7 +18,9 @@
  * control character inside strings, so none occurs in our documents. */
 #define STACK_MARK '\x01'
 
-void st_stack_hash(const char *text, size_t len, char out[37])
+/* The 128-bit hash a stack of TEXT (LEN bytes) is kept under, as a UUID's
+ * text. */
+static void stack_hash(const char *text, size_t len, char out[37])
 {
 	XXH128_canonical_t c;
 	XXH128_canonicalFromHash(&c, XXH3_128bits(text, len));
@@ -40,12 +42,12 @@ int st_document_split(const st_document *doc, char **out_skeleton, char **out_st
 	cm_buf_put(&list, "{", 1);
 	for (size_t i = 0; i < doc->nstacks; i++) {
 		const cm_span *s = &doc->stacks[i];
-		if (s->at < from || s->len > doc->len - s->at) {
+		if (s->at < from || s->at > doc->len || s->len > doc->len - s->at) {
 			skel.failed = true;
 			break;
 		}
 		char hash[37];
-		st_stack_hash(doc->text + s->at, s->len, hash);
+		stack_hash(doc->text + s->at, s->len, hash);
 		cm_buf_put(&skel, doc->text + from, s->at - from);
 		cm_buf_put(&skel, &(char){STACK_MARK}, 1);
 		if (i)
@@ -128,7 +130,7 @@ static stack_ref *distinct_stacks(const st_document *const *docs, size_t n, size
 			const cm_span *s = &docs[d]->stacks[i];
 			v[k].text = docs[d]->text + s->at;
 			v[k].len = s->len;
-			st_stack_hash(v[k].text, v[k].len, v[k].hash);
+			stack_hash(v[k].text, v[k].len, v[k].hash);
 			k++;
 		}
 	qsort(v, k, sizeof *v, cmp_hash);

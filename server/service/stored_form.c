@@ -130,7 +130,7 @@ static char *symbolized_json(srv_stored_form *f)
 	cm_jw_key(&w, "threads");
 	size_t threads_at = w.buf.len;
 	cm_jw_raw(&w, s->threads, s->threads_len);
-	for (size_t t = 0; t + 1 < f->nsymbolized_stacks; t++)
+	for (size_t t = 0; t + 1 < f->nstacks; t++)
 		f->symbolized_stacks[1 + t] =
 			(cm_span){threads_at + s->thread_spans[t].at, s->thread_spans[t].len};
 	cm_jw_key(&w, "stack");
@@ -161,11 +161,16 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_gro
 		if (out->s.image_used[i] && !out->s.image_system[i] &&
 		    out->images[i].status != ING_IMAGE_FOUND)
 			out->pending = true;
-	out->raw = ing_report_to_native(r, &out->raw_len, out->raw_stacks);
-	out->nsymbolized_stacks = 1 + r->nthreads;
+	out->nstacks = 1 + r->nthreads;
+	out->raw_stacks = ing_arena_calloc(arena, out->nstacks, sizeof *out->raw_stacks);
 	out->symbolized_stacks =
-		ing_arena_calloc(arena, out->nsymbolized_stacks, sizeof *out->symbolized_stacks);
-	out->symbolized = out->symbolized_stacks ? symbolized_json(out) : NULL;
+		ing_arena_calloc(arena, out->nstacks, sizeof *out->symbolized_stacks);
+	if (!out->raw_stacks || !out->symbolized_stacks) {
+		srv_stored_form_clear(out);
+		return -1;
+	}
+	out->raw = ing_report_to_native(r, &out->raw_len, out->raw_stacks);
+	out->symbolized = symbolized_json(out);
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
 	out->waits = waits_json(r, out);
@@ -178,11 +183,10 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_gro
 
 st_document srv_stored_raw(const srv_stored_form *f)
 {
-	return (st_document){f->raw, f->raw_len, f->raw_stacks, 2};
+	return (st_document){f->raw, f->raw_len, f->raw_stacks, f->nstacks};
 }
 
 st_document srv_stored_symbolized(const srv_stored_form *f)
 {
-	return (st_document){f->symbolized, f->symbolized_len, f->symbolized_stacks,
-			     f->nsymbolized_stacks};
+	return (st_document){f->symbolized, f->symbolized_len, f->symbolized_stacks, f->nstacks};
 }

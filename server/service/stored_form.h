@@ -19,11 +19,10 @@ typedef struct srv_stored_form {
 	char *symbolized; /* {"images","threads","stack","frames","pending"};
 			   * a stack with "thread" has no "frames" */
 	size_t raw_len, symbolized_len;
-	/* The stacks of both (st_document): raw's images and threads arrays;
-	 * symbolized's images array and each thread (arena). */
-	cm_span raw_stacks[2];
-	cm_span *symbolized_stacks;
-	size_t nsymbolized_stacks;
+	/* The stacks of both (st_document), each the images array and every
+	 * thread (arena; as many as the report has threads, plus one). */
+	cm_span *raw_stacks, *symbolized_stacks;
+	size_t nstacks;
 	char *frames1, *frames2; /* identities of both levels, JSON arrays */
 	char *waits;             /* the images it waits for, as st_report_waits_add takes */
 	ing_symbolized s;

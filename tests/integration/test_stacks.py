@@ -40,16 +40,14 @@ def stacked_report(image, stacks, user):
 
 def expected_refs(reports):
     """The stacks the reports share, each with how many places refer to it:
-    raw keeps a report's images list and its threads list, symbolized its
-    images list (every report here lists the same image in the same state)
-    and each of its threads."""
+    both documents keep apart a report's images list (every report here
+    lists the same image in the same state) and each of its threads."""
     refs = Counter()
     for r in reports:
-        refs[("raw images", json.dumps(r["images"], sort_keys=True))] += 1
-        refs[("raw threads", json.dumps(r["threads"], sort_keys=True))] += 1
-        refs[("images", json.dumps(r["images"], sort_keys=True))] += 1
-        for t in r["threads"]:
-            refs[("thread", json.dumps(t, sort_keys=True))] += 1
+        for document in ("raw", "symbolized"):
+            refs[(document, "images", json.dumps(r["images"], sort_keys=True))] += 1
+            for t in r["threads"]:
+                refs[(document, "thread", json.dumps(t, sort_keys=True))] += 1
     return sorted(refs.values())
 
 
@@ -143,7 +141,7 @@ def test_reprocessing_replaces_and_collects_stacks(server, db, image):
     # Same sharing, other texts: the missing-symbol threads and images are
     # gone, raw's stacks (unchanged) stay.
     assert stored_refs(db, app_id) == (expected_refs(reports), 0)
-    assert len(unsymbolized & hashes()) == 1 + 3  # raw: images, three thread lists
+    assert len(unsymbolized & hashes()) == 1 + 3  # raw: images, three threads
 
 
 # The reply of GET /api/v1/reports/{id} as schema 017's st_report_json

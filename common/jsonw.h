@@ -30,6 +30,11 @@ typedef struct cm_jw {
 	bool comma; /* the next key or value follows a value */
 } cm_jw;
 
+/* Where one value lies in a written text: bytes [at, at + len). */
+typedef struct cm_span {
+	size_t at, len;
+} cm_span;
+
 void cm_jw_object(cm_jw *w);
 void cm_jw_object_end(cm_jw *w);
 void cm_jw_array(cm_jw *w);

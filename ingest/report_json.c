@@ -22,7 +22,7 @@ static void frames_write(cm_jw *w, const ing_stack *s)
 	cm_jw_array_end(w);
 }
 
-char *ing_report_to_native(const ing_report *r, size_t *len)
+char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks)
 {
 	cm_jw w = {0};
 	cm_jw_object(&w);
@@ -42,6 +42,7 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 		cm_jw_int(&w, r->duration_ms);
 	}
 	cm_jw_key(&w, "images");
+	size_t images_at = w.buf.len;
 	cm_jw_array(&w);
 	for (size_t i = 0; i < r->nimages; i++) {
 		const ing_image *img = &r->images[i];
@@ -63,17 +64,22 @@ char *ing_report_to_native(const ing_report *r, size_t *len)
 		cm_jw_object_end(&w);
 	}
 	cm_jw_array_end(&w);
+	if (out_stacks)
+		out_stacks[0] = (cm_span){images_at, w.buf.len - images_at};
 	cm_jw_key(&w, "threads");
 	cm_jw_array(&w);
 	for (size_t t = 0; t < r->nthreads; t++) {
 		const ing_thread *th = &r->threads[t];
 		cm_jw_object(&w);
+		size_t thread_at = w.buf.len - 1;
 		cm_jw_key(&w, "main");
 		cm_jw_bool(&w, th->main);
 		cm_jw_key(&w, "frames");
 		frames_write(&w, &th->stack);
 		cm_jw_optional_string(&w, "name", th->name);
 		cm_jw_object_end(&w);
+		if (out_stacks)
+			out_stacks[1 + t] = (cm_span){thread_at, w.buf.len - thread_at};
 	}
 	cm_jw_array_end(&w);
 	if (r->nsamples) {

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "common/jsonw.h"
 #include "ingest/report.h"
 
 /*
@@ -16,8 +17,10 @@
  * strings. The client timestamp is left out: it is kept as metadata beside
  * the stored report, and formats other than native may give it in other
  * spellings. Returns malloc'ed text (caller frees) with its length in *LEN
- * (may be NULL), or NULL when out of memory.
+ * (may be NULL), or NULL when out of memory. OUT_STACKS (NULL, or room
+ * for 1 + R->nthreads) gets where the "images" array and each thread lie
+ * in the text: what reports share, kept once by storage.
  */
-char *ing_report_to_native(const ing_report *r, size_t *len);
+char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks);
 
 #endif

@@ -342,11 +342,16 @@ static int run(ctx *c)
 	c->norder = r->nimages;
 	qsort_r(c->order, c->norder, sizeof *c->order, cmp_load, (void *)r);
 
+	out->thread_spans = ing_arena_calloc(c->arena, r->nthreads ? r->nthreads : 1,
+					     sizeof *out->thread_spans);
+	if (!out->thread_spans)
+		return -1;
 	cm_jw w = {0};
 	cm_jw_array(&w);
 	for (size_t t = 0; t < r->nthreads; t++) {
 		const ing_thread *th = &r->threads[t];
 		cm_jw_object(&w);
+		out->thread_spans[t].at = w.buf.len - 1;
 		cm_jw_key(&w, "name");
 		cm_jw_string(&w, th->name);
 		cm_jw_key(&w, "main");
@@ -357,6 +362,7 @@ static int run(ctx *c)
 			return -1;
 		}
 		cm_jw_object_end(&w);
+		out->thread_spans[t].len = w.buf.len - out->thread_spans[t].at;
 	}
 	cm_jw_array_end(&w);
 	if (!(out->threads = cm_jw_finish(&w, &out->threads_len)))

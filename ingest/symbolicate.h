@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 
+#include "common/jsonw.h"
 #include "ingest/grouping.h"
 #include "ingest/report.h"
 #include "ingest/representative.h"
@@ -55,6 +56,9 @@ typedef struct ing_symbolized {
 	 *   {"source","frames":[frame…]}. */
 	char *images, *threads, *stack;
 	size_t images_len, threads_len, stack_len;
+	/* Each thread's object inside threads, in order (arena-owned, one
+	 * per thread of the report): what storage keeps once per app. */
+	cm_span *thread_spans;
 	ing_rep_source source;
 	ing_grouping grouping;
 	/* Images frames of this report fall in that have no debug file:

@@ -333,18 +333,23 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
 {
 	static const st_stmt q = {
 		"report_json",
+		/* Its documents' stacks put back (schema/018: unstack). */
 		"SELECT (jsonb_build_object('id', r.id, 'report_id', r.report_id,"
-		" 'received_at', " TS("r.received_at") ", 'user_id', r.user_id, 'kind', r.kind,"
-		" 'source', r.source, 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
+		" 'user_id', r.user_id, 'kind', r.kind, 'source', r.source,"
+		" 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
 		" 'os_version', r.os_version, 'os_build', r.os_build, 'device', r.device,"
 		" 'timestamp', r.client_timestamp, 'duration_ms', r.duration_ms,"
-		" 'has_samples', r.raw::jsonb ? 'samples', 'pending', r.pending)"
-		" || s.sym || jsonb_build_object('key1', r.key1, 'key2', r.key2))::text"
-		" FROM reports r, LATERAL (SELECT CASE WHEN d->'stack' ? 'thread'"
-		"   AND NOT d->'stack' ? 'frames' THEN jsonb_set(d, '{stack,frames}',"
-		"   d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END"
-		"   FROM (SELECT r.symbolized::jsonb) AS x(d)) AS s(sym)"
-		" WHERE r.app_id = $1 AND r.received_day = $2::date AND r.id = $3",
+		" 'has_samples', unstack(r.app_id, r.raw, r.raw_stacks)::jsonb ? 'samples',"
+		" 'pending', r.pending)"
+		" || (SELECT CASE WHEN d->'stack' ? 'thread' AND NOT d->'stack' ? 'frames'"
+		" THEN jsonb_set(d, '{stack,frames}',"
+		" d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END"
+		" FROM (SELECT unstack(r.app_id, r.symbolized, r.symbolized_stacks)::jsonb)"
+		" AS x(d))"
+		" || jsonb_build_object('key1', r.key1, 'key2', r.key2, 'received_at', " TS(
+			"r.received_at") "))::text FROM reports r"
+					 " WHERE r.app_id = $1 AND r.received_day = $2::date AND "
+					 "r.id = $3",
 		3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return run_text(c, &q, p, 3, out_json);
@@ -355,8 +360,8 @@ int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
 {
 	static const st_stmt q = {
 		"report_raw",
-		"SELECT raw::text FROM reports WHERE app_id = $1 AND received_day = $2::date"
-		" AND id = $3",
+		"SELECT unstack(app_id, raw, raw_stacks) FROM reports WHERE app_id = $1"
+		" AND received_day = $2::date AND id = $3",
 		3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return run_text(c, &q, p, 3, out_json);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "store/store.h"
 
 /* A prepared statement: NAME unique in the process, SQL with $1…$NPARAMS. */
@@ -112,5 +113,26 @@ void st_conn_close(st_conn *c);
 int st_conn_begin(st_conn *c);
 int st_conn_commit(st_conn *c);
 void st_conn_rollback(st_conn *c);
+
+/* ---- Documents by their stacks (stacks.c, schema/018) ------------------ */
+
+/* store/reports.h */
+typedef struct st_document st_document;
+
+/* DOC as a report row keeps it: its text with each stack replaced by one
+ * 0x01 byte (*OUT_SKELETON), and its stacks' hashes in order as a uuid[]
+ * literal (*OUT_STACKS); both malloc'ed, the caller frees. 0, or -1 when out
+ * of memory or DOC's spans are out of order or bounds. */
+int st_document_split(const st_document *doc, char **out_skeleton, char **out_stacks);
+
+/* The distinct stacks of DOCS[0..N) (NULL entries skipped), sorted by
+ * hash, as two binary text[] arrays appended to HASHES and BODIES: what
+ * ingest_reports and update_report_symbols upsert. 0 or -1. */
+int st_stacks_encode(const st_document *const *docs, size_t n, cm_buf *hashes, cm_buf *bodies);
+
+/* ITEMS[0..N) (NULL items are SQL NULLs; LENS NULL means strlen) appended
+ * to W as a one-dimensional text[] in array_recv's form: the JSON inside
+ * needs no quoting or escaping, unlike in the text form. */
+void st_wire_text_array(cm_buf *w, const char *const *items, const size_t *lens, size_t n);
 
 #endif

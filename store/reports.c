@@ -45,41 +45,6 @@ static int read_outcome(void *cls, const st_row *row)
 	return -1;
 }
 
-static void wire_int32(cm_buf *w, uint32_t v)
-{
-	uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	cm_buf_put(w, b, sizeof b);
-}
-
-/* ITEMS[0..N) (NULL items are SQL NULLs) as a one-dimensional text[] in
- * array_recv's form: the JSON inside needs no quoting or escaping, unlike
- * in the text form. */
-#define TEXT_OID 25u
-static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
-{
-	bool nulls = false;
-	for (size_t i = 0; i < n; i++)
-		nulls = nulls || !items[i];
-	wire_int32(w, 1);	 /* dimensions */
-	wire_int32(w, nulls);	 /* has NULLs */
-	wire_int32(w, TEXT_OID); /* element type */
-	wire_int32(w, (uint32_t)n);
-	wire_int32(w, 1); /* lower bound */
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i]) {
-			wire_int32(w, UINT32_MAX); /* length -1: NULL */
-			continue;
-		}
-		size_t len = strlen(items[i]);
-		if (len > INT32_MAX) {
-			w->failed = true;
-			return;
-		}
-		wire_int32(w, (uint32_t)len);
-		cm_buf_put(w, items[i], len);
-	}
-}
-
 /* The arrays ingest_reports takes after (app, policy version), in order;
  * all are sent as text[], those of other types cast by the statement. */
 enum {
@@ -106,8 +71,14 @@ enum {
 	C_WAITS,
 	C_RAW,
 	C_SYMBOLIZED,
+	C_RAW_STACKS,
+	C_SYMBOLIZED_STACKS,
 	NCOLUMNS
 };
+
+/* After the per-report arrays: the batch's distinct stacks, hashes and
+ * texts. */
+enum { C_STACK_HASHES = NCOLUMNS, C_STACK_BODIES, NARRAYS };
 
 static const st_stmt ingest_stmt = {
 	"reports_ingest",
@@ -116,26 +87,36 @@ static const st_stmt ingest_stmt = {
 	" $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],"
 	" $15::text[], $16::text[], $17::text[]::bigint[], $18::text[], $19::text[],"
 	" $20::text[]::boolean[], $21::text[], $22::text[], $23::text[], $24::text[],"
-	" $25::text[])",
-	2 + NCOLUMNS};
+	" $25::text[], $26::text[], $27::text[], $28::text[]::uuid[], $29::text[])",
+	2 + NARRAYS};
+
+/* What a report row keeps of its two documents (st_document_split). */
+enum { RAW_SKELETON, RAW_STACKS, SYMBOLIZED_SKELETON, SYMBOLIZED_STACKS, NSPLIT };
 
 /* One call of ingest_reports, encoded: PARAMS point into ARRAYS. */
 typedef struct ingest_call {
-	cm_buf arrays[NCOLUMNS];
+	cm_buf arrays[NARRAYS];
 	char (*durations)[24];
-	st_param params[2 + NCOLUMNS];
+	char *(*split)[NSPLIT]; /* per report */
+	size_t n;
+	st_param params[2 + NARRAYS];
 } ingest_call;
 
 static void ingest_call_free(ingest_call *call)
 {
-	for (size_t col = 0; col < NCOLUMNS; col++)
+	for (size_t col = 0; col < NARRAYS; col++)
 		free(call->arrays[col].data);
 	free(call->durations);
+	for (size_t i = 0; call->split && i < call->n; i++)
+		for (size_t k = 0; k < NSPLIT; k++)
+			free(call->split[i][k]);
+	free(call->split);
 }
 
 /* Column COL of R as text, NULL for SQL NULL; DURATION is room for the
- * number. */
-static const char *column_text(const st_new_report *r, size_t col, char duration[24])
+ * number, SPLIT its documents as the row keeps them. */
+static const char *column_text(const st_new_report *r, size_t col, char duration[24],
+			       char *const split[NSPLIT])
 {
 	switch (col) {
 	case C_REPORT_ID: return r->report_id;
@@ -163,10 +144,34 @@ static const char *column_text(const st_new_report *r, size_t col, char duration
 	case C_FRAMES1: return r->frames1;
 	case C_FRAMES2: return r->frames2;
 	case C_WAITS: return r->waits;
-	case C_RAW: return r->raw;
-	case C_SYMBOLIZED: return r->symbolized;
+	case C_RAW: return split[RAW_SKELETON];
+	case C_SYMBOLIZED: return split[SYMBOLIZED_SKELETON];
+	case C_RAW_STACKS: return split[RAW_STACKS];
+	case C_SYMBOLIZED_STACKS: return split[SYMBOLIZED_STACKS];
 	}
 	return NULL;
+}
+
+/* Splits every row's documents into CALL->split and encodes the batch's
+ * distinct stacks; 0 or -1. */
+static int ingest_call_stacks(ingest_call *call, const st_new_report *const *rows, size_t n)
+{
+	const st_document **docs = calloc(2 * n, sizeof *docs);
+	int rc = docs ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		docs[2 * i] = &rows[i]->raw;
+		docs[2 * i + 1] = &rows[i]->symbolized;
+		char **split = call->split[i];
+		rc = st_document_split(&rows[i]->raw, &split[RAW_SKELETON], &split[RAW_STACKS]);
+		if (rc == 0)
+			rc = st_document_split(&rows[i]->symbolized, &split[SYMBOLIZED_SKELETON],
+					       &split[SYMBOLIZED_STACKS]);
+	}
+	if (rc == 0)
+		rc = st_stacks_encode(docs, 2 * n, &call->arrays[C_STACK_HASHES],
+				      &call->arrays[C_STACK_BODIES]);
+	free(docs);
+	return rc;
 }
 
 /* 0, or ST_HARD_ERROR (out of memory, rows of different policy versions);
@@ -179,18 +184,23 @@ static int ingest_call_make(ingest_call *call, int64_t app_id, const st_new_repo
 		return ST_HARD_ERROR;
 	const char **items = calloc(n, sizeof *items);
 	call->durations = calloc(n, sizeof *call->durations);
-	int rc = items && call->durations ? 0 : ST_HARD_ERROR;
+	call->split = calloc(n, sizeof *call->split);
+	call->n = n;
+	int rc = items && call->durations && call->split ? 0 : ST_HARD_ERROR;
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (rows[i]->config_version != rows[0]->config_version)
 			rc = ST_HARD_ERROR;
+	if (rc == 0 && ingest_call_stacks(call, rows, n) != 0)
+		rc = ST_HARD_ERROR;
 	for (size_t col = 0; rc == 0 && col < NCOLUMNS; col++) {
 		for (size_t i = 0; i < n; i++)
-			items[i] = column_text(rows[i], col, call->durations[i]);
-		wire_text_array(&call->arrays[col], items, n);
+			items[i] = column_text(rows[i], col, call->durations[i], call->split[i]);
+		st_wire_text_array(&call->arrays[col], items, NULL, n);
 		if (call->arrays[col].failed)
 			rc = ST_HARD_ERROR;
-		call->params[2 + col] = ST_BYTES(call->arrays[col].data, call->arrays[col].len);
 	}
+	for (size_t col = 0; col < NARRAYS; col++)
+		call->params[2 + col] = ST_BYTES(call->arrays[col].data, call->arrays[col].len);
 	free(items);
 	call->params[0] = ST_INT64(app_id);
 	call->params[1] = ST_INT64(rows[0]->config_version);
@@ -204,7 +214,7 @@ int st_report_ingest(st_conn *c, int64_t app_id, const st_new_report *const *row
 	int rc = ingest_call_make(&call, app_id, rows, n);
 	if (rc == 0) {
 		ingest_answers out = {outcomes, ids, n, 0};
-		rc = st_exec(c, &ingest_stmt, call.params, 2 + NCOLUMNS, read_outcome, &out);
+		rc = st_exec(c, &ingest_stmt, call.params, 2 + NARRAYS, read_outcome, &out);
 		if (rc >= 0 && out.got != n)
 			rc = ST_HARD_ERROR;
 	}
@@ -222,7 +232,7 @@ int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const
 	ingest_call call;
 	int rc = ingest_call_make(&call, app_id, rows, n);
 	if (rc == 0)
-		rc = st_pipe_send(p, call.params, 2 + NCOLUMNS);
+		rc = st_pipe_send(p, call.params, 2 + NARRAYS);
 	ingest_call_free(&call);
 	return rc;
 }
@@ -236,15 +246,28 @@ int st_report_ingest_recv(st_pipe *p, size_t n, st_ingest_outcome *outcomes, int
 
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,
 			     const char *key1, const char *key2, bool pending,
-			     const char *symbolized)
+			     const st_document *symbolized)
 {
 	static const st_stmt q = {
 		"report_update_symbols",
-		"UPDATE reports SET key1 = $4, key2 = $5, pending = $6, symbolized = $7"
-		" WHERE app_id = $1 AND received_day = $2::date AND id = $3",
-		7};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id),
-		       ST_TEXT(key1), ST_TEXT(key2), ST_BOOL(pending), ST_TEXT(symbolized));
+		"SELECT update_report_symbols($1, $2::date, $3, $4, $5, $6, $7, $8::uuid[],"
+		" $9::text[]::uuid[], $10::text[])",
+		10};
+	char *skeleton = NULL, *stacks = NULL;
+	cm_buf hashes = {0}, bodies = {0};
+	const st_document *docs[1] = {symbolized};
+	int rc = ST_HARD_ERROR;
+	if (st_document_split(symbolized, &skeleton, &stacks) == 0 &&
+	    st_stacks_encode(docs, 1, &hashes, &bodies) == 0)
+		rc = ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id),
+			     ST_TEXT(key1), ST_TEXT(key2), ST_BOOL(pending), ST_TEXT(skeleton),
+			     ST_TEXT(stacks), ST_BYTES(hashes.data, hashes.len),
+			     ST_BYTES(bodies.data, bodies.len));
+	free(skeleton);
+	free(stacks);
+	free(hashes.data);
+	free(bodies.data);
+	return rc;
 }
 
 int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
@@ -367,7 +390,8 @@ int st_report_meta_get(st_conn *c, int64_t app_id, const char *day, int64_t id,
 {
 	static const st_stmt q = {
 		"report_meta",
-		"SELECT raw::text, key1, key2, user_id, kind, app_version, os_version, device,"
+		"SELECT unstack(app_id, raw, raw_stacks), key1, key2, user_id, kind, app_version, "
+		"os_version, device,"
 		" to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		" source, os_build, client_timestamp"
 		" FROM reports WHERE app_id = $1 AND received_day = $2::date AND id = $3",

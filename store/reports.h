@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/jsonw.h"
 #include "store/store.h"
 
 /* ---- Policy --------------------------------------------------------------- */
@@ -75,6 +76,19 @@ int st_quota_used(st_conn *c, int64_t app_id, const char *day, const char *user_
 /* Creates the partition of APP_ID and DAY if missing. */
 int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day);
 
+/*
+ * A document stored with a report: its JSON TEXT (LEN bytes) and the
+ * spans of it, in order and not overlapping, that are stacks — what many
+ * reports share, kept once per app (schema/018: the stacks table) and
+ * referred to by the report. Nothing is owned.
+ */
+typedef struct st_document {
+	const char *text;
+	size_t len;
+	const cm_span *stacks;
+	size_t nstacks;
+} st_document;
+
 /* A symbolized report and the policy that decides whether it is kept. */
 typedef struct st_new_report {
 	const char *received_day, *received_at;
@@ -88,8 +102,8 @@ typedef struct st_new_report {
 	const char *frames1, *frames2; /* JSON arrays of both levels' identities */
 	bool pending;
 	const char *waits;      /* JSON array, as st_report_waits_add takes */
-	const char *raw;        /* JSON text: the report in native v1 form */
-	const char *symbolized; /* JSON text: images, threads, stack */
+	st_document raw;	/* the report in native v1 form */
+	st_document symbolized; /* images, threads, stack */
 } st_new_report;
 
 typedef enum st_ingest_outcome {
@@ -125,10 +139,12 @@ int st_report_ingest_pipeline(st_pipe_cb cb, void *cls);
 int st_report_ingest_send(st_pipe *p, int64_t app_id, const st_new_report *const *rows, size_t n);
 int st_report_ingest_recv(st_pipe *p, size_t n, st_ingest_outcome *outcomes, int64_t *ids);
 
-/* Replaces the symbolization of report ID (reprocessing). */
+/* Replaces the symbolization of report ID (reprocessing): its stacks
+ * through the same sharing as at ingest, the ones no report refers to any
+ * more collected. */
 int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_t id,
 			     const char *key1, const char *key2, bool pending,
-			     const char *symbolized);
+			     const st_document *symbolized);
 
 /*
  * What counting a report into its groups needs: the keys and identities of

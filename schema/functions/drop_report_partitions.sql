@@ -8,6 +8,8 @@ RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   part record;
   dropped integer := 0;
+  hashes uuid[];
+  counts bigint[];
 BEGIN
   FOR part IN
     SELECT c.relname
@@ -18,10 +20,17 @@ BEGIN
        AND c.relname ~ '^reports_a[0-9]+_[0-9]{8}$'
        AND to_date(right(c.relname, 8), 'YYYYMMDD') < p_before
   LOOP
+    -- Its stacks are counted out once the day is gone (count_stacks): the
+    -- drop waits for the app's writers, which count stacks after writing
+    -- reports, so no one holds a count this needs.
+    EXECUTE format('SELECT array_agg(h), array_agg(-n) FROM (SELECT h, count(*) AS n'
+                   ' FROM %I, unnest(raw_stacks || symbolized_stacks) h GROUP BY h) c',
+                   part.relname) INTO hashes, counts;
     EXECUTE format('DROP TABLE %I', part.relname);
+    PERFORM count_stacks(p_app, hashes, counts, '{}', '{}');
     dropped := dropped + 1;
   END LOOP;
   RETURN dropped;
 END $$;
 COMMENT ON FUNCTION drop_report_partitions(bigint, date) IS
-  'Retention: drops every day partition of one app older than p_before; returns how many.';
+  'Retention: drops every day partition of one app older than p_before, counting their reports'' stacks out (count_stacks); returns how many.';

@@ -27,8 +27,10 @@
 -- (UTC day and time), whether its user is sampled today, its metadata
 -- (NULL when unknown), both group keys and both levels' identities (JSON
 -- arrays), whether it waits for symbols and the images it waits for (a
--- JSON array, as add_report_waits takes), and its two documents (JSON
--- text, stored as sent).
+-- JSON array, as add_report_waits takes), and its two documents: each
+-- the JSON text with one 0x01 byte per stack and the stacks' hashes (a
+-- uuid[] literal; schema/018). P_STACK_HASHES and P_STACK_BODIES are the
+-- batch's distinct stacks, stored when a stored report refers to them.
 
 CREATE OR REPLACE FUNCTION ingest_reports(p_app bigint, p_config_version bigint,
                                           p_report_ids text[], p_user_ids text[], p_days date[],
@@ -38,7 +40,9 @@ CREATE OR REPLACE FUNCTION ingest_reports(p_app bigint, p_config_version bigint,
                                           p_devices text[], p_client_timestamps text[],
                                           p_durations bigint[], p_key1s text[], p_key2s text[],
                                           p_pending boolean[], p_frames1 text[], p_frames2 text[],
-                                          p_waits text[], p_raw text[], p_symbolized text[])
+                                          p_waits text[], p_raw text[], p_symbolized text[],
+                                          p_raw_stacks text[], p_symbolized_stacks text[],
+                                          p_stack_hashes uuid[], p_stack_bodies text[])
 RETURNS TABLE (outcome text, report bigint)
 LANGUAGE plpgsql
 -- Every table this function reads it reads by key, one probe per report
@@ -80,7 +84,9 @@ BEGIN
                           cardinality(p_key1s), cardinality(p_key2s), cardinality(p_pending),
                           cardinality(p_frames1), cardinality(p_frames2),
                           cardinality(p_waits), cardinality(p_raw),
-                          cardinality(p_symbolized), n]) AS c) <> 1 THEN
+                          cardinality(p_symbolized), cardinality(p_raw_stacks),
+                          cardinality(p_symbolized_stacks), n]) AS c) <> 1
+     OR cardinality(p_stack_hashes) IS DISTINCT FROM cardinality(p_stack_bodies) THEN
     RAISE EXCEPTION 'ingest_reports: arrays of different lengths';
   END IF;
   SELECT c.version, c.daily_quota,
@@ -166,11 +172,12 @@ BEGIN
     INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
                          source, app_version, build, os, os_version, os_build, device,
                          client_timestamp, duration_ms, key1, key2, pending, raw,
-                         symbolized)
+                         symbolized, raw_stacks, symbolized_stacks)
     SELECT id, p_app, p_days[o], p_ats[o], p_report_ids[o], p_user_ids[o], p_kinds[o],
            p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
            p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
-           p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o]
+           p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
+           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[]
       FROM stored
   ), wait_rows AS (
     -- A report listing one UUID under two images waits for it once.
@@ -287,6 +294,13 @@ BEGIN
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 
+  -- The stored reports' stacks, counted last: a popular stack's count is
+  -- every batch's, like a popular group's row (count_stacks).
+  PERFORM count_stacks(p_app, coalesce(array_agg(h), '{}'), coalesce(array_agg(1::bigint), '{}'),
+                       p_stack_hashes, p_stack_bodies)
+     FROM unnest(stored_at) o,
+          unnest(p_raw_stacks[o]::uuid[] || p_symbolized_stacks[o]::uuid[]) h;
+
   FOR i IN 1..coalesce(cardinality(stored_at), 0) LOOP
     ids[stored_at[i]] := stored_ids[i];
   END LOOP;
@@ -303,5 +317,6 @@ END $$;
 COMMENT ON FUNCTION ingest_reports(bigint, bigint, text[], text[], date[], timestamptz[],
                                    boolean[], text[], text[], text[], text[], text[], text[],
                                    text[], text[], text[], bigint[], text[], text[], boolean[],
-                                   text[], text[], text[], text[], text[]) IS
+                                   text[], text[], text[], text[], text[], text[], text[], uuid[],
+                                   text[]) IS
   'Stores a batch of ingested reports of one app with their policy checks, waits and group counts, in the caller''s transaction, in a few statements over the whole batch, taking locks in the one order every batch uses; returns per report, in order, the outcome (stored, duplicate, not_sampled, quota, or stale when p_config_version is not the policy''s current version) and our report id.';

@@ -179,8 +179,8 @@ static int commit_once(ingest_run *run, const ing_report *r, st_ingest_outcome *
 		.frames2 = form.frames2,
 		.pending = form.pending,
 		.waits = form.waits,
-		.raw = form.raw,
-		.symbolized = form.symbolized,
+		.raw = srv_stored_raw(&form),
+		.symbolized = srv_stored_symbolized(&form),
 	};
 	int rc = srv_ingest_commit(run->app->id, &row, result, id);
 	srv_stored_form_clear(&form);

@@ -113,10 +113,11 @@ static int move_cb(st_conn *c, void *cls)
 	fresh.key2 = f->s.grouping.key2;
 	fresh.frames1 = f->frames1;
 	fresh.frames2 = f->frames2;
+	st_document symbolized = srv_stored_symbolized(f);
 	if ((rc = st_group_move(c, cand->app_id, &old, &fresh)) < 0 ||
 	    (rc = st_report_update_symbols(c, cand->app_id, cand->day, cand->report,
 					   f->s.grouping.key1, f->s.grouping.key2, f->pending,
-					   f->symbolized)) < 0 ||
+					   &symbolized)) < 0 ||
 	    (rc = st_report_waits_clear(c, cand->report)) < 0 ||
 	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0)
 		return rc;

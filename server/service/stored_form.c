@@ -117,22 +117,24 @@ static char *waits_json(const ing_report *r, const srv_stored_form *f)
 	return cm_jw_finish(&w, NULL);
 }
 
-/* The symbolized document stored with the report (see srv_stored_form). */
-static char *symbolized_json(const srv_stored_form *f)
+/* The symbolized document stored with the report (see srv_stored_form),
+ * with its stacks' spans in F. Its group keys are the row's own columns. */
+static char *symbolized_json(srv_stored_form *f)
 {
 	const ing_symbolized *s = &f->s;
 	cm_jw w = {0};
 	cm_jw_object(&w);
 	cm_jw_key(&w, "images");
+	f->symbolized_stacks[0] = (cm_span){w.buf.len, s->images_len};
 	cm_jw_raw(&w, s->images, s->images_len);
 	cm_jw_key(&w, "threads");
+	size_t threads_at = w.buf.len;
 	cm_jw_raw(&w, s->threads, s->threads_len);
+	for (size_t t = 0; t + 1 < f->nstacks; t++)
+		f->symbolized_stacks[1 + t] =
+			(cm_span){threads_at + s->thread_spans[t].at, s->thread_spans[t].len};
 	cm_jw_key(&w, "stack");
 	cm_jw_raw(&w, s->stack, s->stack_len);
-	cm_jw_key(&w, "key1");
-	cm_jw_string(&w, s->grouping.key1);
-	cm_jw_key(&w, "key2");
-	cm_jw_string(&w, s->grouping.key2);
 	cm_jw_key(&w, "frames");
 	cm_jw_array(&w);
 	for (size_t i = 0; i < s->grouping.nidentities; i++)
@@ -141,7 +143,7 @@ static char *symbolized_json(const srv_stored_form *f)
 	cm_jw_key(&w, "pending");
 	cm_jw_bool(&w, f->pending);
 	cm_jw_object_end(&w);
-	return cm_jw_finish(&w, NULL);
+	return cm_jw_finish(&w, &f->symbolized_len);
 }
 
 int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_group_rules *rules,
@@ -159,7 +161,15 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_gro
 		if (out->s.image_used[i] && !out->s.image_system[i] &&
 		    out->images[i].status != ING_IMAGE_FOUND)
 			out->pending = true;
-	out->raw = ing_report_to_native(r, NULL);
+	out->nstacks = 1 + r->nthreads;
+	out->raw_stacks = ing_arena_calloc(arena, out->nstacks, sizeof *out->raw_stacks);
+	out->symbolized_stacks =
+		ing_arena_calloc(arena, out->nstacks, sizeof *out->symbolized_stacks);
+	if (!out->raw_stacks || !out->symbolized_stacks) {
+		srv_stored_form_clear(out);
+		return -1;
+	}
+	out->raw = ing_report_to_native(r, &out->raw_len, out->raw_stacks);
 	out->symbolized = symbolized_json(out);
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
@@ -169,4 +179,14 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_gro
 		return -1;
 	}
 	return 0;
+}
+
+st_document srv_stored_raw(const srv_stored_form *f)
+{
+	return (st_document){f->raw, f->raw_len, f->raw_stacks, f->nstacks};
+}
+
+st_document srv_stored_symbolized(const srv_stored_form *f)
+{
+	return (st_document){f->symbolized, f->symbolized_len, f->symbolized_stacks, f->nstacks};
 }

@@ -16,8 +16,13 @@
  */
 typedef struct srv_stored_form {
 	char *raw;        /* the report in native v1 form */
-	char *symbolized; /* {"images","threads","stack","key1","key2","frames"};
+	char *symbolized; /* {"images","threads","stack","frames","pending"};
 			   * a stack with "thread" has no "frames" */
+	size_t raw_len, symbolized_len;
+	/* The stacks of both (st_document), each the images array and every
+	 * thread (arena; as many as the report has threads, plus one). */
+	cm_span *raw_stacks, *symbolized_stacks;
+	size_t nstacks;
 	char *frames1, *frames2; /* identities of both levels, JSON arrays */
 	char *waits;             /* the images it waits for, as st_report_waits_add takes */
 	ing_symbolized s;
@@ -35,6 +40,10 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r,
 			 const ing_group_rules *rules, ing_memo *memo, ing_arena *arena,
 			 srv_stored_form *out);
 void srv_stored_form_clear(srv_stored_form *f);
+
+/* F's two documents as the store takes them; they point into F. */
+st_document srv_stored_raw(const srv_stored_form *f);
+st_document srv_stored_symbolized(const srv_stored_form *f);
 
 /*
  * The app's grouping rules from their JSON (app_config.grouping_rules),

@@ -25,7 +25,8 @@ def ingest_sql(app_id, version, app_version):
             f" {text(app_version)}, {null}, {null}, {text('17.2')}, {null},"
             f" {text('iPhone14,2')}, {null}, {one('NULL', 'bigint')}, {text('k1')},"
             f" {text('k2')}, {one('false', 'boolean')}, {text(json.dumps(['a']))},"
-            f" {text(json.dumps(['a', 'b']))}, {text('[]')}, {text('{}')}, {text('{}')})")
+            f" {text(json.dumps(['a', 'b']))}, {text('[]')}, {text('{}')}, {text('{}')},"
+            f" {text('{}')}, {text('{}')}, '{{}}'::uuid[], '{{}}'::text[])")
 
 
 def move_sql(app_id, app_version):

@@ -208,9 +208,10 @@ def sql_list(values, typ):
     return f"ARRAY[{', '.join(lit(v) for v in values)}]::{typ}[]"
 
 
-def ingest_sql(url, app, version, batch):
+def ingest_sql(url, app, version, batch, stacks=True):
     """Calls ingest_reports as the server does, one batch of
-    (report_id, user, received_at, key1, key2, app_version, device, waits)."""
+    (report_id, user, received_at, key1, key2, app_version, device, waits);
+    without STACKS, as the server did before schema 018."""
     col = lambda i: [r[i] for r in batch]
     n = len(batch)
     args = [sql_list(col(0), "text"), sql_list(col(1), "text"),
@@ -225,6 +226,9 @@ def ingest_sql(url, app, version, batch):
             sql_list(['["f1"]'] * n, "text"), sql_list(['["f2"]'] * n, "text"),
             sql_list([w or "[]" for w in col(7)], "text"), sql_list(["{}"] * n, "text"),
             sql_list(["{}"] * n, "text")]
+    if stacks:
+        args += [sql_list(["{}"] * n, "text"), sql_list(["{}"] * n, "text"), "'{}'::uuid[]",
+                 "'{}'::text[]"]
     return psql(url, f"SELECT outcome FROM ingest_reports({app}, {version}, "
                      + ", ".join(args) + ")").split()
 
@@ -260,8 +264,8 @@ def test_upgrade_keeps_every_row_and_ingest_works(cluster, tmp_path, make_server
               ("r2", "u2", "2026-11-11 08:00:00+00", "k1", "k1b", "2.0", None, None),
               ("r3", "u3", "2026-11-11 09:30:00+00", "k2", "k2a", "2.0", "iPad13,1", wait),
               ("r4", "u2", "2026-11-12 11:00:00+00", "k2", "k2a", "2.0", "iPad13,1", None)]
-    assert ingest_sql(url, app, version, stored[:2]) == ["stored"] * 2
-    assert ingest_sql(url, app, version, stored[2:]) == ["stored"] * 3
+    assert ingest_sql(url, app, version, stored[:2], stacks=False) == ["stored"] * 2
+    assert ingest_sql(url, app, version, stored[2:], stacks=False) == ["stored"] * 3
     tables = {}
     for line in psql(url, """
             SELECT c.relname, string_agg(quote_ident(a.attname), ',' ORDER BY a.attnum)

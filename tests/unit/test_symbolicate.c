@@ -408,9 +408,17 @@ static void test_native_round_trip(void **state)
 			     fx.uuid);
 	const ing_report *r = b->entries[0].report;
 	size_t len = 0;
-	char *text = ing_report_to_native(r, &len);
+	cm_span stacks[3];
+	char *text = ing_report_to_native(r, &len, stacks);
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
+	/* What storage keeps apart, exactly: the images array, each thread. */
+	assert_memory_equal(text + stacks[0].at - 9, "\"images\":[{", 11);
+	assert_int_equal(text[stacks[0].at + stacks[0].len - 1], ']');
+	assert_memory_equal(text + stacks[1].at - 13, "],\"threads\":[{\"main\":true", 25);
+	assert_int_equal(stacks[1].at + stacks[1].len + 1, stacks[2].at);
+	assert_memory_equal(text + stacks[2].at, "{\"main\":false", 13);
+	assert_memory_equal(text + stacks[2].at + stacks[2].len, "],\"samples\":", 12);
 	ing_batch *b2 = NULL;
 	ing_error err;
 	assert_int_equal(ing_parse_native(text, len, NULL, NULL, &b2, &err), 0);

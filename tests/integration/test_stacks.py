@@ -1,0 +1,217 @@
+"""Issue 25 §3: each distinct stack stored once per app (schema/018). A
+report keeps its documents with its stacks cut out; the stacks table holds
+each distinct one once, counted by the reports that refer to it, and loses
+it when retention or reprocessing leaves none. What the tests expect is
+computed from the reports they post, never read from the server."""
+
+import json
+import time
+from collections import Counter
+
+import pytest
+
+from conftest import create_app, migrate, psql, stallscope
+from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of, native,
+                         post, report)
+from test_migrate import migrate_up_to
+
+DAY = 86400
+
+
+@pytest.fixture(scope="module")
+def image(manifest):
+    from conftest import fixture_of
+    return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
+
+
+def app_id_of(db, app):
+    return psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'").strip()
+
+
+def stacked_report(image, stacks, user):
+    """A native report whose threads are STACKS (file addresses), the first
+    one main."""
+    r = native(fresh_id(), image, stacks[0], user=user)
+    for i, stack in enumerate(stacks[1:]):
+        r["threads"].append({"name": f"worker-{i}", "main": False,
+                             "frames": [hex(image.runtime(a, k)) for k, a in enumerate(stack)]})
+    return r
+
+
+def expected_refs(reports):
+    """The stacks the reports share, each with how many places refer to it:
+    both documents keep apart a report's images list (every report here
+    lists the same image in the same state) and each of its threads."""
+    refs = Counter()
+    for r in reports:
+        for document in ("raw", "symbolized"):
+            refs[(document, "images", json.dumps(r["images"], sort_keys=True))] += 1
+            for t in r["threads"]:
+                refs[(document, "thread", json.dumps(t, sort_keys=True))] += 1
+    return sorted(refs.values())
+
+
+def stored_refs(db, app_id):
+    """Each stored stack's count, and the stacks without a count or text."""
+    counts = psql(db, f"SELECT s.refs FROM stack_refs s WHERE s.app_id = {app_id}"
+                      " ORDER BY 1").split()
+    orphans = psql(db, f"""
+        SELECT count(*) FROM stacks b FULL JOIN stack_refs s USING (app_id, hash)
+         WHERE coalesce(b.app_id, s.app_id) = {app_id} AND (b.body IS NULL OR s.refs IS NULL)""")
+    return sorted(int(c) for c in counts), int(orphans)
+
+
+def post_all(server, app, reports):
+    """The first half one request each, the rest in one batch (whose
+    repeated stacks the server sends once)."""
+    ids = []
+    half = len(reports) // 2
+    for r in reports[:half]:
+        reply = post(server, app, "/api/v1/ingest", r)
+        assert reply.status == 202, reply
+        ids.append(reply.json["accepted"][0]["id"])
+    reply = post(server, app, "/api/v1/ingest", {"reports": reports[half:]})
+    assert reply.status == 202 and not reply.json["rejected"], reply
+    ids += [a["id"] for a in reply.json["accepted"]]
+    return ids
+
+
+def three_stacks(image):
+    return [image.plain[0:3], image.plain[3:6], image.inlined[0:2]]
+
+
+def test_reports_share_their_stacks(server, db, image):
+    app = create_app(db)
+    allow_everyone(server, app)
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    a, b, c = three_stacks(image)
+    shapes = [[a], [b], [c], [a, a], [b, c], [a], [b], [a, c], [c], [a]] * 2
+    reports = [stacked_report(image, s, f"u{i % 4}") for i, s in enumerate(shapes)]
+    ids = post_all(server, app, reports)
+
+    want = expected_refs(reports)
+    assert stored_refs(db, app_id_of(db, app)) == (want, 0)
+    assert len(want) < len(reports) < sum(want)  # shared: fewer rows than reports
+    for rid, sent, shape in zip(ids, reports, shapes):
+        got = report(server, app, rid)
+        assert [frames_of(t["frames"]) for t in got["threads"]] == \
+            [expected_frames(image, s) for s in shape]
+        assert got["report_id"] == sent["report_id"] and not got["pending"]
+        assert got["stack"]["frames"] == got["threads"][0]["frames"]
+        trace = server.request("GET", f"/api/v1/reports/{rid}/trace", token=app["admin_token"])
+        assert trace.status == 200 and trace.json["traceEvents"], trace
+
+
+def test_retention_collects_the_stacks_of_dropped_days(db, make_server, image):
+    app = create_app(db)
+    app_id = app_id_of(db, app)
+    a, b, c = three_stacks(image)
+    now = int(time.time())
+    by_age = {10: [[a], [b], [a, b]], 0: [[b], [c], [b, c]]}
+    sent = {}
+    for age, shapes in by_age.items():
+        s = make_server(env={"STALLSCOPE_FAKE_NOW": str(now - age * DAY)})
+        allow_everyone(s, app, retention_days=30)
+        sent[age] = [stacked_report(image, shape, "u1") for shape in shapes]
+        post_all(s, app, sent[age])
+        s.stop()
+    assert stored_refs(db, app_id) == (expected_refs(sent[10] + sent[0]), 0)
+
+    psql(db, f"UPDATE app_config SET retention_days = 7 WHERE app_id = {app_id}")
+    stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(now)})
+    assert stored_refs(db, app_id) == (expected_refs(sent[0]), 0)
+
+
+def test_reprocessing_replaces_and_collects_stacks(server, db, image):
+    app = create_app(db)
+    app_id = app_id_of(db, app)
+    allow_everyone(server, app)
+    a, b, _ = three_stacks(image)
+    reports = [stacked_report(image, s, "u2") for s in ([a], [a], [b], [a, b])]
+    ids = post_all(server, app, reports)
+    hashes = lambda: set(psql(db, f"SELECT hash FROM stacks WHERE app_id = {app_id}").split())
+    assert stored_refs(db, app_id) == (expected_refs(reports), 0)
+    unsymbolized = hashes()
+
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    deadline = time.time() + 20
+    while time.time() < deadline and any(report(server, app, i)["pending"] for i in ids):
+        time.sleep(0.2)
+    assert not any(report(server, app, i)["pending"] for i in ids)
+    # Same sharing, other texts: the missing-symbol threads and images are
+    # gone, raw's stacks (unchanged) stay.
+    assert stored_refs(db, app_id) == (expected_refs(reports), 0)
+    assert len(unsymbolized & hashes()) == 1 + 3  # raw: images, three threads
+
+
+# The reply of GET /api/v1/reports/{id} as schema 017's st_report_json
+# (store/groups.c at 01b4bf5) made it from a row's documents.
+REPLY_BEFORE_018 = """
+    SELECT (jsonb_build_object('id', r.id, 'report_id', r.report_id,
+      'received_at', to_char((r.received_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+      'user_id', r.user_id, 'kind', r.kind, 'source', r.source, 'app_version', r.app_version,
+      'build', r.build, 'os', r.os, 'os_version', r.os_version, 'os_build', r.os_build,
+      'device', r.device, 'timestamp', r.client_timestamp, 'duration_ms', r.duration_ms,
+      'has_samples', r.raw::jsonb ? 'samples', 'pending', r.pending)
+      || s.sym || jsonb_build_object('key1', r.key1, 'key2', r.key2))::text
+      FROM reports r, LATERAL (SELECT CASE WHEN d->'stack' ? 'thread'
+        AND NOT d->'stack' ? 'frames' THEN jsonb_set(d, '{stack,frames}',
+        d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END
+        FROM (SELECT r.symbolized::jsonb) AS x(d)) AS s(sym)
+     ORDER BY r.id"""
+
+COLUMNS = ("id, received_day, received_at, report_id, user_id, kind, source, app_version,"
+           " build, os, os_version, os_build, device, client_timestamp, duration_ms, key1,"
+           " key2, pending")
+
+
+def test_upgrade_keeps_every_report_reply(server, db, cluster, tmp_path, make_server, image):
+    """Reports stored by a server at schema 017 (their rows copied from
+    reports this server stored, documents whole, as 017 kept them) read the
+    same after `stallscope migrate` as 017 answered, and share stacks."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    a, b, c = three_stacks(image)
+    shapes = [[a], [b, c], [a], [c, a, b]]
+    reports = [stacked_report(image, s, "u3") for s in shapes]
+    ids = post_all(server, app, reports[:2])  # missing symbols, until reprocessed
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    ids += post_all(server, app, reports[2:])
+    deadline = time.time() + 20
+    while time.time() < deadline and any(report(server, app, i)["pending"] for i in ids):
+        time.sleep(0.2)
+    rows = json.loads(psql(db, f"""
+        SELECT json_agg(json_build_object('row', to_jsonb(x) - 'raw' - 'symbolized',
+                                          'raw', x.raw, 'symbolized', x.symbolized))
+          FROM (SELECT {COLUMNS}, unstack(app_id, raw, raw_stacks) AS raw,
+                       unstack(app_id, symbolized, symbolized_stacks) AS symbolized
+                  FROM reports WHERE app_id = {app_id_of(db, app)}) AS x"""))
+
+    old = cluster.create_db("it_stacks_upgrade")
+    migrate_up_to(old, tmp_path, 18)
+    old_app = create_app(old)
+    old_id = app_id_of(old, old_app)
+    for r in rows:
+        # 017's symbolized form also held both keys.
+        doc = json.loads(r["symbolized"])
+        doc.update(key1=r["row"]["key1"], key2=r["row"]["key2"])
+        psql(old, f"""
+            SELECT ensure_report_partition({old_id}, '{r['row']['received_day']}');
+            INSERT INTO reports ({COLUMNS}, app_id, raw, symbolized)
+            SELECT {COLUMNS}, {old_id}, $raw${r['raw']}$raw$,
+                   $sym${json.dumps(doc, separators=(',', ':'))}$sym$
+              FROM jsonb_populate_record(NULL::reports, $row${json.dumps(r['row'])}$row$);
+            INSERT INTO report_keys (app_id, report_id, id, received_day)
+            VALUES ({old_id}, '{r['row']['report_id']}', {r['row']['id']},
+                    '{r['row']['received_day']}')""")
+    before = psql(old, REPLY_BEFORE_018).splitlines()
+    assert len(before) == len(reports)
+
+    assert "applied 018_stacks.sql" in migrate(old).stdout
+    upgraded = make_server(db_url=old)
+    for reply in before:
+        want = json.loads(reply)
+        got = upgraded.request("GET", f"/api/v1/reports/{want['id']}",
+                               token=old_app["admin_token"])
+        assert got.status == 200 and got.json == want, want["id"]
+    assert stored_refs(old, old_id) == (expected_refs(reports), 0)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/buf.h"
 #include "store/store.h"
 
 /* A prepared statement: NAME unique in the process, SQL with $1…$NPARAMS. */
@@ -87,6 +88,13 @@ int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls);
  * simple-query protocol. Only for migrations: DDL cannot be prepared.
  */
 int st_exec_script(st_conn *c, const char *sql, const char *label);
+
+/* Appends ITEMS[0..N) (NULL items are SQL NULLs) to W as a one-dimensional
+ * text[] in array_recv's form, to be sent as ST_BYTES: the JSON or user
+ * text inside needs no quoting or escaping, unlike in the text form, and
+ * the statement casts it to other element types. Sets W->failed on an
+ * item too long for the format. */
+void st_wire_text_array(cm_buf *w, const char *const *items, size_t n);
 
 /* NULL for SQL NULL; valid until the row callback returns. */
 const char *st_row_text(const st_row *row, int col);

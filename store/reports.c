@@ -45,41 +45,6 @@ static int read_outcome(void *cls, const st_row *row)
 	return -1;
 }
 
-static void wire_int32(cm_buf *w, uint32_t v)
-{
-	uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-	cm_buf_put(w, b, sizeof b);
-}
-
-/* ITEMS[0..N) (NULL items are SQL NULLs) as a one-dimensional text[] in
- * array_recv's form: the JSON inside needs no quoting or escaping, unlike
- * in the text form. */
-#define TEXT_OID 25u
-static void wire_text_array(cm_buf *w, const char *const *items, size_t n)
-{
-	bool nulls = false;
-	for (size_t i = 0; i < n; i++)
-		nulls = nulls || !items[i];
-	wire_int32(w, 1);	 /* dimensions */
-	wire_int32(w, nulls);	 /* has NULLs */
-	wire_int32(w, TEXT_OID); /* element type */
-	wire_int32(w, (uint32_t)n);
-	wire_int32(w, 1); /* lower bound */
-	for (size_t i = 0; i < n; i++) {
-		if (!items[i]) {
-			wire_int32(w, UINT32_MAX); /* length -1: NULL */
-			continue;
-		}
-		size_t len = strlen(items[i]);
-		if (len > INT32_MAX) {
-			w->failed = true;
-			return;
-		}
-		wire_int32(w, (uint32_t)len);
-		cm_buf_put(w, items[i], len);
-	}
-}
-
 /* The arrays ingest_reports takes after (app, policy version), in order;
  * all are sent as text[], those of other types cast by the statement. */
 enum {
@@ -186,7 +151,7 @@ static int ingest_call_make(ingest_call *call, int64_t app_id, const st_new_repo
 	for (size_t col = 0; rc == 0 && col < NCOLUMNS; col++) {
 		for (size_t i = 0; i < n; i++)
 			items[i] = column_text(rows[i], col, call->durations[i]);
-		wire_text_array(&call->arrays[col], items, n);
+		st_wire_text_array(&call->arrays[col], items, n);
 		if (call->arrays[col].failed)
 			rc = ST_HARD_ERROR;
 		call->params[2 + col] = ST_BYTES(call->arrays[col].data, call->arrays[col].len);

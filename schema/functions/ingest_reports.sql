@@ -237,6 +237,15 @@ BEGIN
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 
+  -- A stored report counts its user as active (SPEC §10.2), and as
+  -- stalled when in the sample; last, after the group rows, in
+  -- count_activity's lock order.
+  PERFORM count_activity(p_app, array_agg(p_days[o]),
+                         array_agg(coalesce(p_app_versions[o], '')), array_agg(p_user_ids[o]),
+                         array_agg(p_sampled[o]), array_agg(listed[o]), array_agg(true),
+                         array_agg(p_durations[o]))
+     FROM unnest(stored_at) o HAVING count(*) > 0;
+
   FOR i IN 1..coalesce(cardinality(stored_at), 0) LOOP
     ids[stored_at[i]] := stored_ids[i];
   END LOOP;

@@ -6,9 +6,15 @@
 #include "server/service/background.h"
 #include "server/service/clock.h"
 #include "server/service/retention.h"
+#include "store/activity.h"
 #include "store/reports.h"
 
 #define DAY_SECONDS 86400
+
+void srv_retention_oldest_day(time_t now, int64_t retention_days, char out[ING_DAY_LEN])
+{
+	ing_utc_day(now - (time_t)(retention_days - 1) * DAY_SECONDS, out);
+}
 
 typedef struct app_list {
 	int64_t *ids;
@@ -51,16 +57,16 @@ static int app_cb(st_conn *c, void *cls)
 	st_app_config_clear(&cfg);
 	if (rc < 0)
 		return rc;
-	/* Reports received on the last RETENTION days stay: today and the
-	 * RETENTION - 1 days before it. */
 	char before[ING_DAY_LEN], today[ING_DAY_LEN], tomorrow[ING_DAY_LEN];
-	ing_utc_day(p->now - (time_t)(days - 1) * DAY_SECONDS, before);
+	srv_retention_oldest_day(p->now, days, before);
 	ing_utc_day(p->now, today);
 	ing_utc_day(p->now + DAY_SECONDS, tomorrow);
 	rc = st_reports_purge(c, p->app_id, before);
 	if (rc < 0)
 		return rc;
 	p->dropped = rc;
+	if ((rc = st_activity_purge(c, p->app_id, before)) < 0)
+		return rc;
 	if ((rc = st_report_partition_ensure(c, p->app_id, today)) < 0 ||
 	    (rc = st_report_partition_ensure(c, p->app_id, tomorrow)) < 0)
 		return rc;

@@ -1,7 +1,8 @@
 /*
  * retention.h — SPEC §5's retention: every app's report partitions older
  * than its retention_days are dropped whole (groups keep their history),
- * and the partitions of today and tomorrow are made ahead of ingest. Run by
+ * with the per-user activity rows of those days (the activity counters
+ * stay), and the partitions of today and tomorrow are made ahead of ingest. Run by
  * `stallscope purge`, and by `serve` at start and then daily.
  */
 #ifndef STALLSCOPE_SERVER_RETENTION_H
@@ -9,6 +10,12 @@
 
 #include <stdint.h>
 #include <time.h>
+
+#include "ingest/sampling.h"
+
+/* Into OUT, the oldest UTC day an app keeping RETENTION_DAYS days keeps at
+ * NOW: today and the RETENTION_DAYS - 1 days before it. */
+void srv_retention_oldest_day(time_t now, int64_t retention_days, char out[ING_DAY_LEN]);
 
 /* One pass at NOW; *OUT_DROPPED (may be NULL) counts partitions dropped.
  * Returns 0, or a negative st_status. */

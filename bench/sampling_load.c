@@ -94,10 +94,11 @@ static void *run(void *arg)
 	pthread_barrier_wait(&ready);
 	while (now() < deadline && fd >= 0) {
 		long u = atomic_fetch_add(&next_user, 1) % users;
-		int len = snprintf(req, sizeof req,
-				   "GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld HTTP/1.1"
-				   "\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
-				   u, u % 3, host, key);
+		int len = snprintf(
+			req, sizeof req,
+			"GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld HTTP/1.1"
+			"\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
+			u, u % 3, host, key);
 		double t0 = now();
 		int status = exchange(fd, req, (size_t)len, resp, sizeof resp);
 		double dt = now() - t0;

@@ -90,8 +90,8 @@ int st_activity_stats(st_conn *c, int64_t app_id, const char *from, const char *
 
 int st_activity_purge(st_conn *c, int64_t app_id, const char *before_day)
 {
-	static const st_stmt q = {
-		"activity_purge",
-		"DELETE FROM activity_users WHERE app_id = $1 AND day < $2::date", 2};
+	static const st_stmt q = {"activity_purge",
+				  "DELETE FROM activity_users WHERE app_id = $1 AND day < $2::date",
+				  2};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(before_day));
 }

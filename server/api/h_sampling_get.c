@@ -59,7 +59,8 @@ enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req
 	(void)optional_dimension(conn, "os_version", &os_ok);
 	if (!version_ok || !os_ok)
 		return srv_reply_error(conn, ERR_BAD_QUERY, "%s: optional, 1 to %d bytes",
-				       version_ok ? "os_version" : "app_version", ING_DIMENSION_MAX);
+				       version_ok ? "os_version" : "app_version",
+				       ING_DIMENSION_MAX);
 	time_t now = srv_now();
 	char day[ING_DAY_LEN], at[32];
 	ing_utc_day(now, day);

@@ -11,9 +11,16 @@
 
 #define DAY_SECONDS 86400
 
-void srv_retention_oldest_day(time_t now, int64_t retention_days, char out[ING_DAY_LEN])
+int srv_retention_oldest_kept(st_conn *c, int64_t app_id, time_t now, char out[ING_DAY_LEN])
 {
-	ing_utc_day(now - (time_t)(retention_days - 1) * DAY_SECONDS, out);
+	st_app_config cfg;
+	int rc = st_config_get(c, app_id, &cfg);
+	int64_t days = cfg.retention_days;
+	st_app_config_clear(&cfg);
+	if (rc < 0)
+		return rc;
+	ing_utc_day(now - (time_t)(days - 1) * DAY_SECONDS, out);
+	return 0;
 }
 
 typedef struct app_list {
@@ -51,14 +58,10 @@ typedef struct app_pass {
 static int app_cb(st_conn *c, void *cls)
 {
 	app_pass *p = cls;
-	st_app_config cfg;
-	int rc = st_config_get(c, p->app_id, &cfg);
-	int64_t days = cfg.retention_days;
-	st_app_config_clear(&cfg);
+	char before[ING_DAY_LEN], today[ING_DAY_LEN], tomorrow[ING_DAY_LEN];
+	int rc = srv_retention_oldest_kept(c, p->app_id, p->now, before);
 	if (rc < 0)
 		return rc;
-	char before[ING_DAY_LEN], today[ING_DAY_LEN], tomorrow[ING_DAY_LEN];
-	srv_retention_oldest_day(p->now, days, before);
 	ing_utc_day(p->now, today);
 	ing_utc_day(p->now + DAY_SECONDS, tomorrow);
 	rc = st_reports_purge(c, p->app_id, before);

@@ -12,10 +12,12 @@
 #include <time.h>
 
 #include "ingest/sampling.h"
+#include "store/store.h"
 
-/* Into OUT, the oldest UTC day an app keeping RETENTION_DAYS days keeps at
- * NOW: today and the RETENTION_DAYS - 1 days before it. */
-void srv_retention_oldest_day(time_t now, int64_t retention_days, char out[ING_DAY_LEN]);
+/* Into OUT, the oldest UTC day APP_ID keeps at NOW, as its retention_days
+ * policy says (read on C): today and the retention_days - 1 days before
+ * it. 0, or a negative st_status. */
+int srv_retention_oldest_kept(st_conn *c, int64_t app_id, time_t now, char out[ING_DAY_LEN]);
 
 /* One pass at NOW; *OUT_DROPPED (may be NULL) counts partitions dropped.
  * Returns 0, or a negative st_status. */

@@ -16,7 +16,7 @@ import urllib.parse
 import pytest
 
 from conftest import create_app, fixture_of
-from ingest_util import Image, fresh_id, native, post
+from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
 NOON = 1795176000  # 2026-11-20T12:00:00Z
@@ -37,12 +37,6 @@ def is_sampled(bundle, user, day, rate):
 @pytest.fixture(scope="module")
 def image(manifest):
     return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
-
-
-def configure(server, app, **cfg):
-    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config",
-                       body=json.dumps(cfg).encode(), token=app["admin_token"])
-    assert r.status == 200, r
 
 
 def check_in(server, app, user, version=None, os_version=None):
@@ -131,7 +125,7 @@ def upload(server, app, image, exp, user, version, duration):
 def test_stats_count_active_sampled_and_stalled_users(db, make_server, image):
     app = create_app(db)
     server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
-    configure(server, app, sample_rate=RATE, daily_quota=QUOTA)
+    allow_everyone(server, app, sample_rate=RATE, daily_quota=QUOTA)
     listed = {f"vip-{i}" for i in range(4)}
     for user in listed:
         whitelist(server, app, user)
@@ -206,7 +200,7 @@ def test_concurrent_check_ins_are_all_counted(db, make_server):
     writer made of them."""
     app = create_app(db)
     server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
-    configure(server, app, sample_rate=RATE)
+    allow_everyone(server, app, sample_rate=RATE)
     users = [f"c-{i}" for i in range(200)]
     # Each user twice, in different batches or the same one.
     calls = [(u, "3.0") for u in users] * 2 + [(u, "3.1") for u in users[:50]]

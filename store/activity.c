@@ -5,36 +5,57 @@
 #include "store/activity.h"
 #include "store/internal.h"
 
-/* The arrays count_activity takes after the app, in order. */
-enum { C_DAY, C_VERSION, C_USER, C_SAMPLED, C_LISTED, C_STORED, C_DURATION, NCOLUMNS };
+/* The arrays sampling_check_ins takes after (app, policy version). */
+enum { C_DAY, C_AT, C_VERSION, C_USER, C_SAMPLED, NCOLUMNS };
 
 static const char *column_text(const st_checkin *r, size_t col)
 {
 	switch (col) {
 	case C_DAY: return r->day;
+	case C_AT: return r->at;
 	case C_VERSION: return r->app_version;
 	case C_USER: return r->user_id;
 	case C_SAMPLED: return r->sampled ? "t" : "f";
-	case C_LISTED: return r->listed ? "t" : "f";
-	case C_STORED: return "f";
 	}
-	return NULL; /* a check-in has no duration */
+	return NULL;
 }
 
-int st_activity_count(st_conn *c, int64_t app_id, const st_checkin *const *rows, size_t n)
+typedef struct answers {
+	st_checkin *const *rows;
+	size_t n, got;
+} answers;
+
+static int read_answer(void *cls, const st_row *row)
 {
+	answers *a = cls;
+	if (a->got == a->n)
+		return -1;
+	/* Column 0 is set_config's. */
+	a->rows[a->got]->listed = st_row_bool(row, 1);
+	a->rows[a->got++]->used = st_row_int64(row, 2);
+	return 0;
+}
+
+int st_sampling_check_ins(st_conn *c, int64_t app_id, int64_t config_version,
+			  st_checkin *const *rows, size_t n)
+{
+	/* Committed without waiting for the WAL flush: a check-in's only
+	 * effect is a count, and a batch that waited for the disk held every
+	 * caller a flush longer. What a database crash can lose is the last
+	 * moments' check-ins, an undercount of active users; any later
+	 * durable commit (ingest's) flushes them. */
 	static const st_stmt q = {
-		"activity_count",
-		"SELECT count_activity($1, $2::text[]::date[], $3::text[], $4::text[],"
-		" $5::text[]::boolean[], $6::text[]::boolean[], $7::text[]::boolean[],"
-		" $8::text[]::bigint[])",
-		1 + NCOLUMNS};
+		"sampling_check_ins",
+		"SELECT set_config('synchronous_commit', 'off', true), s.listed, s.used"
+		" FROM sampling_check_ins($1, $2, $3::text[]::date[], $4::text[]::timestamptz[],"
+		" $5::text[], $6::text[], $7::text[]::boolean[]) AS s",
+		2 + NCOLUMNS};
 	if (n == 0 || n > INT32_MAX)
 		return ST_HARD_ERROR;
 	const char **items = calloc(n, sizeof *items);
 	cm_buf arrays[NCOLUMNS];
 	memset(arrays, 0, sizeof arrays);
-	st_param params[1 + NCOLUMNS] = {ST_INT64(app_id)};
+	st_param params[2 + NCOLUMNS] = {ST_INT64(app_id), ST_INT64(config_version)};
 	int rc = items ? 0 : ST_HARD_ERROR;
 	for (size_t col = 0; rc == 0 && col < NCOLUMNS; col++) {
 		for (size_t i = 0; i < n; i++)
@@ -42,14 +63,17 @@ int st_activity_count(st_conn *c, int64_t app_id, const st_checkin *const *rows,
 		st_wire_text_array(&arrays[col], items, n);
 		if (arrays[col].failed)
 			rc = ST_HARD_ERROR;
-		params[1 + col] = ST_BYTES(arrays[col].data, arrays[col].len);
+		params[2 + col] = ST_BYTES(arrays[col].data, arrays[col].len);
 	}
+	answers a = {rows, n, 0};
 	if (rc == 0)
-		rc = st_exec(c, &q, params, 1 + NCOLUMNS, NULL, NULL);
+		rc = st_exec(c, &q, params, 2 + NCOLUMNS, read_answer, &a);
 	for (size_t col = 0; col < NCOLUMNS; col++)
 		free(arrays[col].data);
 	free(items);
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	return a.got == n ? 1 : a.got == 0 ? 0 : ST_HARD_ERROR;
 }
 
 static int read_text(void *cls, const st_row *row)

@@ -17,17 +17,25 @@
 
 #include "store/store.h"
 
-/* A sampling check-in: USER_ID asked on DAY with APP_VERSION; SAMPLED is
- * ing_sampled's answer for the day, LISTED whether the whitelist holds the
- * user now. */
+/* A sampling call: USER_ID asked at AT (RFC 3339) on DAY with APP_VERSION
+ * (NULL: not counted); SAMPLED is ing_sampled's answer for the day. The
+ * store fills LISTED (the whitelist holds the user at AT) and USED (the
+ * reports the quota counted for the user that day). */
 typedef struct st_checkin {
-	const char *day, *app_version, *user_id;
-	bool sampled, listed;
+	const char *day, *at, *app_version, *user_id;
+	bool sampled;
+	bool listed;  /* out */
+	int64_t used; /* out */
 } st_checkin;
 
-/* Counts the N check-ins of APP_ID (one statement, its own transaction
- * under st_run_autocommit): each user once per day and version. 0. */
-int st_activity_count(st_conn *c, int64_t app_id, const st_checkin *const *rows, size_t n);
+/* Answers the N calls ROWS of APP_ID made under its policy of version
+ * CONFIG_VERSION and counts those with an app version, each user once per
+ * day and version, in one statement (its own transaction under
+ * st_run_autocommit, committed without waiting for the disk: see
+ * activity.c). 1 with every row's outputs filled; 0 when CONFIG_VERSION is
+ * not the current policy's (nothing written); or a negative st_status. */
+int st_sampling_check_ins(st_conn *c, int64_t app_id, int64_t config_version,
+			  st_checkin *const *rows, size_t n);
 
 /* {"days":[{"day","version","active_users","sampled_users","stalled_users",
  * "reports","stall_ms"}]} of APP_ID over FROM … TO (NULL: unbounded) and

@@ -18,8 +18,8 @@
 --    their durations.
 -- ON CONFLICT sees rows committed after the statement began, so two
 -- batches sighting one user count them once. Locks in one order: user
--- rows by (day, version, user), then counters by (day, version); the
--- sampling writer and ingest_reports (which calls this last, after its
+-- rows by (day, version, user), then counters by (day, version);
+-- sampling_check_ins and ingest_reports (which calls this last, after its
 -- group rows) both go through here, so they queue instead of deadlocking.
 
 CREATE OR REPLACE FUNCTION count_activity(p_app bigint, p_days date[], p_versions text[],
@@ -27,8 +27,12 @@ CREATE OR REPLACE FUNCTION count_activity(p_app bigint, p_days date[], p_version
                                           p_listed boolean[], p_stored boolean[],
                                           p_durations bigint[])
 RETURNS void
-LANGUAGE sql
+LANGUAGE plpgsql
+-- Plans built once per session (the ingest_reports rule): re-planning the
+-- statement was most of a call.
+SET plan_cache_mode = force_generic_plan
 AS $$
+BEGIN
   WITH seen AS (
     SELECT d AS day, v AS app_version, u AS user_id,
            bool_or(s AND NOT l) AS in_sample, bool_or(st) AS reported,
@@ -67,8 +71,8 @@ AS $$
     sampled_users = a.sampled_users + excluded.sampled_users,
     stalled_users = a.stalled_users + excluded.stalled_users,
     reports = a.reports + excluded.reports,
-    stall_ms = a.stall_ms + excluded.stall_ms
-$$;
+    stall_ms = a.stall_ms + excluded.stall_ms;
+END $$;
 COMMENT ON FUNCTION count_activity(bigint, date[], text[], text[], boolean[], boolean[],
                                    boolean[], bigint[]) IS
   'Counts a batch of sightings (sampling check-ins and stored reports) of users on an app''s days and versions into activity_users and activity_daily, each user once per day and version, in one statement with a fixed lock order.';

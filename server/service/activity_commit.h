@@ -1,14 +1,15 @@
 /*
  * activity_commit.h — group commit of sampling check-ins (SPEC §10.2).
  *
- * Every device asks GET /api/v1/sampling once a day, so counting its user
- * as active must not cost a transaction per request. An HTTP thread hands
- * its check-in in here and waits; one writer thread stores every queued
- * check-in of one app in one statement (count_activity, its own
- * transaction). While that statement runs the next check-ins queue, so
- * under load one commit serves many requests; alone, a check-in goes at
- * once. Each caller returns only once its check-in committed, so a 2xx
- * means counted.
+ * Every device asks GET /api/v1/sampling once a day, the hottest route:
+ * what its answer needs from the database (the whitelist, the quota used)
+ * and counting its user as active must not cost a transaction per
+ * request. An HTTP thread hands its call in here and waits; one writer
+ * thread answers and counts every queued call of one app and policy
+ * version in one statement (sampling_check_ins, its own transaction).
+ * While that statement runs the next calls queue, so under load one
+ * commit serves many requests; alone, a call goes at once. Each caller
+ * returns only once its call committed, so a 2xx means counted.
  *
  * Memory: ROW and its strings are borrowed until the call returns.
  */
@@ -19,8 +20,10 @@
 
 #include "store/activity.h"
 
-/* Counts ROW for APP_ID. 0, or a negative st_status. Blocks until
- * committed; safe from any number of threads. */
-int srv_activity_count(int64_t app_id, const st_checkin *row);
+/* Answers and counts ROW for APP_ID under its policy of version
+ * CONFIG_VERSION (st_sampling_check_ins' contract for one call): 1 with
+ * ROW's outputs filled, 0 when that policy version is stale, or a negative
+ * st_status. Blocks until committed; safe from any number of threads. */
+int srv_activity_check_in(int64_t app_id, int64_t config_version, st_checkin *row);
 
 #endif

@@ -31,8 +31,8 @@ static int check_in(const st_app *app, st_checkin *call, st_app_config *cfg)
 {
 	int rc = srv_policy_get(app->id, cfg);
 	for (int tries = 0; rc >= 0; tries++) {
-		call->sampled = ing_sampled(app->bundle_id, call->user_id, call->day,
-					    cfg->sample_rate);
+		call->sampled =
+			ing_sampled(app->bundle_id, call->user_id, call->day, cfg->sample_rate);
 		rc = srv_activity_check_in(app->id, cfg->version, call);
 		if (rc != 0)
 			break;
@@ -81,8 +81,8 @@ enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req
 		.sampled = call.sampled,
 		.whitelisted = call.listed,
 		.now = now,
-		.daily_quota = cfg.daily_quota > UINT32_MAX ? UINT32_MAX
-							    : (uint32_t)cfg.daily_quota,
+		.daily_quota =
+			cfg.daily_quota > UINT32_MAX ? UINT32_MAX : (uint32_t)cfg.daily_quota,
 		.used_today = call.used > UINT32_MAX ? UINT32_MAX : (uint32_t)call.used,
 	};
 	ing_sampling_decision d = ing_sampling_decide(&in);
@@ -91,6 +91,6 @@ enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req
 	json_t *quota = d.quota_remaining < 0 ? json_null() : json_integer(d.quota_remaining);
 	return srv_reply_json(conn, 200,
 			      json_pack("{s:b,s:s,s:o,s:s,s:f}", "upload", d.upload, "reason",
-					ing_sample_reason_name(d.reason), "quota_remaining",
-					quota, "day", day, "sample_rate", rate));
+					ing_sample_reason_name(d.reason), "quota_remaining", quota,
+					"day", day, "sample_rate", rate));
 }

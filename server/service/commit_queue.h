@@ -32,7 +32,10 @@ typedef struct srv_commit_queue {
 	size_t queued;
 } srv_commit_queue;
 
-#define SRV_COMMIT_QUEUE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0}
+#define SRV_COMMIT_QUEUE_INIT                                                                      \
+	{                                                                                          \
+		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0                       \
+	}
 
 /* Appends JOB (its app_id set) to Q and wakes the writer. Called with
  * Q->lock held. */
@@ -43,8 +46,7 @@ void srv_commit_enqueue(srv_commit_queue *q, srv_commit_job *job);
 void srv_commit_await(srv_commit_queue *q, srv_commit_job *job);
 
 /* Whether queued job J may join the N jobs of BATCH (all of J's app). */
-typedef bool (*srv_commit_fits)(srv_commit_job *const *batch, size_t n,
-				const srv_commit_job *j);
+typedef bool (*srv_commit_fits)(srv_commit_job *const *batch, size_t n, const srv_commit_job *j);
 
 /* Moves the oldest job and the queued jobs of its app that FITS accepts
  * (NULL: all), oldest first, up to MAX, into BATCH; returns how many.

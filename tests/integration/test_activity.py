@@ -226,3 +226,18 @@ def test_concurrent_check_ins_are_all_counted(db, make_server):
     assert got["3.1"]["active_users"] == 50
     assert got["3.1"]["sampled_users"] == len(sampled & set(users[:50]))
     assert got["3.0"]["stalled_users"] == got["3.0"]["reports"] == 0
+
+
+def test_check_in_follows_a_policy_changed_on_another_server(db, make_server):
+    """The sampling route answers from a cached policy; a change committed
+    by another server applies to the very next call, and to the count."""
+    app = create_app(db)
+    env = {"STALLSCOPE_FAKE_NOW": str(NOON)}
+    first, second = make_server(env=env), make_server(env=env)
+    allow_everyone(first, app)
+    assert check_in(first, app, "before", "4.0")["reason"] == "sampled"
+    allow_everyone(second, app, sample_rate=0)
+    after = check_in(first, app, "after", "4.0")
+    assert after["reason"] == "not_sampled" and after["sample_rate"] == 0, after
+    [row] = stats(first, app)
+    assert (row["active_users"], row["sampled_users"]) == (2, 1), row

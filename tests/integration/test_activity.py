@@ -15,7 +15,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import create_app, fixture_of
+from conftest import create_app, fixture_of, psql, stallscope
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -185,6 +185,11 @@ def test_stats_range_defaults_to_retention_window(db, make_server):
     every = stats(today, app, **{"from": "2026-11-01", "to": TODAY})
     assert [(r["day"], r["active_users"]) for r in every] == \
         [("2026-11-10", 1), (TODAY, 1)]
+    # Retention deletes the per-user rows of old days; the counters stay.
+    stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    assert psql(db, f"SELECT day, user_id FROM activity_users a JOIN apps p ON p.id = a.app_id"
+                    f" WHERE p.bundle_id = '{app['app']}'") == f"{TODAY}|late"
+    assert stats(today, app, **{"from": "2026-11-01"}) == every
     bad = today.request("GET", f"/api/v1/apps/{app['app']}/stats?from=yesterday",
                         token=app["admin_token"])
     assert bad.status == 400 and bad.error_code == "bad_query", bad

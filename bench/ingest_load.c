@@ -20,19 +20,11 @@
  *
  * usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS CONCURRENCY
  */
-#define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include "load_http.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #define FRAMES 30
@@ -66,18 +58,10 @@ typedef struct body {
 
 typedef struct worker {
 	int id;
-	double *lat; /* seconds per request */
-	size_t n, cap;
+	load_lat lat;
 } worker;
 
 static body *pool;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -148,57 +132,6 @@ static void build_body(const worker *w, long seq, uint64_t *rng, char *json, z_s
 	memcpy(b->gz, gz, b->len);
 }
 
-static int connect_server(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	inet_pton(AF_INET, host, &a.sin_addr);
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w <= 0)
-			return -1;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Reads one response; returns its status or -1. */
-static int read_response(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-	char *end = NULL;
-	while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	int status = atoi(buf + 9);
-	char *cl = strcasestr(buf, "content-length:");
-	size_t body = cl ? (size_t)atol(cl + 15) : 0;
-	size_t have = n - (size_t)(end + 4 - buf);
-	while (have < body) {
-		ssize_t r = read(fd, buf, cap);
-		if (r <= 0)
-			return -1;
-		have += (size_t)r;
-	}
-	return status;
-}
-
 static void *run(void *arg)
 {
 	worker *w = arg;
@@ -210,7 +143,7 @@ static void *run(void *arg)
 	/* Each worker builds its share of the pool (ids unique per worker). */
 	for (long i = w->id; i < pool_size; i += nworkers)
 		build_body(w, i, &rng, json, &z, &pool[i]);
-	int fd = connect_server();
+	int fd = load_connect(host, port);
 	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
 		deadline = now() + seconds_to_run;
 	pthread_barrier_wait(&ready);
@@ -243,14 +176,10 @@ static void *run(void *arg)
 			atomic_fetch_add(&errors_total, 1);
 			if (status < 0) {
 				close(fd);
-				fd = connect_server();
+				fd = load_connect(host, port);
 			}
 		}
-		if (w->n == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 4096;
-			w->lat = realloc(w->lat, w->cap * sizeof *w->lat);
-		}
-		w->lat[w->n++] = dt;
+		load_lat_add(&w->lat, dt);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -260,12 +189,6 @@ static void *run(void *arg)
 	free(head);
 	free(resp);
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -307,29 +230,20 @@ int main(int argc, char **argv)
 		w[i].id = i;
 		pthread_create(&t[i], NULL, run, &w[i]);
 	}
-	size_t total = 0;
+	load_lat **lats = calloc((size_t)threads, sizeof *lats);
 	for (int i = 0; i < threads; i++) {
 		pthread_join(t[i], NULL);
-		total += w[i].n;
+		lats[i] = &w[i].lat;
 	}
-	double elapsed = seconds_to_run + (now() - deadline);
-	double *all = malloc((total ? total : 1) * sizeof *all);
-	size_t k = 0;
-	for (int i = 0; i < threads; i++) {
-		memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
-		k += w[i].n;
-		free(w[i].lat);
-	}
-	qsort(all, total, sizeof *all, cmp_double);
+	double elapsed = seconds_to_run + (now() - deadline), ms[3];
+	size_t total = load_summary(lats, threads, ms);
+	free(lats);
 	printf("{\"requests\":%zu,\"accepted\":%ld,\"errors\":%ld,\"built_live\":%ld,"
 	       "\"seconds\":%.2f,\"reports_per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
 	       "\"max_ms\":%.2f}\n",
 	       total, atomic_load(&accepted_total), atomic_load(&errors_total),
-	       atomic_load(&built_live), elapsed,
-	       (double)atomic_load(&accepted_total) / elapsed,
-	       total ? all[total / 2] * 1e3 : 0, total ? all[total * 99 / 100] * 1e3 : 0,
-	       total ? all[total - 1] * 1e3 : 0);
-	free(all);
+	       atomic_load(&built_live), elapsed, (double)atomic_load(&accepted_total) / elapsed,
+	       ms[0], ms[1], ms[2]);
 	for (long i = 0; i < pool_size; i++)
 		free(pool[i].gz);
 	free(pool);

@@ -89,6 +89,13 @@ int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls);
  */
 int st_exec_script(st_conn *c, const char *sql, const char *label);
 
+/* Appends ITEMS[0..N) (NULL items are SQL NULLs; LENS NULL means strlen)
+ * to W as a one-dimensional text[] in array_recv's form, to be sent as
+ * ST_BYTES: the JSON or user text inside needs no quoting or escaping,
+ * unlike in the text form, and the statement casts it to other element
+ * types. Sets W->failed on an item too long for the format. */
+void st_wire_text_array(cm_buf *w, const char *const *items, const size_t *lens, size_t n);
+
 /* NULL for SQL NULL; valid until the row callback returns. */
 const char *st_row_text(const st_row *row, int col);
 /* Copies column COL into OUT (CAP bytes, NUL-terminated); -1 when NULL or
@@ -130,9 +137,5 @@ int st_document_split(const st_document *doc, char **out_skeleton, char **out_st
  * ingest_reports and update_report_symbols upsert. 0 or -1. */
 int st_stacks_encode(const st_document *const *docs, size_t n, cm_buf *hashes, cm_buf *bodies);
 
-/* ITEMS[0..N) (NULL items are SQL NULLs; LENS NULL means strlen) appended
- * to W as a one-dimensional text[] in array_recv's form: the JSON inside
- * needs no quoting or escaping, unlike in the text form. */
-void st_wire_text_array(cm_buf *w, const char *const *items, const size_t *lens, size_t n);
 
 #endif

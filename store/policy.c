@@ -88,17 +88,6 @@ int st_config_update_apply(st_conn *c, int64_t app_id, const st_config_update *u
 		       u->has_grouping_rules ? ST_TEXT(u->grouping_rules) : none);
 }
 
-int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id,
-			const char *at)
-{
-	static const st_stmt q = {
-		"whitelist_active",
-		"SELECT 1 FROM whitelist WHERE app_id = $1 AND user_id = $2"
-		" AND (expires_at IS NULL OR expires_at > $3::timestamptz)",
-		3};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id), ST_TEXT(at));
-}
-
 /* An entry as read_entry takes it, in the API's time format. */
 #define ENTRY_COLUMNS                                                                              \
 	"user_id, note, to_char(expires_at AT TIME ZONE 'UTC', " TS_FORMAT "),"                    \
@@ -166,23 +155,4 @@ int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t lim
 	struct wl_each w = {cb, cls};
 	return ST_EXEC(c, &q, read_entry, &w, ST_INT64(app_id), ST_TEXT(after),
 		       ST_INT64(limit));
-}
-
-static int read_int64(void *cls, const st_row *row)
-{
-	*(int64_t *)cls = st_row_int64(row, 0);
-	return 0;
-}
-
-int st_quota_used(st_conn *c, int64_t app_id, const char *day, const char *user_id,
-		  int64_t *out)
-{
-	static const st_stmt q = {
-		"quota_used",
-		"SELECT coalesce((SELECT reports FROM user_quota"
-		" WHERE app_id = $1 AND day = $2::date AND user_id = $3), 0)",
-		3};
-	*out = 0;
-	return ST_EXEC(c, &q, read_int64, out, ST_INT64(app_id), ST_TEXT(day),
-		       ST_TEXT(user_id));
 }

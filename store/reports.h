@@ -42,11 +42,6 @@ int st_config_update_apply(st_conn *c, int64_t app_id, const st_config_update *u
 
 void st_app_config_clear(st_app_config *cfg);
 
-/* 1 when USER_ID is whitelisted for APP_ID and its entry has not expired
- * at AT (RFC 3339: the server's clock, which tests may set). */
-int st_whitelist_active(st_conn *c, int64_t app_id, const char *user_id,
-			const char *at);
-
 typedef struct st_whitelist_entry {
 	char user_id[4097];
 	char note[4097]; /* "" with has_note false for NULL */
@@ -66,10 +61,6 @@ int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id);
  * LIMIT; returns how many. */
 int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,
 		      st_whitelist_cb cb, void *cls);
-
-/* Reports USER_ID stored on DAY into *OUT (0 when none). 1. */
-int st_quota_used(st_conn *c, int64_t app_id, const char *day, const char *user_id,
-		  int64_t *out);
 
 /* ---- Reports ---------------------------------------------------------------- */
 

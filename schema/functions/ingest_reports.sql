@@ -301,6 +301,15 @@ BEGIN
      FROM unnest(stored_at) o,
           unnest(p_raw_stacks[o]::uuid[] || p_symbolized_stacks[o]::uuid[]) h;
 
+  -- A stored report counts its user as active (SPEC §10.2), and as
+  -- stalled when in the sample; after the group rows and the stacks, in
+  -- count_activity's lock order.
+  PERFORM count_activity(p_app, array_agg(p_days[o]),
+                         array_agg(coalesce(p_app_versions[o], '')), array_agg(p_user_ids[o]),
+                         array_agg(p_sampled[o]), array_agg(listed[o]), array_agg(true),
+                         array_agg(p_durations[o]))
+     FROM unnest(stored_at) o HAVING count(*) > 0;
+
   FOR i IN 1..coalesce(cardinality(stored_at), 0) LOOP
     ids[stored_at[i]] := stored_ids[i];
   END LOOP;

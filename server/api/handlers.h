@@ -63,6 +63,10 @@ enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request
 /* GET /api/v1/apps/{app}/dimensions?from=&to= — the filters' known values. */
 enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *req);
 
+/* GET /api/v1/apps/{app}/stats?from=&to=&version= — active, sampled and
+ * stalled users per day and version. */
+enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req);
+
 /* GET /api/v1/apps/{app}/dsyms/missing */
 enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
 

@@ -14,14 +14,13 @@
  * writer idle and goes alone; under load the batches grow by themselves.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "common/check.h"
 #include "common/log.h"
+#include "server/service/commit_queue.h"
 #include "server/service/ingest_commit.h"
 #include "server/service/metrics.h"
 
@@ -38,20 +37,13 @@
 #define MAX_BATCH 64
 
 typedef struct job {
-	int64_t app_id;
+	srv_commit_job base; /* first: the queue's jobs are ours */
 	const st_new_report *row;
 	st_ingest_outcome outcome;
 	int64_t id;
-	int rc;
-	bool done;
-	pthread_cond_t wake; /* done */
-	struct job *next;    /* in the queue */
 } job;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* queue_head set */
-static job *queue_head;
-static size_t queued;
+static srv_commit_queue queue = SRV_COMMIT_QUEUE_INIT;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static bool started;
 /* While the writer waits for the database with room for another batch in
@@ -62,45 +54,37 @@ static bool started;
 static int wake_pipe[2] = {-1, -1};
 static size_t wake_at;
 
-/* True when BATCH's N jobs hold J's report_id already. */
-static bool holds_report(job *const *batch, size_t n, const job *j)
+static const st_new_report *row_of(const srv_commit_job *j)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(batch[i]->row->report_id, j->row->report_id) == 0)
-			return true;
-	return false;
+	return ((const job *)j)->row;
 }
 
-/* Moves the oldest job and the queued jobs of its app and policy version
- * (up to MAX_BATCH, oldest first) into BATCH. A second report with the
- * same report_id (a resend racing the first) waits for the next batch:
+/* A batch is of one policy version. A second report with the same
+ * report_id (a resend racing the first) waits for the next batch:
  * ingest_reports decides each report before storing any, so it would
- * count the pair twice. Called with LOCK held and the queue not empty. */
-static size_t take_batch(job **batch)
+ * count the pair twice. */
+static bool fits(srv_commit_job *const *batch, size_t n, const srv_commit_job *j)
 {
-	const job *first = queue_head;
-	if (NEVER(!first))
-		return 0;
-	int64_t app_id = first->app_id, version = first->row->config_version;
-	size_t n = 0;
-	for (job **link = &queue_head; *link && n < MAX_BATCH;) {
-		job *j = *link;
-		if (j->app_id == app_id && j->row->config_version == version &&
-		    !holds_report(batch, n, j)) {
-			*link = j->next;
-			batch[n++] = j;
-		} else {
-			link = &j->next;
-		}
-	}
-	queued -= n;
-	return n;
+	if (row_of(j)->config_version != row_of(batch[0])->config_version)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(row_of(batch[i])->report_id, row_of(j)->report_id) == 0)
+			return false;
+	return true;
+}
+
+/* Moves the oldest job and the queued jobs of its app that fit it (up to
+ * MAX_BATCH, oldest first) into BATCH. Called with the queue's lock held
+ * and the queue not empty. */
+static size_t take_batch(srv_commit_job **batch)
+{
+	return srv_commit_take(&queue, batch, MAX_BATCH, fits);
 }
 
 /* A batch and its answers. */
 typedef struct batch_tx {
 	int64_t app_id;
-	job *jobs[MAX_BATCH];
+	srv_commit_job *jobs[MAX_BATCH];
 	const st_new_report *rows[MAX_BATCH];
 	st_ingest_outcome outcomes[MAX_BATCH];
 	int64_t ids[MAX_BATCH];
@@ -113,28 +97,24 @@ static void batch_fill(batch_tx *b, size_t n)
 	b->n = n;
 	b->app_id = b->jobs[0]->app_id;
 	for (size_t i = 0; i < n; i++)
-		b->rows[i] = b->jobs[i]->row;
+		b->rows[i] = row_of(b->jobs[i]);
 }
 
 /* Answers JOBS (N, results filled in). */
-static void finish(job **jobs, size_t n)
+static void finish(srv_commit_job **jobs, size_t n)
 {
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n; i++) {
-		jobs[i]->done = true;
-		pthread_cond_signal(&jobs[i]->wake);
-	}
 	srv_metrics_ingest_queue(-(long)n);
-	pthread_mutex_unlock(&lock);
+	srv_commit_finish(&queue, jobs, n);
 }
 
 /* Sets the results of B's jobs from its answers, or to RC when negative. */
 static void batch_answer(batch_tx *b, int rc)
 {
 	for (size_t i = 0; i < b->n; i++) {
-		b->jobs[i]->rc = rc < 0 ? rc : 1;
-		b->jobs[i]->outcome = b->outcomes[i];
-		b->jobs[i]->id = b->ids[i];
+		job *j = (job *)b->jobs[i];
+		j->base.rc = rc < 0 ? rc : 1;
+		j->outcome = b->outcomes[i];
+		j->id = b->ids[i];
 	}
 }
 
@@ -148,7 +128,7 @@ static int store_cb(st_conn *c, void *cls)
  * one report at a time when it refuses the batch (so one bad report fails
  * alone), and idempotent if they had been stored already — and answers
  * them. */
-static void store(job **jobs, size_t n)
+static void store(srv_commit_job **jobs, size_t n)
 {
 	batch_tx b;
 	memcpy(b.jobs, jobs, n * sizeof *jobs);
@@ -188,20 +168,20 @@ static int pipeline_cb(st_pipe *p, void *unused)
 	(void)unused;
 	static batch_tx flights[DEPTH]; /* the writer's alone */
 	size_t oldest = 0, inflight = 0;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&queue.lock);
 	for (;;) {
-		if (queue_head && !st_pipe_lost(p) &&
-		    (inflight == 0 || (inflight < DEPTH && queued >= flights[oldest].n))) {
+		if (queue.head && !st_pipe_lost(p) &&
+		    (inflight == 0 || (inflight < DEPTH && queue.queued >= flights[oldest].n))) {
 			batch_tx *b = &flights[(oldest + inflight) % DEPTH];
 			size_t n = take_batch(b->jobs);
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&queue.lock);
 			batch_fill(b, n);
 			if (st_report_ingest_send(p, b->app_id, b->rows, b->n) == 0) {
 				inflight++;
 				srv_metrics_ingest_in_flight(1);
 			} else
 				store(b->jobs, b->n);
-			pthread_mutex_lock(&lock);
+			pthread_mutex_lock(&queue.lock);
 			continue;
 		}
 		if (inflight == 0)
@@ -209,16 +189,16 @@ static int pipeline_cb(st_pipe *p, void *unused)
 		bool listen = inflight < DEPTH && wake_pipe[0] >= 0;
 		if (listen)
 			wake_at = flights[oldest].n;
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&queue.lock);
 		int ready = st_pipe_wait(p, listen ? wake_pipe[0] : -1);
 		if (listen) {
-			pthread_mutex_lock(&lock);
+			pthread_mutex_lock(&queue.lock);
 			wake_at = 0;
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&queue.lock);
 			drain_wake_pipe();
 		}
 		if (ready == 0) {
-			pthread_mutex_lock(&lock);
+			pthread_mutex_lock(&queue.lock);
 			continue;
 		}
 		batch_tx *b = &flights[oldest];
@@ -232,51 +212,35 @@ static int pipeline_cb(st_pipe *p, void *unused)
 			batch_answer(b, 1);
 			finish(b->jobs, b->n);
 		}
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&queue.lock);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&queue.lock);
 	return st_pipe_lost(p) ? ST_SOFT_ERROR : 0;
 }
 
 static void *writer_main(void *unused)
 {
 	(void)unused;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&queue.lock);
 	for (;;) {
-		while (!queue_head)
-			pthread_cond_wait(&work, &lock);
-		pthread_mutex_unlock(&lock);
+		while (!queue.head)
+			pthread_cond_wait(&queue.work, &queue.lock);
+		pthread_mutex_unlock(&queue.lock);
 		/* Returns when the queue ran dry, giving the connection back. */
 		if (st_report_ingest_pipeline(pipeline_cb, NULL) < 0) {
 			/* No pipeline (no connection, or it broke): a batch the
 			 * ordinary way, which waits for the database or fails
 			 * fast with the reason. */
-			job *jobs[MAX_BATCH];
-			pthread_mutex_lock(&lock);
-			size_t n = queue_head ? take_batch(jobs) : 0;
-			pthread_mutex_unlock(&lock);
+			srv_commit_job *jobs[MAX_BATCH];
+			pthread_mutex_lock(&queue.lock);
+			size_t n = queue.head ? take_batch(jobs) : 0;
+			pthread_mutex_unlock(&queue.lock);
 			if (n)
 				store(jobs, n);
 		}
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&queue.lock);
 	}
 	return NULL;
-}
-
-static bool spawn(void *(*main_fn)(void *), const char *name)
-{
-	pthread_t t;
-	pthread_attr_t attr;
-	if (pthread_attr_init(&attr) != 0)
-		return false;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	bool ok = pthread_create(&t, &attr, main_fn, NULL) == 0;
-	pthread_attr_destroy(&attr);
-	if (ok)
-		pthread_setname_np(t, name);
-	else
-		cm_log(CM_ERROR, "ingest: cannot start the %s thread", name);
-	return ok;
 }
 
 /* The writer lives as long as the process: callers wait for it until the
@@ -297,7 +261,7 @@ static void start(void)
 				"see reports queue while it waits for the database");
 		wake_pipe[0] = wake_pipe[1] = -1;
 	}
-	started = spawn(writer_main, "ingest-writer");
+	started = srv_commit_spawn(writer_main, "ingest-writer");
 }
 
 int srv_ingest_commit(int64_t app_id, const st_new_report *row, st_ingest_outcome *outcome,
@@ -306,26 +270,17 @@ int srv_ingest_commit(int64_t app_id, const st_new_report *row, st_ingest_outcom
 	pthread_once(&start_once, start);
 	if (!started)
 		return ST_HARD_ERROR;
-	job self = {.app_id = app_id, .row = row};
-	pthread_cond_init(&self.wake, NULL);
-	pthread_mutex_lock(&lock);
-	job **tail = &queue_head;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = &self;
-	queued++;
+	job self = {.base.app_id = app_id, .row = row};
+	pthread_mutex_lock(&queue.lock);
+	srv_commit_enqueue(&queue, &self.base);
 	srv_metrics_ingest_queue(1);
-	pthread_cond_signal(&work);
-	if (wake_at && queued >= wake_at) {
+	if (wake_at && queue.queued >= wake_at) {
 		wake_at = 0;
 		/* Full only if the writer has a wake-up unread already. */
 		(void)!write(wake_pipe[1], "", 1);
 	}
-	while (!self.done)
-		pthread_cond_wait(&self.wake, &lock);
-	pthread_mutex_unlock(&lock);
-	pthread_cond_destroy(&self.wake);
+	srv_commit_await(&queue, &self.base);
 	*outcome = self.outcome;
 	*id = self.id;
-	return self.rc;
+	return self.base.rc;
 }

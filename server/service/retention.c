@@ -6,9 +6,22 @@
 #include "server/service/background.h"
 #include "server/service/clock.h"
 #include "server/service/retention.h"
+#include "store/activity.h"
 #include "store/reports.h"
 
 #define DAY_SECONDS 86400
+
+int srv_retention_oldest_kept(st_conn *c, int64_t app_id, time_t now, char out[ING_DAY_LEN])
+{
+	st_app_config cfg;
+	int rc = st_config_get(c, app_id, &cfg);
+	int64_t days = cfg.retention_days;
+	st_app_config_clear(&cfg);
+	if (rc < 0)
+		return rc;
+	ing_utc_day(now - (time_t)(days - 1) * DAY_SECONDS, out);
+	return 0;
+}
 
 typedef struct app_list {
 	int64_t *ids;
@@ -45,22 +58,18 @@ typedef struct app_pass {
 static int app_cb(st_conn *c, void *cls)
 {
 	app_pass *p = cls;
-	st_app_config cfg;
-	int rc = st_config_get(c, p->app_id, &cfg);
-	int64_t days = cfg.retention_days;
-	st_app_config_clear(&cfg);
+	char before[ING_DAY_LEN], today[ING_DAY_LEN], tomorrow[ING_DAY_LEN];
+	int rc = srv_retention_oldest_kept(c, p->app_id, p->now, before);
 	if (rc < 0)
 		return rc;
-	/* Reports received on the last RETENTION days stay: today and the
-	 * RETENTION - 1 days before it. */
-	char before[ING_DAY_LEN], today[ING_DAY_LEN], tomorrow[ING_DAY_LEN];
-	ing_utc_day(p->now - (time_t)(days - 1) * DAY_SECONDS, before);
 	ing_utc_day(p->now, today);
 	ing_utc_day(p->now + DAY_SECONDS, tomorrow);
 	rc = st_reports_purge(c, p->app_id, before);
 	if (rc < 0)
 		return rc;
 	p->dropped = rc;
+	if ((rc = st_activity_purge(c, p->app_id, before)) < 0)
+		return rc;
 	if ((rc = st_report_partition_ensure(c, p->app_id, today)) < 0 ||
 	    (rc = st_report_partition_ensure(c, p->app_id, tomorrow)) < 0)
 		return rc;

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import create_app, fixture_of, psql, run, stallscope
+from conftest import create_app, fixture_of, migrate, psql, run, stallscope
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of,
                          identities, native, post, report)
 
@@ -128,11 +128,15 @@ def peer_file_sql(server, db, app, image):
             f" true, 1, 1, 1, 1, '{rel}', '{rel}')")
 
 
-def test_reprocess_command_and_other_instances_uploads(db, make_server, image):
+def test_reprocess_command_and_other_instances_uploads(cluster, make_server, image):
     """An upload taken by another instance is only in the database: a
     server whose periodic look is an hour away leaves the report waiting,
-    and `stallscope reprocess` moves it."""
-    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"})
+    and `stallscope reprocess` moves it. A database of its own: the
+    command walks every waiting report, and no server moves what other
+    tests left waiting for files they inserted by hand."""
+    db = cluster.create_db("it_reprocess_command")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
     app, rid, stack = waiting_report(server, db, image)
     psql(db, peer_file_sql(server, db, app, image))
     time.sleep(1)

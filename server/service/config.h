@@ -32,7 +32,7 @@ typedef struct srv_config {
 	unsigned shutdown_timeout; /* seconds in-flight requests get on stop */
 	uint64_t max_decompressed; /* bytes of a gzip/deflate body once inflated */
 	unsigned symcache_open;    /* symcaches kept open (LRU) */
-	unsigned reprocess_interval; /* seconds between looks for new arrivals */
+	unsigned reprocess_interval; /* seconds between looks for new symbols */
 	srv_netmask_list metrics_allow; /* peers that may GET /metrics */
 	cm_log_level log_level;
 } srv_config;

@@ -94,21 +94,21 @@ int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t
 		       ST_INT64(after_app), ST_INT64(after_report), ST_INT64(limit));
 }
 
-/* Whether a stored file now answers wait w better than when it was
- * stored; the app's own file wins over the system's, as in
- * srv_symbol_set_images. */
+/* Whether a stored file now answers wait w: a file for a missing image,
+ * DWARF where the file serving it has only a symbol table (the app's own
+ * file wins over the system's, as in srv_symbol_set_images). Moving the
+ * report makes it false, so a second sweep finds nothing. An unreadable
+ * file is answered only by another upload of its slice (deleted first),
+ * whose arrival moves the report: a wait no longer tells when it was
+ * stored, and sweeping those every time would move them every time. */
 #define ANSWERED                                                                                   \
 	"CASE WHEN w.reason IN ('missing', 'system_missing') THEN"                                 \
 	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid)"      \
 	" OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)"                        \
-	" WHEN w.reason IN ('malformed', 'system_malformed') THEN"                                 \
-	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid"       \
-	" AND d.created_at >= w.received_day)"                                                     \
-	" OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid"                         \
-	" AND s.created_at >= w.received_day)"                                                     \
-	" ELSE coalesce((SELECT bool_or(d.has_dwarf) FROM debug_files d"                           \
-	" WHERE d.app_id = w.app_id AND d.uuid = w.uuid),"                                         \
-	" (SELECT bool_or(s.has_dwarf) FROM system_symbols s WHERE s.uuid = w.uuid), false) END"
+	" WHEN w.reason = 'symbol_table' THEN coalesce((SELECT bool_or(d.has_dwarf)"               \
+	" FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid),"                      \
+	" (SELECT bool_or(s.has_dwarf) FROM system_symbols s WHERE s.uuid = w.uuid), false)"       \
+	" ELSE false END"
 
 int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_candidate_cb cb,
 		   void *cls)

@@ -238,9 +238,9 @@ int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t
 /*
  * The safety sweep: the next LIMIT waiting reports after report id AFTER
  * and up to UNTIL, in id order, each handed to CB with the UUID of a wait
- * a file now answers (a file for a missing image; a file newer than the
- * report's day for an unreadable one; DWARF where the file serving it has
- * only a symbol table) or "" when none does. Returns how many reports.
+ * a file now answers (a file for a missing image; DWARF where the file
+ * serving it has only a symbol table) or "" when none does. Returns how
+ * many reports.
  */
 int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_candidate_cb cb,
 		   void *cls);

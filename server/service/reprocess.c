@@ -398,7 +398,12 @@ int srv_reprocess_start(const srv_config *config)
 {
 	cfg = config;
 	run.pruned = time(NULL) - PRUNE_EVERY_S;
+	/* Now rather than at the first pass, which may come after the
+	 * arrivals waiting since the last start: the reports stored meanwhile
+	 * are not the sweep's. Read by the pass when the database is down. */
 	run.sweep_until = -1;
+	if (st_run_tx("reprocess_sweep_until", sweep_until_cb, NULL) < 0)
+		run.sweep_until = -1;
 	atomic_store(&listening, true);
 	if (pthread_create(&listener, NULL, listen_loop, NULL) != 0) {
 		atomic_store(&listening, false);

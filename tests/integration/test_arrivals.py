@@ -13,19 +13,9 @@ import time
 from conftest import REPO, create_app, fixture_of, migrate, psql, stallscope
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of, native,
                          post, report)
-from test_migrate import migrate_up_to
+from test_reprocess import peer_file_sql, wait_for, waiting_report
 
 DAY = 86400
-
-
-def wait_for(predicate, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    return predicate()
 
 
 def app_id_of(db, app):
@@ -77,7 +67,7 @@ def test_two_instances_move_each_report_once(cluster, make_server, tmp_root, man
     assert [m["reports"] for m in missing(b, app)] == [60, 1]
 
     assert a.upload(app, image.dwarf).status in (200, 201)
-    assert wait_for(lambda: not pending(b, app, [rid for rid, _ in ids])), \
+    assert wait_for(lambda: not pending(b, app, [rid for rid, _ in ids]), 20), \
         "reports left pending"
     # Exactly once: the two instances' moves add up to the reports.
     assert wait_for(lambda: reprocessed(a) + reprocessed(b) == 60)
@@ -104,28 +94,16 @@ def test_lost_notification_is_read_after_reconnect(cluster, make_server, manifes
     migrate(db)
     server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
     image, _ = images(manifest)
-    app = create_app(db)
-    allow_everyone(server, app)
-    stack = [image.plain[0], image.by_function[2]]
-    rid = post(server, app, "/api/v1/ingest", native(fresh_id(), image, stack)).json[
-        "accepted"][0]["id"]
-    assert report(server, app, rid)["pending"]
+    app, rid, stack = waiting_report(server, db, image)
     listener = ("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
                 " AND application_name = 'stallscope-listener'")
     first = wait_for(lambda: psql(db, listener))
     assert first
-    # What another instance's upload leaves: a symcache in the shared data
-    # dir, its row, its arrival and NOTIFY, in one transaction.
-    rel = f"symcaches/peer-{image.uuid}.symcache"
-    (server.data_dir / "symcaches").mkdir(exist_ok=True)
-    stallscope("symcache", str(image.dwarf), "-o", str(server.data_dir / rel))
+    # What another instance's upload leaves: its file, its arrival and
+    # NOTIFY, in one transaction.
     aid = app_id_of(db, app)
     psql(db, f"""SELECT pg_terminate_backend(pid) FROM ({listener}) AS l;
-        INSERT INTO debug_files (app_id, uuid, arch, name, kind, has_dwarf, functions,
-                                 file_size, symcache_size, symcache_version, debug_path,
-                                 symcache_path)
-        VALUES ({aid}, '{image.uuid}', '{image.arch}', '{image.name}', 'dsym', true, 1, 1, 1,
-                1, '{rel}', '{rel}');
+        {peer_file_sql(server, db, app, image)};
         INSERT INTO debug_file_arrivals (app_id, uuid) VALUES ({aid}, '{image.uuid}');
         NOTIFY stallscope_arrivals""")
     assert wait_for(lambda: not report(server, app, rid)["pending"]), "not moved"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import create_app, fixture_of, psql, run, stallscope
+from conftest import create_app, fixture_of, migrate, psql, run, stallscope
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of,
                          identities, native, post, report)
 
@@ -103,27 +103,42 @@ def test_missing_dsym_then_upload_regroups_exactly(server, db, image, other):
     assert before1 != after1
 
 
-def test_reprocess_command_and_other_instances_uploads(db, make_server, image):
-    """An upload taken by another instance is only in the database: a
-    server whose periodic look is an hour away leaves the report waiting,
-    and `stallscope reprocess` moves it."""
-    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"})
+def waiting_report(server, db, image):
+    """A new app of DB and a report of it waiting for IMAGE, through
+    SERVER: (app, report id, stack)."""
     app = create_app(db)
     allow_everyone(server, app)
     stack = [image.plain[0], image.by_function[2]]
     rid = post(server, app, "/api/v1/ingest", native(fresh_id(), image, stack)).json[
         "accepted"][0]["id"]
     assert report(server, app, rid)["pending"]
-    # What another instance's upload leaves behind: a symcache in the
-    # shared data dir and its row.
+    return app, rid, stack
+
+
+def peer_file_sql(server, db, app, image):
+    """What another instance's upload of IMAGE leaves behind: a symcache in
+    SERVER's data dir (shared), now, and the statement adding its row."""
     rel = f"symcaches/peer-{image.uuid}.symcache"
     (server.data_dir / "symcaches").mkdir(exist_ok=True)
     stallscope("symcache", str(image.dwarf), "-o", str(server.data_dir / rel))
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    psql(db, "INSERT INTO debug_files (app_id, uuid, arch, name, kind, has_dwarf, functions,"
-             " file_size, symcache_size, symcache_version, debug_path, symcache_path)"
-             f" VALUES ({app_id}, '{image.uuid}', '{image.arch}', '{image.name}', 'dsym',"
-             f" true, 1, 1, 1, 1, '{rel}', '{rel}')")
+    return ("INSERT INTO debug_files (app_id, uuid, arch, name, kind, has_dwarf, functions,"
+            " file_size, symcache_size, symcache_version, debug_path, symcache_path)"
+            f" VALUES ({app_id}, '{image.uuid}', '{image.arch}', '{image.name}', 'dsym',"
+            f" true, 1, 1, 1, 1, '{rel}', '{rel}')")
+
+
+def test_reprocess_command_and_other_instances_uploads(cluster, make_server, image):
+    """An upload taken by another instance is only in the database: a
+    server whose periodic look is an hour away leaves the report waiting,
+    and `stallscope reprocess` moves it. A database of its own: the
+    command walks every waiting report, and no server moves what other
+    tests left waiting for files they inserted by hand."""
+    db = cluster.create_db("it_reprocess_command")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
+    app, rid, stack = waiting_report(server, db, image)
+    psql(db, peer_file_sql(server, db, app, image))
     time.sleep(1)
     assert report(server, app, rid)["pending"]  # nobody told this server
     out = stallscope("reprocess", db_url=db,

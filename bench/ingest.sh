@@ -32,7 +32,7 @@ work=$(realpath -m "${BENCH_WORK:-build/bench/ingest}")
 
 make -s all fixtures
 mkdir -p build/bench
-cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c -lz -lpthread
+cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c bench/load_net.c -lz -lpthread
 
 scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
 rm -rf "$work"

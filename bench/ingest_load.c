@@ -21,19 +21,17 @@
  * usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS CONCURRENCY
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "load_net.h"
 
 #define FRAMES 30
 #define MAX_IMAGES 10
@@ -71,13 +69,6 @@ typedef struct worker {
 } worker;
 
 static body *pool;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -123,80 +114,15 @@ static size_t make_report(char *buf, size_t cap, int worker_id, long seq, uint64
 	return n;
 }
 
-/* IN gzip'ed into OUT with Z, a stream kept per worker: a fresh stream
- * per body would allocate and clear deflate's window every time, which is
- * most of the cost of building the pool. */
-static size_t gzip_into(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap)
-{
-	deflateReset(z);
-	z->next_in = (unsigned char *)(uintptr_t)in;
-	z->avail_in = (uInt)len;
-	z->next_out = out;
-	z->avail_out = (uInt)cap;
-	deflate(z, Z_FINISH);
-	return z->total_out;
-}
-
 /* Report SEQ of worker W, gzip'ed into B (malloc). */
 static void build_body(const worker *w, long seq, uint64_t *rng, char *json, z_stream *z,
 		       body *b)
 {
 	size_t len = make_report(json, BODY_MAX, w->id, seq, rng);
 	unsigned char gz[BODY_MAX];
-	b->len = gzip_into(z, json, len, gz, sizeof gz);
+	b->len = bl_gzip(z, json, len, gz, sizeof gz);
 	b->gz = malloc(b->len);
 	memcpy(b->gz, gz, b->len);
-}
-
-static int connect_server(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	inet_pton(AF_INET, host, &a.sin_addr);
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w <= 0)
-			return -1;
-		p = (const char *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Reads one response; returns its status or -1. */
-static int read_response(int fd, char *buf, size_t cap)
-{
-	size_t n = 0;
-	char *end = NULL;
-	while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r <= 0)
-			return -1;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	int status = atoi(buf + 9);
-	char *cl = strcasestr(buf, "content-length:");
-	size_t body = cl ? (size_t)atol(cl + 15) : 0;
-	size_t have = n - (size_t)(end + 4 - buf);
-	while (have < body) {
-		ssize_t r = read(fd, buf, cap);
-		if (r <= 0)
-			return -1;
-		have += (size_t)r;
-	}
-	return status;
 }
 
 static void *run(void *arg)
@@ -210,13 +136,13 @@ static void *run(void *arg)
 	/* Each worker builds its share of the pool (ids unique per worker). */
 	for (long i = w->id; i < pool_size; i += nworkers)
 		build_body(w, i, &rng, json, &z, &pool[i]);
-	int fd = connect_server();
+	int fd = bl_connect(host, port);
 	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
-		deadline = now() + seconds_to_run;
+		deadline = bl_now() + seconds_to_run;
 	pthread_barrier_wait(&ready);
 	body live = {NULL, 0};
 	long seq = pool_size; /* ids of live bodies follow the pool's */
-	while (now() < deadline && fd >= 0) {
+	while (bl_now() < deadline && fd >= 0) {
 		const body *b;
 		long next = atomic_fetch_add(&pool_next, 1);
 		if (next < pool_size) {
@@ -232,18 +158,18 @@ static void *run(void *arg)
 				  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
 				  "Content-Length: %zu\r\n\r\n",
 				  host, key, b->len);
-		double t0 = now();
-		int status = write_all(fd, head, (size_t)hl) || write_all(fd, b->gz, b->len)
+		double t0 = bl_now();
+		int status = bl_write_all(fd, head, (size_t)hl) || bl_write_all(fd, b->gz, b->len)
 				     ? -1
-				     : read_response(fd, resp, 1 << 16);
-		double dt = now() - t0;
+				     : bl_read_response(fd, resp, 1 << 16);
+		double dt = bl_now() - t0;
 		if (status == 202) {
 			atomic_fetch_add(&accepted_total, 1);
 		} else {
 			atomic_fetch_add(&errors_total, 1);
 			if (status < 0) {
 				close(fd);
-				fd = connect_server();
+				fd = bl_connect(host, port);
 			}
 		}
 		if (w->n == w->cap) {
@@ -312,7 +238,7 @@ int main(int argc, char **argv)
 		pthread_join(t[i], NULL);
 		total += w[i].n;
 	}
-	double elapsed = seconds_to_run + (now() - deadline);
+	double elapsed = seconds_to_run + (bl_now() - deadline);
 	double *all = malloc((total ? total : 1) * sizeof *all);
 	size_t k = 0;
 	for (int i = 0; i < threads; i++) {

@@ -1,0 +1,85 @@
+/*
+ * load_net.c — the load generators' shared plumbing; see load_net.h.
+ */
+#define _GNU_SOURCE
+#include "load_net.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+double bl_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int bl_connect(const char *host, int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, host, &a.sin_addr);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int bl_write_all(int fd, const void *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			return -1;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int bl_read_response(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	char *end = NULL;
+	while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
+		if (n + 1 >= cap)
+			return -1;
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0)
+			return -1;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	int status = atoi(buf + 9);
+	char *cl = strcasestr(buf, "content-length:");
+	size_t body = cl ? (size_t)atol(cl + 15) : 0;
+	size_t have = n - (size_t)(end + 4 - buf);
+	while (have < body) {
+		ssize_t r = read(fd, buf, cap);
+		if (r <= 0)
+			return -1;
+		have += (size_t)r;
+	}
+	return status;
+}
+
+size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap)
+{
+	deflateReset(z);
+	z->next_in = (unsigned char *)(uintptr_t)in;
+	z->avail_in = (uInt)len;
+	z->next_out = out;
+	z->avail_out = (uInt)cap;
+	deflate(z, Z_FINISH);
+	return z->total_out;
+}

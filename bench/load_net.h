@@ -1,0 +1,32 @@
+/*
+ * load_net.h — what bench/ingest_load.c and bench/dashboard_load.c share:
+ * a monotonic clock, one kept-alive HTTP/1.1 connection to the server,
+ * reading a response whole, and gzip through a stream kept per thread.
+ * No allocation here: callers own every buffer they pass.
+ */
+#ifndef BENCH_LOAD_NET_H
+#define BENCH_LOAD_NET_H
+
+#include <stddef.h>
+#include <zlib.h>
+
+/* Seconds on the monotonic clock. */
+double bl_now(void);
+
+/* A TCP connection (TCP_NODELAY) to HOST (dotted IPv4):PORT; -1 on failure. */
+int bl_connect(const char *host, int port);
+
+/* Writes all N bytes of P to FD; 0, or -1 when the connection failed. */
+int bl_write_all(int fd, const void *p, size_t n);
+
+/* Reads one response (headers into BUF of CAP bytes, the body read and
+ * dropped); returns its status, or -1 when the connection failed. */
+int bl_read_response(int fd, char *buf, size_t cap);
+
+/* IN (LEN bytes) gzip'ed into OUT (CAP bytes) with Z, a deflate stream
+ * opened for gzip (windowBits 15 + 16) and reused: a fresh stream per body
+ * would allocate and clear deflate's window every time. Returns the
+ * compressed length. */
+size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap);
+
+#endif

@@ -92,8 +92,6 @@ typedef struct body {
 
 typedef struct worker {
 	int id;
-	double *lat; /* seconds per request */
-	size_t n, cap;
 } worker;
 
 static image images[MAX_IMAGES];
@@ -106,6 +104,7 @@ static uint64_t seed;
 static time_t started; /* wall clock at start: "today" and backfill's upper bound */
 static long chunk_first, chunk_len;
 static body *chunk;
+static bl_latencies *lat; /* per worker */
 static atomic_long next_body, accepted_total, errors_total, errors_shown;
 static pthread_barrier_t ready;
 static double chunk_t0;
@@ -266,15 +265,6 @@ static void build_body(long i, char *json, z_stream *z, body *b)
 	memcpy(b->gz, gz, b->len);
 }
 
-static void record(worker *w, double dt)
-{
-	if (w->n == w->cap) {
-		w->cap = w->cap ? w->cap * 2 : 4096;
-		w->lat = realloc(w->lat, w->cap * sizeof *w->lat);
-	}
-	w->lat[w->n++] = dt;
-}
-
 /* Posts B on *FD (reconnecting after a failure) and counts the answer. */
 static void post(worker *w, int *fd, const body *b, char *head, char *resp)
 {
@@ -288,7 +278,7 @@ static void post(worker *w, int *fd, const body *b, char *head, char *resp)
 	int status = bl_write_all(*fd, head, (size_t)hl) || bl_write_all(*fd, b->gz, b->len)
 			     ? -1
 			     : bl_read_response(*fd, resp, 1 << 16);
-	record(w, bl_now() - t0);
+	bl_latencies_add(&lat[w->id], bl_now() - t0);
 	if (status == 202) {
 		atomic_fetch_add(&accepted_total, 1);
 		return;
@@ -373,24 +363,10 @@ static double load_chunk(worker *w, pthread_t *t, long first, long len)
 	return took;
 }
 
-static int cmp_double(const void *a, const void *b)
+static void print_result(long reports, double posting, double wall)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void print_result(worker *w, long reports, double posting, double wall)
-{
-	size_t total = 0, k = 0;
-	for (int i = 0; i < nworkers; i++)
-		total += w[i].n;
-	double *all = malloc((total ? total : 1) * sizeof *all);
-	for (int i = 0; i < nworkers; i++) {
-		memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
-		k += w[i].n;
-		free(w[i].lat);
-	}
-	qsort(all, total, sizeof *all, cmp_double);
+	size_t total;
+	double *all = bl_latencies_merge(lat, nworkers, &total);
 	long accepted = atomic_load(&accepted_total);
 	printf("{\"reports\":%ld,\"requests\":%zu,\"accepted\":%ld,\"errors\":%ld,"
 	       "\"posting_seconds\":%.2f,\"wall_seconds\":%.2f,\"reports_per_second\":%.1f,"
@@ -424,6 +400,7 @@ int main(int argc, char **argv)
 	chunk = calloc(CHUNK, sizeof *chunk);
 	worker *w = calloc((size_t)nworkers, sizeof *w);
 	pthread_t *t = calloc((size_t)nworkers, sizeof *t);
+	lat = calloc((size_t)nworkers, sizeof *lat);
 	pthread_barrier_init(&ready, NULL, (unsigned)nworkers);
 	double posting = 0, wall0 = bl_now();
 	for (int i = 0; i < nworkers; i++)
@@ -435,8 +412,9 @@ int main(int argc, char **argv)
 			first + len, reports, atomic_load(&accepted_total) / posting,
 			atomic_load(&errors_total));
 	}
-	print_result(w, reports, posting, bl_now() - wall0);
+	print_result(reports, posting, bl_now() - wall0);
 	free(chunk);
+	free(lat);
 	free(w);
 	free(t);
 	return atomic_load(&errors_total) ? 1 : 0;

@@ -64,11 +64,10 @@ typedef struct body {
 
 typedef struct worker {
 	int id;
-	double *lat; /* seconds per request */
-	size_t n, cap;
 } worker;
 
 static body *pool;
+static bl_latencies *lat; /* per worker */
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -172,11 +171,7 @@ static void *run(void *arg)
 				fd = bl_connect(host, port);
 			}
 		}
-		if (w->n == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 4096;
-			w->lat = realloc(w->lat, w->cap * sizeof *w->lat);
-		}
-		w->lat[w->n++] = dt;
+		bl_latencies_add(&lat[w->id], dt);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -186,12 +181,6 @@ static void *run(void *arg)
 	free(head);
 	free(resp);
 	return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -228,25 +217,18 @@ int main(int argc, char **argv)
 	run_nonce = (unsigned long long)time(NULL) << 16 ^ (unsigned long long)getpid();
 	worker *w = calloc((size_t)threads, sizeof *w);
 	pthread_t *t = calloc((size_t)threads, sizeof *t);
+	lat = calloc((size_t)threads, sizeof *lat);
 	pthread_barrier_init(&ready, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++) {
 		w[i].id = i;
 		pthread_create(&t[i], NULL, run, &w[i]);
 	}
-	size_t total = 0;
-	for (int i = 0; i < threads; i++) {
+	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
-		total += w[i].n;
-	}
 	double elapsed = seconds_to_run + (bl_now() - deadline);
-	double *all = malloc((total ? total : 1) * sizeof *all);
-	size_t k = 0;
-	for (int i = 0; i < threads; i++) {
-		memcpy(all + k, w[i].lat, w[i].n * sizeof *all);
-		k += w[i].n;
-		free(w[i].lat);
-	}
-	qsort(all, total, sizeof *all, cmp_double);
+	size_t total;
+	double *all = bl_latencies_merge(lat, threads, &total);
+	free(lat);
 	printf("{\"requests\":%zu,\"accepted\":%ld,\"errors\":%ld,\"built_live\":%ld,"
 	       "\"seconds\":%.2f,\"reports_per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
 	       "\"max_ms\":%.2f}\n",

@@ -83,3 +83,35 @@ size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size
 	deflate(z, Z_FINISH);
 	return z->total_out;
 }
+
+void bl_latencies_add(bl_latencies *l, double seconds)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 4096;
+		l->s = realloc(l->s, l->cap * sizeof *l->s);
+	}
+	l->s[l->n++] = seconds;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double *bl_latencies_merge(bl_latencies *ls, int count, size_t *out_n)
+{
+	size_t total = 0, k = 0;
+	for (int i = 0; i < count; i++)
+		total += ls[i].n;
+	double *all = malloc((total ? total : 1) * sizeof *all);
+	for (int i = 0; i < count; i++) {
+		memcpy(all + k, ls[i].s, ls[i].n * sizeof *all);
+		k += ls[i].n;
+		free(ls[i].s);
+		ls[i] = (bl_latencies){NULL, 0, 0};
+	}
+	qsort(all, total, sizeof *all, cmp_double);
+	*out_n = total;
+	return all;
+}

@@ -1,8 +1,9 @@
 /*
  * load_net.h — what bench/ingest_load.c and bench/dashboard_load.c share:
  * a monotonic clock, one kept-alive HTTP/1.1 connection to the server,
- * reading a response whole, and gzip through a stream kept per thread.
- * No allocation here: callers own every buffer they pass.
+ * reading a response whole, gzip through a stream kept per thread, and
+ * request latencies. Callers own every buffer they pass; a bl_latencies
+ * owns its array until bl_latencies_merge takes it.
  */
 #ifndef BENCH_LOAD_NET_H
 #define BENCH_LOAD_NET_H
@@ -28,5 +29,18 @@ int bl_read_response(int fd, char *buf, size_t cap);
  * would allocate and clear deflate's window every time. Returns the
  * compressed length. */
 size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap);
+
+/* One thread's request latencies, in seconds; zero-initialized is empty. */
+typedef struct bl_latencies {
+	double *s;
+	size_t n, cap;
+} bl_latencies;
+
+/* Appends SECONDS to L (the array grows by doubling). */
+void bl_latencies_add(bl_latencies *l, double seconds);
+
+/* The COUNT arrays of LS in one sorted array (malloc, the caller frees),
+ * its length in *OUT_N; frees and empties every LS[i]. */
+double *bl_latencies_merge(bl_latencies *ls, int count, size_t *out_n);
 
 #endif

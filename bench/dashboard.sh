@@ -67,35 +67,14 @@ root=$(dirname "$(dirname "$bin")")
 export STALLSCOPE_SCHEMA_DIR=$root/schema
 echo "build under test: $bin ($label)"
 
-scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
-rm -rf "$work/pg" "$work/data" "$work/run"
+rm -rf "$work/data" "$work/run"
 mkdir -p "$work/run"
-chmod 755 "$work"
-scripts/pg.sh start "$work/pg" >/dev/null
-cleanup() {
-	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-	scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-scripts/pg.sh createdb "$work/pg" bench >/dev/null
-url=$(scripts/pg.sh url "$work/pg" bench)
-export STALLSCOPE_DATABASE_URL=$url
-(cd "$root" && "$bin" migrate >/dev/null)
+. bench/lib.sh
+export ROOT=$root
+bench_cluster "$work/pg"
 app=com.bench.dashboard
-(cd "$root" && "$bin" app create "$app") >"$work/run/app.json"
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$work/run/app.json"; }
-ingest_key=$(field ingest_key)
-upload_token=$(field upload_token)
-admin_token=$(field admin_token)
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-(cd "$root" && STALLSCOPE_LISTEN=127.0.0.1:$port STALLSCOPE_DATA_DIR=$work/data \
-	exec "$bin" serve) >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-	sleep 0.1
-done
+bench_app "$bin" "$app" "$work/run/app.json"
+bench_serve "$bin" "$work/data" "$work/server.log"
 
 retention=""
 [ "$DAYS" -le 7 ] || retention=",\"retention_days\":$((DAYS + 1))"
@@ -113,7 +92,7 @@ build/bench/dashboard_load 127.0.0.1 "$port" "$auth" "$app" "$work/run/profile" 
 	"$CONCURRENCY" "$DAYS" "$SEED" >"$work/run/load.json"
 stored=$(sed -n 's/.*"accepted":\([0-9]*\).*/\1/p' "$work/run/load.json")
 
-BIN=$bin ROOT=$root WORK=$work PORT=$port APP=$app ADMIN_TOKEN=$admin_token \
+BIN=$bin WORK=$work PORT=$port APP=$app ADMIN_TOKEN=$admin_token \
 	SERVER_PID=$server_pid DATABASE_URL=$url REPORTS_STORED=$stored \
 	LOAD_JSON=$work/run/load.json LABEL=$label REPEATS=$REPEATS IDLE_SECONDS=$IDLE_SECONDS \
 	DAYS=$DAYS SEED=$SEED CONCURRENCY=$CONCURRENCY TODAY=$today \

@@ -14,24 +14,14 @@ kept is a distinct identity and a pair of them a distinct level-1 key.
 usage: dashboard_profile.py BIN PORT APP UPLOAD_TOKEN PROFILE LLVM_BIN
 """
 import json
-import re
+import os
 import subprocess
 import sys
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from fixture_dsyms import dwarf_files, text_layout, upload  # noqa: E402
 
 MAX_IMAGES = 10
-
-
-def text_layout(llvm, path):
-    """(__TEXT vmaddr, __text address, __text size) of a Mach-O file."""
-    heads = subprocess.run([f"{llvm}/llvm-objdump", "--macho", "--private-headers", path],
-                           capture_output=True, text=True, check=True).stdout
-    base = int(re.search(r"segname __TEXT\s+vmaddr (0x[0-9a-f]+)", heads).group(1), 16)
-    secs = subprocess.run([f"{llvm}/llvm-objdump", "--section-headers", path],
-                          capture_output=True, text=True, check=True).stdout
-    size, addr = next((int(p[2], 16), int(p[3], 16)) for p in map(str.split, secs.splitlines())
-                      if len(p) >= 4 and p[1] == "__text")
-    return base, addr, size
 
 
 def candidates(llvm, path, text_addr, text_size):
@@ -70,21 +60,10 @@ def functions(binary, llvm, path, text_addr, text_size):
     return kept
 
 
-def upload(port, app, token, path):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/apps/{app}/dsyms",
-                                 data=open(path, "rb").read(), method="POST",
-                                 headers={"Authorization": f"Bearer {token}"})
-    urllib.request.urlopen(req).read()
-
-
 def main():
     binary, port, app, token, profile, llvm = sys.argv[1:]
-    manifest = json.load(open("build/fixtures/manifest.json"))
     images, funcs = [], []
-    for f in manifest["files"]:
-        if f["kind"] != "dwarf" or len(images) == MAX_IMAGES:
-            continue
-        path = "build/fixtures/" + f["path"]
+    for path, f in dwarf_files(MAX_IMAGES):
         upload(port, app, token, path)
         base, text_addr, text_size = text_layout(llvm, path)
         i = len(images)

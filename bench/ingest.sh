@@ -34,56 +34,23 @@ make -s all fixtures
 mkdir -p build/bench
 cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c bench/load_net.c -lz -lpthread
 
-scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
 rm -rf "$work"
 mkdir -p "$work"
-chmod 755 "$work"
-scripts/pg.sh start "$work/pg" >/dev/null
-cleanup() {
-	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-	scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-scripts/pg.sh createdb "$work/pg" bench >/dev/null
-url=$(scripts/pg.sh url "$work/pg" bench)
-export STALLSCOPE_DATABASE_URL=$url
-"$bin" migrate >/dev/null
-"$bin" app create com.bench.app >"$work/app.json"
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$work/app.json"; }
-ingest_key=$(field ingest_key)
-upload_token=$(field upload_token)
-admin_token=$(field admin_token)
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-STALLSCOPE_LISTEN=127.0.0.1:$port STALLSCOPE_DATA_DIR=$work/data \
-	"$bin" serve >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-	sleep 0.1
-done
+. bench/lib.sh
+bench_cluster "$work/pg"
+bench_app "$bin" com.bench.app "$work/app.json"
+bench_serve "$bin" "$work/data" "$work/server.log"
 
 # Upload the fixture dSYMs and write the load generator's image profile.
 python3 - "$port" "$upload_token" "$work/profile" "$LLVM_BIN" <<'EOF'
-import json, re, subprocess, sys, urllib.request
+import sys
+sys.path.insert(0, "bench")
+from fixture_dsyms import dwarf_files, text_layout, upload
 port, token, profile, llvm = sys.argv[1:]
-manifest = json.load(open("build/fixtures/manifest.json"))
 lines = []
-for f in manifest["files"]:
-    if f["kind"] != "dwarf" or len(lines) == 10:
-        continue
-    path = "build/fixtures/" + f["path"]
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/apps/com.bench.app/dsyms",
-                                 data=open(path, "rb").read(), method="POST",
-                                 headers={"Authorization": f"Bearer {token}"})
-    urllib.request.urlopen(req).read()
-    heads = subprocess.run([f"{llvm}/llvm-objdump", "--macho", "--private-headers", path],
-                           capture_output=True, text=True, check=True).stdout
-    base = int(re.search(r"segname __TEXT\s+vmaddr (0x[0-9a-f]+)", heads).group(1), 16)
-    secs = subprocess.run([f"{llvm}/llvm-objdump", "--section-headers", path],
-                          capture_output=True, text=True, check=True).stdout
-    size, addr = next((int(p[2], 16), int(p[3], 16)) for p in map(str.split, secs.splitlines())
-                      if len(p) >= 4 and p[1] == "__text")
+for path, f in dwarf_files(10):
+    upload(port, "com.bench.app", token, path)
+    base, addr, size = text_layout(llvm, path)
     load = 0x100000000 + len(lines) * 0x10000000
     lines.append(f"{f['slices'][0]['uuid']} {load:x} {addr - base:x} {size:x}")
 open(profile, "w").write("\n".join(lines) + "\n")

@@ -19,7 +19,7 @@ def upload(port, app, token, path):
     req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/apps/{app}/dsyms",
                                  data=open(path, "rb").read(), method="POST",
                                  headers={"Authorization": f"Bearer {token}"})
-    urllib.request.urlopen(req).read()
+    urllib.request.urlopen(req, timeout=300).read()
 
 
 def text_layout(llvm, path):

@@ -42,19 +42,7 @@ bench_app "$bin" com.bench.app "$work/app.json"
 bench_serve "$bin" "$work/data" "$work/server.log"
 
 # Upload the fixture dSYMs and write the load generator's image profile.
-python3 - "$port" "$upload_token" "$work/profile" "$LLVM_BIN" <<'EOF'
-import sys
-sys.path.insert(0, "bench")
-from fixture_dsyms import dwarf_files, text_layout, upload
-port, token, profile, llvm = sys.argv[1:]
-lines = []
-for path, f in dwarf_files(10):
-    upload(port, "com.bench.app", token, path)
-    base, addr, size = text_layout(llvm, path)
-    load = 0x100000000 + len(lines) * 0x10000000
-    lines.append(f"{f['slices'][0]['uuid']} {load:x} {addr - base:x} {size:x}")
-open(profile, "w").write("\n".join(lines) + "\n")
-EOF
+bench/upload-fixtures.py "$port" "$upload_token" "$work/profile" "$LLVM_BIN"
 curl -sf -X PUT -H "Authorization: Bearer $admin_token" \
 	-d '{"sample_rate":1,"daily_quota":1000000}' \
 	"http://127.0.0.1:$port/api/v1/apps/com.bench.app/config" >/dev/null

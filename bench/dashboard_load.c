@@ -52,17 +52,17 @@
 
 #include "load_net.h"
 
-#define GROUPS 10000
-#define USERS 200000
-#define MAX_IMAGES 16
-#define MAX_FUNCS 4096
-#define CHUNK 50000
-#define BODY_MAX (1 << 16)
+#define GROUPS	    10000
+#define USERS	    200000
+#define MAX_IMAGES  16
+#define MAX_FUNCS   4096
+#define CHUNK	    50000
+#define BODY_MAX    (1 << 16)
 #define SYSTEM_UUID "5A5A5A5A-0000-4000-8000-000000000001"
 #define SYSTEM_LOAD 0x1f0000000ull
 #define NODSYM_UUID "5A5A5A5A-0000-4000-8000-000000000002"
 #define NODSYM_LOAD 0x1e0000000ull
-#define EXTRA_SIZE 0x400000ull
+#define EXTRA_SIZE  0x400000ull
 /* Coprime with any function count below it, so g -> (g * PAIR_STRIDE) mod
  * F^2 sends distinct groups to distinct function pairs. */
 #define PAIR_STRIDE 7919u
@@ -193,7 +193,8 @@ static size_t put_frames(char *buf, size_t cap, size_t n, uint64_t g, uint64_t v
 	for (int i = 0; i < 4; i++)
 		n = put_func(buf, cap, n, mix(h + (uint64_t)i) % F, 0);
 	for (int i = 0; i < 3; i++)
-		n = put_addr(buf, cap, n, SYSTEM_LOAD + 0x1000 + (mix(h + 10 + (uint64_t)i) % 64) * 0x40);
+		n = put_addr(buf, cap, n,
+			     SYSTEM_LOAD + 0x1000 + (mix(h + 10 + (uint64_t)i) % 64) * 0x40);
 	if (rnd(s) % 100 < 80)
 		n = put_addr(buf, cap, n, NODSYM_LOAD + 0x2000 + (h % 256) * 0x20);
 	return put_func(buf, cap, n, 0, 0);
@@ -202,19 +203,19 @@ static size_t put_frames(char *buf, size_t cap, size_t n, uint64_t g, uint64_t v
 static size_t put_images(char *buf, size_t cap, size_t n)
 {
 	for (int i = 0; i < nimages; i++)
-		n += (size_t)snprintf(buf + n, cap - n,
-				      "%s{\"name\":\"%s\",\"uuid\":\"%s\",\"load_address\":\"0x%llx\","
-				      "\"size\":%llu}",
-				      i ? "," : "", images[i].name, images[i].uuid,
-				      (unsigned long long)images[i].load,
-				      (unsigned long long)images[i].size);
-	n += (size_t)snprintf(buf + n, cap - n,
-			      ",{\"name\":\"/usr/lib/system/libsystem_bench.dylib\",\"uuid\":\"%s\","
-			      "\"load_address\":\"0x%llx\",\"size\":%llu}"
-			      ",{\"name\":\"AdsKit\",\"uuid\":\"%s\",\"load_address\":\"0x%llx\","
-			      "\"size\":%llu}",
-			      SYSTEM_UUID, SYSTEM_LOAD, EXTRA_SIZE, NODSYM_UUID, NODSYM_LOAD,
-			      EXTRA_SIZE);
+		n += (size_t)snprintf(
+			buf + n, cap - n,
+			"%s{\"name\":\"%s\",\"uuid\":\"%s\",\"load_address\":\"0x%llx\","
+			"\"size\":%llu}",
+			i ? "," : "", images[i].name, images[i].uuid,
+			(unsigned long long)images[i].load, (unsigned long long)images[i].size);
+	n += (size_t)snprintf(
+		buf + n, cap - n,
+		",{\"name\":\"/usr/lib/system/libsystem_bench.dylib\",\"uuid\":\"%s\","
+		"\"load_address\":\"0x%llx\",\"size\":%llu}"
+		",{\"name\":\"AdsKit\",\"uuid\":\"%s\",\"load_address\":\"0x%llx\","
+		"\"size\":%llu}",
+		SYSTEM_UUID, SYSTEM_LOAD, EXTRA_SIZE, NODSYM_UUID, NODSYM_LOAD, EXTRA_SIZE);
 	return n;
 }
 
@@ -249,10 +250,11 @@ static size_t make_report(char *buf, size_t cap, long i, body *b)
 		at = started - 60;
 	struct tm tm;
 	gmtime_r(&at, &tm);
-	snprintf(b->path, sizeof b->path,
-		 "/api/v1/apps/%s/backfill?received_at=%04d-%02d-%02dT%02d:%02d:%02dZ&format=native",
-		 app, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		 tm.tm_sec);
+	snprintf(
+		b->path, sizeof b->path,
+		"/api/v1/apps/%s/backfill?received_at=%04d-%02d-%02dT%02d:%02d:%02dZ&format=native",
+		app, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		tm.tm_sec);
 	return n;
 }
 
@@ -268,12 +270,13 @@ static void build_body(long i, char *json, z_stream *z, body *b)
 /* Posts B on *FD (reconnecting after a failure) and counts the answer. */
 static void post(worker *w, int *fd, const body *b, char *head, char *resp)
 {
-	int hl = snprintf(head, 1024,
-			  "POST %s HTTP/1.1\r\nHost: %s\r\n%s%s\r\n"
-			  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
-			  "Content-Length: %zu\r\n\r\n",
-			  b->path, host, days <= 1 ? "X-Stallscope-Key: " : "Authorization: Bearer ",
-			  auth, b->len);
+	int hl =
+		snprintf(head, 1024,
+			 "POST %s HTTP/1.1\r\nHost: %s\r\n%s%s\r\n"
+			 "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
+			 "Content-Length: %zu\r\n\r\n",
+			 b->path, host, days <= 1 ? "X-Stallscope-Key: " : "Authorization: Bearer ",
+			 auth, b->len);
 	double t0 = bl_now();
 	int status = bl_write_all(*fd, head, (size_t)hl) || bl_write_all(*fd, b->gz, b->len)
 			     ? -1
@@ -333,7 +336,8 @@ static int read_profile(const char *path)
 				break;
 		} else if (!strcmp(kind, "func") && nfuncs < MAX_FUNCS) {
 			func *fn = &funcs[nfuncs++];
-			if (fscanf(f, "%d %llx", &fn->image, (unsigned long long *)&fn->offset) != 2)
+			if (fscanf(f, "%d %llx", &fn->image, (unsigned long long *)&fn->offset) !=
+			    2)
 				break;
 		}
 	}

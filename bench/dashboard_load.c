@@ -300,8 +300,7 @@ static void *run_chunk(void *arg)
 	worker *w = arg;
 	char *json = malloc(BODY_MAX), *head = malloc(1024), *resp = malloc(1 << 16);
 	z_stream z;
-	memset(&z, 0, sizeof z);
-	deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	bl_gzip_open(&z);
 	for (long i = w->id; i < chunk_len; i += nworkers)
 		build_body(chunk_first + i, json, &z, &chunk[i]);
 	int fd = bl_connect(host, port);

@@ -130,8 +130,7 @@ static void *run(void *arg)
 	uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
 	char *json = malloc(BODY_MAX), *head = malloc(1024), *resp = malloc(1 << 16);
 	z_stream z;
-	memset(&z, 0, sizeof z);
-	deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	bl_gzip_open(&z);
 	/* Each worker builds its share of the pool (ids unique per worker). */
 	for (long i = w->id; i < pool_size; i += nworkers)
 		build_body(w, i, &rng, json, &z, &pool[i]);

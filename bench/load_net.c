@@ -73,6 +73,12 @@ int bl_read_response(int fd, char *buf, size_t cap)
 	return status;
 }
 
+void bl_gzip_open(z_stream *z)
+{
+	memset(z, 0, sizeof *z);
+	deflateInit2(z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+}
+
 size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap)
 {
 	deflateReset(z);

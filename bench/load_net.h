@@ -24,10 +24,12 @@ int bl_write_all(int fd, const void *p, size_t n);
  * dropped); returns its status, or -1 when the connection failed. */
 int bl_read_response(int fd, char *buf, size_t cap);
 
-/* IN (LEN bytes) gzip'ed into OUT (CAP bytes) with Z, a deflate stream
- * opened for gzip (windowBits 15 + 16) and reused: a fresh stream per body
- * would allocate and clear deflate's window every time. Returns the
- * compressed length. */
+/* Opens Z for bl_gzip (deflateEnd closes it). */
+void bl_gzip_open(z_stream *z);
+
+/* IN (LEN bytes) gzip'ed into OUT (CAP bytes) with Z, opened by
+ * bl_gzip_open and reused: a fresh stream per body would allocate and
+ * clear deflate's window every time. Returns the compressed length. */
 size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap);
 
 /* One thread's request latencies, in seconds; zero-initialized is empty. */

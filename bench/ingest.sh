@@ -32,36 +32,14 @@ work=$(realpath -m "${BENCH_WORK:-build/bench/ingest}")
 
 make -s all fixtures
 mkdir -p build/bench
-cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c -lz -lpthread
+cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c bench/load_net.c -lz -lpthread
 
-scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
 rm -rf "$work"
 mkdir -p "$work"
-chmod 755 "$work"
-scripts/pg.sh start "$work/pg" >/dev/null
-cleanup() {
-	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-	scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-scripts/pg.sh createdb "$work/pg" bench >/dev/null
-url=$(scripts/pg.sh url "$work/pg" bench)
-export STALLSCOPE_DATABASE_URL=$url
-"$bin" migrate >/dev/null
-"$bin" app create com.bench.app >"$work/app.json"
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$work/app.json"; }
-ingest_key=$(field ingest_key)
-upload_token=$(field upload_token)
-admin_token=$(field admin_token)
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-STALLSCOPE_LISTEN=127.0.0.1:$port STALLSCOPE_DATA_DIR=$work/data \
-	"$bin" serve >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-	sleep 0.1
-done
+. bench/lib.sh
+bench_cluster "$work/pg"
+bench_app "$bin" com.bench.app "$work/app.json"
+bench_serve "$bin" "$work/data" "$work/server.log"
 
 # Upload the fixture dSYMs and write the load generator's image profile.
 bench/upload-fixtures.py "$port" "$upload_token" "$work/profile" "$LLVM_BIN"

@@ -20,12 +20,18 @@
  *
  * usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS CONCURRENCY
  */
-#include "load_http.h"
-
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <zlib.h>
+
+#include "load_net.h"
 
 #define FRAMES 30
 #define MAX_IMAGES 10
@@ -58,10 +64,10 @@ typedef struct body {
 
 typedef struct worker {
 	int id;
-	load_lat lat;
 } worker;
 
 static body *pool;
+static bl_latencies *lat; /* per worker */
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -107,27 +113,13 @@ static size_t make_report(char *buf, size_t cap, int worker_id, long seq, uint64
 	return n;
 }
 
-/* IN gzip'ed into OUT with Z, a stream kept per worker: a fresh stream
- * per body would allocate and clear deflate's window every time, which is
- * most of the cost of building the pool. */
-static size_t gzip_into(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap)
-{
-	deflateReset(z);
-	z->next_in = (unsigned char *)(uintptr_t)in;
-	z->avail_in = (uInt)len;
-	z->next_out = out;
-	z->avail_out = (uInt)cap;
-	deflate(z, Z_FINISH);
-	return z->total_out;
-}
-
 /* Report SEQ of worker W, gzip'ed into B (malloc). */
 static void build_body(const worker *w, long seq, uint64_t *rng, char *json, z_stream *z,
 		       body *b)
 {
 	size_t len = make_report(json, BODY_MAX, w->id, seq, rng);
 	unsigned char gz[BODY_MAX];
-	b->len = gzip_into(z, json, len, gz, sizeof gz);
+	b->len = bl_gzip(z, json, len, gz, sizeof gz);
 	b->gz = malloc(b->len);
 	memcpy(b->gz, gz, b->len);
 }
@@ -138,18 +130,17 @@ static void *run(void *arg)
 	uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(w->id + 1);
 	char *json = malloc(BODY_MAX), *head = malloc(1024), *resp = malloc(1 << 16);
 	z_stream z;
-	memset(&z, 0, sizeof z);
-	deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	bl_gzip_open(&z);
 	/* Each worker builds its share of the pool (ids unique per worker). */
 	for (long i = w->id; i < pool_size; i += nworkers)
 		build_body(w, i, &rng, json, &z, &pool[i]);
-	int fd = load_connect(host, port);
+	int fd = bl_connect(host, port);
 	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
-		deadline = now() + seconds_to_run;
+		deadline = bl_now() + seconds_to_run;
 	pthread_barrier_wait(&ready);
 	body live = {NULL, 0};
 	long seq = pool_size; /* ids of live bodies follow the pool's */
-	while (now() < deadline && fd >= 0) {
+	while (bl_now() < deadline && fd >= 0) {
 		const body *b;
 		long next = atomic_fetch_add(&pool_next, 1);
 		if (next < pool_size) {
@@ -165,21 +156,21 @@ static void *run(void *arg)
 				  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
 				  "Content-Length: %zu\r\n\r\n",
 				  host, key, b->len);
-		double t0 = now();
-		int status = write_all(fd, head, (size_t)hl) || write_all(fd, b->gz, b->len)
+		double t0 = bl_now();
+		int status = bl_write_all(fd, head, (size_t)hl) || bl_write_all(fd, b->gz, b->len)
 				     ? -1
-				     : read_response(fd, resp, 1 << 16);
-		double dt = now() - t0;
+				     : bl_read_response(fd, resp, 1 << 16);
+		double dt = bl_now() - t0;
 		if (status == 202) {
 			atomic_fetch_add(&accepted_total, 1);
 		} else {
 			atomic_fetch_add(&errors_total, 1);
 			if (status < 0) {
 				close(fd);
-				fd = load_connect(host, port);
+				fd = bl_connect(host, port);
 			}
 		}
-		load_lat_add(&w->lat, dt);
+		bl_latencies_add(&lat[w->id], dt);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -225,25 +216,27 @@ int main(int argc, char **argv)
 	run_nonce = (unsigned long long)time(NULL) << 16 ^ (unsigned long long)getpid();
 	worker *w = calloc((size_t)threads, sizeof *w);
 	pthread_t *t = calloc((size_t)threads, sizeof *t);
+	lat = calloc((size_t)threads, sizeof *lat);
 	pthread_barrier_init(&ready, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++) {
 		w[i].id = i;
 		pthread_create(&t[i], NULL, run, &w[i]);
 	}
-	load_lat **lats = calloc((size_t)threads, sizeof *lats);
-	for (int i = 0; i < threads; i++) {
+	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
-		lats[i] = &w[i].lat;
-	}
-	double elapsed = seconds_to_run + (now() - deadline), ms[3];
-	size_t total = load_summary(lats, threads, ms);
-	free(lats);
+	double elapsed = seconds_to_run + (bl_now() - deadline);
+	size_t total;
+	double *all = bl_latencies_merge(lat, threads, &total);
+	free(lat);
 	printf("{\"requests\":%zu,\"accepted\":%ld,\"errors\":%ld,\"built_live\":%ld,"
 	       "\"seconds\":%.2f,\"reports_per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,"
 	       "\"max_ms\":%.2f}\n",
 	       total, atomic_load(&accepted_total), atomic_load(&errors_total),
-	       atomic_load(&built_live), elapsed, (double)atomic_load(&accepted_total) / elapsed,
-	       ms[0], ms[1], ms[2]);
+	       atomic_load(&built_live), elapsed,
+	       (double)atomic_load(&accepted_total) / elapsed,
+	       total ? all[total / 2] * 1e3 : 0, total ? all[total * 99 / 100] * 1e3 : 0,
+	       total ? all[total - 1] * 1e3 : 0);
+	free(all);
 	for (long i = 0; i < pool_size; i++)
 		free(pool[i].gz);
 	free(pool);

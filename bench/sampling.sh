@@ -30,7 +30,7 @@ scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
 rm -rf "$work"
 mkdir -p "$work/before"
 chmod 755 "$work"
-cc -O2 -Wall -o "$work/sampling_load" bench/sampling_load.c -lpthread
+cc -O2 -Wall -o "$work/sampling_load" bench/sampling_load.c bench/load_net.c -lz -lpthread
 git archive "$BASE" | tar -x -C "$work/before"
 make -s -C "$work/before" all >/dev/null
 

@@ -11,11 +11,14 @@
  *
  * usage: sampling_load HOST PORT INGEST_KEY SECONDS CONCURRENCY USERS
  */
-#include "load_http.h"
-
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "load_net.h"
 
 static const char *host, *key;
 static int port;
@@ -26,29 +29,29 @@ static pthread_barrier_t ready;
 
 static void *run(void *arg)
 {
-	load_lat *w = arg;
+	bl_latencies *w = arg;
 	char req[512], resp[8192];
-	int fd = load_connect(host, port);
+	int fd = bl_connect(host, port);
 	if (pthread_barrier_wait(&ready) == PTHREAD_BARRIER_SERIAL_THREAD)
-		deadline = now() + seconds_to_run;
+		deadline = bl_now() + seconds_to_run;
 	pthread_barrier_wait(&ready);
-	while (now() < deadline && fd >= 0) {
+	while (bl_now() < deadline && fd >= 0) {
 		long u = atomic_fetch_add(&next_user, 1) % users;
 		int len = snprintf(
 			req, sizeof req,
 			"GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld HTTP/1.1"
 			"\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
 			u, u % 3, host, key);
-		double t0 = now();
+		double t0 = bl_now();
 		int status =
-			write_all(fd, req, (size_t)len) ? -1 : read_response(fd, resp, sizeof resp);
-		double dt = now() - t0;
+			bl_write_all(fd, req, (size_t)len) ? -1 : bl_read_response(fd, resp, sizeof resp);
+		double dt = bl_now() - t0;
 		atomic_fetch_add(status == 200 ? &ok_total : &errors_total, 1);
 		if (status < 0) {
 			close(fd);
-			fd = load_connect(host, port);
+			fd = bl_connect(host, port);
 		}
-		load_lat_add(w, dt);
+		bl_latencies_add(w, dt);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -68,23 +71,22 @@ int main(int argc, char **argv)
 	seconds_to_run = atof(argv[4]);
 	int threads = atoi(argv[5]);
 	users = atol(argv[6]);
-	load_lat *w = calloc((size_t)threads, sizeof *w);
-	load_lat **lats = calloc((size_t)threads, sizeof *lats);
+	bl_latencies *w = calloc((size_t)threads, sizeof *w);
 	pthread_t *t = calloc((size_t)threads, sizeof *t);
 	pthread_barrier_init(&ready, NULL, (unsigned)threads);
 	for (int i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, run, &w[i]);
-	for (int i = 0; i < threads; i++) {
+	for (int i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
-		lats[i] = &w[i];
-	}
-	double elapsed = seconds_to_run + (now() - deadline), ms[3];
-	size_t total = load_summary(lats, threads, ms);
+	double elapsed = seconds_to_run + (bl_now() - deadline);
+	size_t total;
+	double *all = bl_latencies_merge(w, threads, &total);
 	printf("{\"requests\":%zu,\"ok\":%ld,\"errors\":%ld,\"seconds\":%.2f,"
 	       "\"requests_per_second\":%.1f,\"p50_ms\":%.2f,\"p99_ms\":%.2f,\"max_ms\":%.2f}\n",
 	       total, atomic_load(&ok_total), atomic_load(&errors_total), elapsed,
-	       (double)atomic_load(&ok_total) / elapsed, ms[0], ms[1], ms[2]);
-	free(lats);
+	       (double)atomic_load(&ok_total) / elapsed, total ? all[total / 2] * 1e3 : 0,
+	       total ? all[total * 99 / 100] * 1e3 : 0, total ? all[total - 1] * 1e3 : 0);
+	free(all);
 	free(w);
 	free(t);
 	return 0;

@@ -1,14 +1,9 @@
 /*
- * load_http.h — what the load generators (ingest_load.c, sampling_load.c)
- * share: a kept-alive HTTP/1.1 connection, one response read, and the
- * latencies of a run. Header-only: each generator is one `cc` command.
- *
- * Memory: a load_lat's array is its own, freed by load_summary.
+ * load_net.c — the load generators' shared plumbing; see load_net.h.
  */
-#ifndef STALLSCOPE_BENCH_LOAD_HTTP_H
-#define STALLSCOPE_BENCH_LOAD_HTTP_H
-
 #define _GNU_SOURCE
+#include "load_net.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,15 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now(void)
+double bl_now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* A connection to HOST (dotted IPv4):PORT without Nagle; -1 on failure. */
-static int load_connect(const char *host, int port)
+int bl_connect(const char *host, int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -41,7 +35,7 @@ static int load_connect(const char *host, int port)
 	return fd;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int bl_write_all(int fd, const void *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
@@ -53,13 +47,13 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Reads one response (headers, then a Content-Length body, discarded);
- * returns its status or -1. */
-static int read_response(int fd, char *buf, size_t cap)
+int bl_read_response(int fd, char *buf, size_t cap)
 {
 	size_t n = 0;
 	char *end = NULL;
 	while (!(end = memmem(buf, n, "\r\n\r\n", 4))) {
+		if (n + 1 >= cap)
+			return -1;
 		ssize_t r = read(fd, buf + n, cap - n - 1);
 		if (r <= 0)
 			return -1;
@@ -79,19 +73,30 @@ static int read_response(int fd, char *buf, size_t cap)
 	return status;
 }
 
-/* One connection's request latencies, in seconds. */
-typedef struct load_lat {
-	double *lat;
-	size_t n, cap;
-} load_lat;
+void bl_gzip_open(z_stream *z)
+{
+	memset(z, 0, sizeof *z);
+	deflateInit2(z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+}
 
-static void load_lat_add(load_lat *l, double seconds)
+size_t bl_gzip(z_stream *z, const char *in, size_t len, unsigned char *out, size_t cap)
+{
+	deflateReset(z);
+	z->next_in = (unsigned char *)(uintptr_t)in;
+	z->avail_in = (uInt)len;
+	z->next_out = out;
+	z->avail_out = (uInt)cap;
+	deflate(z, Z_FINISH);
+	return z->total_out;
+}
+
+void bl_latencies_add(bl_latencies *l, double seconds)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 4096;
-		l->lat = realloc(l->lat, l->cap * sizeof *l->lat);
+		l->s = realloc(l->s, l->cap * sizeof *l->s);
 	}
-	l->lat[l->n++] = seconds;
+	l->s[l->n++] = seconds;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -100,24 +105,19 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The N connections' latencies merged: p50, p99 and max in ms into
- * OUT_MS[3]; frees each array. Returns the number of requests. */
-static size_t load_summary(load_lat *const *lats, int n, double out_ms[3])
+double *bl_latencies_merge(bl_latencies *ls, int count, size_t *out_n)
 {
-	size_t total = 0;
-	for (int i = 0; i < n; i++)
-		total += lats[i]->n;
+	size_t total = 0, k = 0;
+	for (int i = 0; i < count; i++)
+		total += ls[i].n;
 	double *all = malloc((total ? total : 1) * sizeof *all);
-	for (size_t i = 0, k = 0; i < (size_t)n; k += lats[i]->n, i++) {
-		memcpy(all + k, lats[i]->lat, lats[i]->n * sizeof *all);
-		free(lats[i]->lat);
+	for (int i = 0; i < count; i++) {
+		memcpy(all + k, ls[i].s, ls[i].n * sizeof *all);
+		k += ls[i].n;
+		free(ls[i].s);
+		ls[i] = (bl_latencies){NULL, 0, 0};
 	}
 	qsort(all, total, sizeof *all, cmp_double);
-	out_ms[0] = total ? all[total / 2] * 1e3 : 0;
-	out_ms[1] = total ? all[total * 99 / 100] * 1e3 : 0;
-	out_ms[2] = total ? all[total - 1] * 1e3 : 0;
-	free(all);
-	return total;
+	*out_n = total;
+	return all;
 }
-
-#endif

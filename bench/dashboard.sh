@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Dashboard benchmark (issue 25): the data set of a team at scale, loaded
+# through the ingest path, then every dashboard route timed cold and warm,
+# the ingest rate, PostgreSQL's CPU while idle and the bytes per report.
+#
+#   1. A private, durable PostgreSQL cluster (fsync on) under BENCH_WORK
+#      (build/bench/dashboard/pg, emptied first), migrated by the build under
+#      test; an app sampling everyone with a quota out of reach; 10 fixture
+#      dSYMs uploaded (bench/dashboard_profile.py picks the functions).
+#   2. bench/dashboard_load.c posts REPORTS (1,000,000) gzip'ed native
+#      reports at CONCURRENCY (16): 10,000 level-1 groups with a Zipf
+#      frequency, 200,000 users, 5 versions, 4 OS versions, 6 devices,
+#      3 kinds, a system image without symbols in every report, the same
+#      reports for the same SEED on every build. DAYS=1 (default): all
+#      through POST /api/v1/ingest, today; DAYS=N: spread over N days up to
+#      today through the admin route POST …/backfill?received_at=.
+#   3. bench/dashboard_measure.py: IDLE_SECONDS (30) of CPU with no request,
+#      the database's size, every dashboard route cold and then warm
+#      (REPEATS rounds, 20): a table, and one JSON per run in
+#      build/bench/dashboard/results/.
+#
+# The build under test: build/stallscope of this tree (made first), or
+# STALLSCOPE_BIN=path (its repository's schema/ and web/ beside its
+# build/), or BASE=<git rev> (cloned and built under build/bench/src-<rev>).
+# Run it twice, BASE=main then without, for a before/after pair on the
+# same data. Not part of `make test`: timings belong here, never in tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPORTS=${REPORTS:-1000000}
+CONCURRENCY=${CONCURRENCY:-16}
+DAYS=${DAYS:-1}
+SEED=${SEED:-25}
+REPEATS=${REPEATS:-20}
+IDLE_SECONDS=${IDLE_SECONDS:-30}
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-14/bin}
+top=$(pwd)
+work=$(realpath -m "${BENCH_WORK:-build/bench/dashboard}")
+
+make -s all fixtures
+mkdir -p build/bench "$work/results"
+cc -O2 -Wall -Wextra -o build/bench/dashboard_load bench/dashboard_load.c bench/load_net.c \
+	-lz -lpthread
+
+if [ -n "${BASE:-}" ]; then
+	rev=$(git rev-parse --verify "$BASE^{commit}")
+	src=$top/build/bench/src-${rev:0:12}
+	if [ ! -x "$src/build/stallscope" ]; then
+		rm -rf "$src"
+		git clone -q --no-checkout "$top" "$src"
+		git -C "$src" checkout -q "$rev"
+		make -C "$src" -s all
+	fi
+	bin=$src/build/stallscope
+	label=${LABEL:-$BASE-${rev:0:12}}
+elif [ -n "${STALLSCOPE_BIN:-}" ]; then
+	bin=$(realpath "$STALLSCOPE_BIN")
+	label=${LABEL:-$bin}
+else
+	bin=$top/build/stallscope
+	label=${LABEL:-$(git rev-parse --abbrev-ref HEAD)-$(git rev-parse --short=12 HEAD)$(
+		git diff --quiet HEAD -- . ':!bench' ':!docs' || echo -dirty)}
+fi
+# The build's own schema and dashboard files, whichever tree it came from.
+root=$(dirname "$(dirname "$bin")")
+[ -d "$root/schema" ] || root=$top
+export STALLSCOPE_SCHEMA_DIR=$root/schema
+echo "build under test: $bin ($label)"
+
+rm -rf "$work/data" "$work/run"
+mkdir -p "$work/run"
+. bench/lib.sh
+export ROOT=$root
+bench_cluster "$work/pg"
+app=com.bench.dashboard
+bench_app "$bin" "$app" "$work/run/app.json"
+bench_serve "$bin" "$work/data" "$work/server.log"
+
+retention=""
+[ "$DAYS" -le 7 ] || retention=",\"retention_days\":$((DAYS + 1))"
+curl -sf -X PUT -H "Authorization: Bearer $admin_token" \
+	-d "{\"sample_rate\":1,\"daily_quota\":1000000$retention}" \
+	"http://127.0.0.1:$port/api/v1/apps/$app/config" >/dev/null
+python3 bench/dashboard_profile.py "$bin" "$port" "$app" "$upload_token" "$work/run/profile" \
+	"$LLVM_BIN"
+
+today=$(date -u +%F)
+auth=$ingest_key
+[ "$DAYS" -le 1 ] || auth=$admin_token
+echo "loading $REPORTS reports over $DAYS day(s), $CONCURRENCY connections…"
+build/bench/dashboard_load 127.0.0.1 "$port" "$auth" "$app" "$work/run/profile" "$REPORTS" \
+	"$CONCURRENCY" "$DAYS" "$SEED" >"$work/run/load.json"
+stored=$(sed -n 's/.*"accepted":\([0-9]*\).*/\1/p' "$work/run/load.json")
+
+BIN=$bin WORK=$work PORT=$port APP=$app ADMIN_TOKEN=$admin_token \
+	SERVER_PID=$server_pid DATABASE_URL=$url REPORTS_STORED=$stored \
+	LOAD_JSON=$work/run/load.json LABEL=$label REPEATS=$REPEATS IDLE_SECONDS=$IDLE_SECONDS \
+	DAYS=$DAYS SEED=$SEED CONCURRENCY=$CONCURRENCY TODAY=$today \
+	RESULT=$work/results/$(date -u +%Y%m%dT%H%M%SZ)-$(echo "$label" | tr -c 'A-Za-z0-9._\n-' _).json \
+	python3 bench/dashboard_measure.py

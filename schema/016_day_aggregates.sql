@@ -37,13 +37,14 @@
 -- Retention drops report partitions and keeps these rows, as before.
 --
 -- hll is not a trusted extension: a superuser creates it (scripts/pg.sh
--- createdb and start, docker/initdb); the role migrating cannot.
+-- createdb and start, docker/initdb), in public, where the role can
+-- create nothing, on the role's search_path after its own schema.
 
 DO $$
 BEGIN
   IF to_regtype('hll') IS NULL THEN
-    RAISE EXCEPTION '016_day_aggregates.sql needs the PostgreSQL extension hll, missing from this database: install the package postgresql-15-hll (scripts/install-deps.sh), then as a superuser: CREATE EXTENSION hll SCHEMA %; (scripts/pg.sh does it)',
-      current_schema();
+    RAISE EXCEPTION '016_day_aggregates.sql needs the PostgreSQL extension hll, missing from this database: install the package postgresql-15-hll (scripts/install-deps.sh), then as a superuser: CREATE EXTENSION hll SCHEMA public; and ALTER ROLE % SET search_path = %, public; (scripts/pg.sh does both)',
+      current_user, current_schema();
   END IF;
 END $$;
 

@@ -9,8 +9,8 @@
 #   scripts/pg.sh status DIR          exit 0 when running
 #   scripts/pg.sh createdb DIR NAME   create database NAME unless it exists,
 #                                     with the schema `stallscope` owned by
-#                                     the role `stallscope` and the
-#                                     extension hll in it
+#                                     the role `stallscope`, and the
+#                                     extension hll in `public`
 #   scripts/pg.sh url DIR NAME        print the URL the server uses for NAME
 #                                     (role `stallscope`, DIR/passfile)
 #   scripts/pg.sh url DIR NAME --superuser
@@ -133,7 +133,7 @@ SELECT 'CREATE ROLE $ROLE' WHERE NOT EXISTS
   (SELECT FROM pg_roles WHERE rolname = '$ROLE') \gexec
 ALTER ROLE $ROLE LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION
   NOBYPASSRLS PASSWORD '$pw';
-ALTER ROLE $ROLE SET search_path = $ROLE;
+ALTER ROLE $ROLE SET search_path = $ROLE, public;
 EOF
 }
 
@@ -232,21 +232,23 @@ SET client_min_messages = warning;
 REVOKE ALL ON DATABASE $name FROM PUBLIC, $ROLE;
 GRANT CONNECT ON DATABASE $name TO $ROLE;
 CREATE SCHEMA IF NOT EXISTS $ROLE AUTHORIZATION $ROLE;
-CREATE EXTENSION IF NOT EXISTS hll SCHEMA $ROLE;
+CREATE EXTENSION IF NOT EXISTS hll SCHEMA public;
 EOF
 }
 
 # The HyperLogLog type of the group aggregates (schema/016) is not a
-# trusted extension: only a superuser creates it, so we do, in the role's
-# schema (its search_path), in every database createdb made — also those
-# of a cluster made before it was needed (make run keeps var/pg).
+# trusted extension: only a superuser creates it, so we do, in every
+# database createdb made — also those of a cluster made before it was
+# needed (make run keeps var/pg). In `public`, where the role can create
+# nothing (so it cannot plant objects the extension's script would meet),
+# found through the role's search_path.
 ensure_hll() {
 	local dir=$1 db
 	for db in $(su_psql "$dir" postgres -At -c \
 		"SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate"); do
 		su_psql "$dir" "$db" >/dev/null <<EOF
 SET client_min_messages = warning;
-SELECT 'CREATE EXTENSION IF NOT EXISTS hll SCHEMA $ROLE' WHERE EXISTS
+SELECT 'CREATE EXTENSION IF NOT EXISTS hll SCHEMA public' WHERE EXISTS
   (SELECT FROM pg_namespace WHERE nspname = '$ROLE') \gexec
 EOF
 	done

@@ -2,8 +2,8 @@
 # Run once by the postgres image when it initializes an empty volume (as
 # its superuser, in the database POSTGRES_DB): the role the server logs in
 # as. No superuser, no CREATEDB/CREATEROLE; it owns the schema `stallscope`
-# (with the extension hll in it: only a superuser creates it) and nothing
-# else, so the migrations it runs cannot reach another schema,
+# and nothing else (the extension hll, which only a superuser creates,
+# goes to `public`, on its search_path), so the migrations it runs cannot reach another schema,
 # and it cannot COPY … TO PROGRAM. The password comes from the environment
 # through psql's \getenv, never a command line.
 set -eu
@@ -14,9 +14,9 @@ psql -v ON_ERROR_STOP=1 -X -q --username "$POSTGRES_USER" \
 \getenv db POSTGRES_DB
 CREATE ROLE stallscope LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE
   NOREPLICATION NOBYPASSRLS PASSWORD :'pw';
-ALTER ROLE stallscope SET search_path = stallscope;
+ALTER ROLE stallscope SET search_path = stallscope, public;
 REVOKE ALL ON DATABASE :"db" FROM PUBLIC;
 GRANT CONNECT ON DATABASE :"db" TO stallscope;
 CREATE SCHEMA stallscope AUTHORIZATION stallscope;
-CREATE EXTENSION hll SCHEMA stallscope;
+CREATE EXTENSION hll SCHEMA public;
 SQL

@@ -50,7 +50,8 @@ def ingest_users(db, app_id, version, key, first, n):
           {fill('NULL', 'bigint', n)}, {fill(f"'{key}'", 'text', n)},
           {fill(f"'{key}-2'", 'text', n)}, {fill('false', 'boolean', n)},
           {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)},
-          {fill("'{{}}'", 'text', n)}, {fill("'{{}}'", 'text', n)})""")
+          {fill("'{{}}'", 'text', n)}, {fill("'{{}}'", 'text', n)},
+          {fill("'{{}}'", 'text', n)}, {fill("'{{}}'", 'text', n)}, '{{}}'::uuid[], '{{}}'::text[])""")
     assert stored == str(n)
 
 

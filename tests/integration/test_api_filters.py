@@ -384,7 +384,8 @@ def test_move_report_keeps_row_bounds_exact(db):
               {arr("'17.2'")}, {arr("NULL")}, {arr("NULL")}, {arr("NULL")},
               {arr("NULL", "bigint")}, {arr("'k1'")}, {arr("'k2'")},
               {arr("false", "boolean")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")},
-              {arr("'{{}}'")}, {arr("'{{}}'")})""").split()
+              {arr("'{{}}'")}, {arr("'{{}}'")}, {arr("'{{}}'")}, {arr("'{{}}'")},
+              '{{}}'::uuid[], '{{}}'::text[])""").split()
         assert out[0] == "stored", out
         ids.append(out[1])
 

@@ -118,3 +118,16 @@ COMMENT ON COLUMN groups.users_hll IS
 DROP TABLE group_daily;
 DROP FUNCTION count_out_of_group(bigint, smallint, text, integer);
 DROP FUNCTION count_into_group(bigint, smallint, text, text, jsonb, timestamptz, integer);
+
+CREATE TABLE group_day_recounts (
+  app_id bigint NOT NULL,
+  level smallint NOT NULL,
+  key text NOT NULL,
+  day date NOT NULL,
+  key1 text NOT NULL,
+  PRIMARY KEY (app_id, level, key, day)
+);
+COMMENT ON TABLE group_day_recounts IS
+  'Day rows of a group whose users, first and last seen wait to be recounted from the kept reports (recount_group_day): reprocessing moved reports out of a group-day too big to recount at every move (move_day_row), which would read the group-day''s reports once per moved report, n² in all. Until then the rows'' reports are exact and their users and bounds an upper bound.';
+COMMENT ON INDEX group_day_recounts_pkey IS
+  'One row per group-day however many reports moved out of it; key1 finds a level-2 group''s reports.';

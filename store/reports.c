@@ -287,6 +287,12 @@ int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 		       ST_TEXT(to->user_id));
 }
 
+int st_group_day_recount(st_conn *c)
+{
+	static const st_stmt q = {"group_day_recount", "SELECT 1 WHERE recount_group_day()", 0};
+	return st_exec(c, &q, NULL, 0, NULL, NULL);
+}
+
 int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,
 			const char *waits)
 {

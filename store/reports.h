@@ -157,6 +157,12 @@ typedef struct st_group_ref {
 int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 		  const st_group_ref *to);
 
+/* Recounts the users and bounds of one group-day that reprocessing moved
+ * reports out of in numbers (schema/016: group_day_recounts): 1 when one
+ * was recounted, 0 when none waits, or a negative st_status. Call it
+ * after the moves, each in its own transaction, until 0. */
+int st_group_day_recount(st_conn *c);
+
 /* ---- Debug files for symbolization ---------------------------------------------- */
 
 typedef struct st_symbol_file {

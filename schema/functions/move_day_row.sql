@@ -13,7 +13,11 @@
 -- one second of one row are interchangeable here.) The two rows are
 -- locked in key order, as ingest_reports locks them. The cost is a read
 -- of the old group's reports of that day (the partition's index on
--- (key1, key2, …)), per moved report.
+-- (key1, key2, …)), per moved report: so only while the group-day holds
+-- at most RECOUNT_NOW reports. A bigger one (a late dSYM for a popular
+-- stall moves thousands of reports of one group-day: n² reads) is marked
+-- in group_day_recounts instead, and recount_group_day recounts it once,
+-- after the moves.
 
 CREATE OR REPLACE FUNCTION move_day_row(p_app bigint, p_level smallint, p_from_key1 text,
                                         p_from_key2 text, p_to_key text, p_day date,
@@ -28,26 +32,40 @@ DECLARE
   left_first timestamptz;
   left_last timestamptz;
   left_reports bigint;
+  recount_now boolean;
 BEGIN
   FOR step IN 1..2 LOOP
     IF (step = 1) = (from_key COLLATE "C" <= p_to_key COLLATE "C") THEN
-      SELECT hll_add_agg(hll_hash_text(k.user_id), 12, 5, 1024, 0), min(k.received_at),
-             max(k.received_at), count(*)
-        INTO left_users, left_first, left_last, left_reports
-        FROM (SELECT r.user_id, r.received_at,
-                     row_number() OVER (PARTITION BY r.user_id = p_user
-                                                     AND r.received_at = p_at) AS nth
-                FROM reports r
-               WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
-                 AND (p_level = 1 OR r.key2 = p_from_key2)
-                 AND (NOT p_dims OR (coalesce(r.app_version, '') = p_app_version
-                                     AND coalesce(r.os_version, '') = p_os_version
-                                     AND coalesce(r.device, '') = p_device
-                                     AND r.kind = p_kind))) AS k
-       WHERE NOT (k.user_id = p_user AND k.received_at = p_at AND k.nth = 1);
-      left_users := coalesce(left_users, hll_empty(12, 5, 1024, 0));
+      recount_now := coalesce((SELECT d.reports <= 1000 FROM group_days d
+                                WHERE d.app_id = p_app AND d.level = p_level
+                                  AND d.key = from_key AND d.day = p_day), true);
+      IF NOT recount_now THEN
+        INSERT INTO group_day_recounts (app_id, level, key, day, key1)
+        VALUES (p_app, p_level, from_key, p_day, p_from_key1)
+        ON CONFLICT DO NOTHING;
+      END IF;
+      left_users := NULL;
+      left_first := NULL;
+      left_last := NULL;
+      IF recount_now THEN
+        SELECT hll_add_agg(hll_hash_text(k.user_id), 12, 5, 1024, 0), min(k.received_at),
+               max(k.received_at), count(*)
+          INTO left_users, left_first, left_last, left_reports
+          FROM (SELECT r.user_id, r.received_at,
+                       row_number() OVER (PARTITION BY r.user_id = p_user
+                                                       AND r.received_at = p_at) AS nth
+                  FROM reports r
+                 WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
+                   AND (p_level = 1 OR r.key2 = p_from_key2)
+                   AND (NOT p_dims OR (coalesce(r.app_version, '') = p_app_version
+                                       AND coalesce(r.os_version, '') = p_os_version
+                                       AND coalesce(r.device, '') = p_device
+                                       AND r.kind = p_kind))) AS k
+         WHERE NOT (k.user_id = p_user AND k.received_at = p_at AND k.nth = 1);
+        left_users := coalesce(left_users, hll_empty(12, 5, 1024, 0));
+      END IF;
       IF p_dims THEN
-        UPDATE group_dim_days SET reports = reports - 1, users = left_users,
+        UPDATE group_dim_days SET reports = reports - 1, users = coalesce(left_users, users),
                first_seen = coalesce(left_first, first_seen),
                last_seen = coalesce(left_last, last_seen)
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
@@ -58,7 +76,7 @@ BEGIN
            AND app_version = p_app_version AND os_version = p_os_version
            AND device = p_device AND kind = p_kind AND reports = 0;
       ELSE
-        UPDATE group_days SET reports = reports - 1, users = left_users,
+        UPDATE group_days SET reports = reports - 1, users = coalesce(left_users, users),
                first_seen = coalesce(left_first, first_seen),
                last_seen = coalesce(left_last, last_seen)
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
@@ -90,4 +108,4 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION move_day_row(bigint, smallint, text, text, text, date, timestamptz, text,
                                  boolean, text, text, text, text) IS
-  'Reprocessing: one report of p_user at p_at moved from its old group''s row of one level and day to p_to_key''s, in group_days or (p_dims) group_dim_days: the old row''s users and bounds recomputed from its kept reports; the caller (move_report) holds the user''s lock and keeps the lock order.';
+  'Reprocessing: one report of p_user at p_at moved from its old group''s row of one level and day to p_to_key''s, in group_days or (p_dims) group_dim_days: the old row''s users and bounds recomputed from its kept reports (or, for a group-day of over 1,000 reports, left to recount_group_day); the caller (move_report) holds the user''s lock and keeps the lock order.';

@@ -204,6 +204,22 @@ static int move_all(const char *data_dir, const candidates *c, int64_t *done, bo
 	return 0;
 }
 
+static int recount_cb(st_conn *c, void *cls)
+{
+	(void)cls;
+	return st_group_day_recount(c);
+}
+
+/* The group-days the moves left to recount (store/reports.h), one per
+ * transaction: 0 when none is left, or a negative st_status. */
+static int recount_moved(void)
+{
+	int rc;
+	while ((rc = st_run_tx("reprocess_recount", recount_cb, NULL)) > 0)
+		;
+	return rc;
+}
+
 /* One step of the sweep after report *AFTER, which it advances, up to
  * UNTIL: the reports looked at (0 at the end), or a negative st_status. */
 static int sweep_step(const char *data_dir, candidates *c, int64_t *after, int64_t until,
@@ -231,6 +247,8 @@ int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 	while ((rc = sweep_step(data_dir, c, &after, INT64_MAX, &done)) > 0)
 		;
 	free(c);
+	if (rc == 0)
+		rc = recount_moved();
 	if (out_done)
 		*out_done = done;
 	return rc < 0 ? rc : 0;
@@ -327,9 +345,10 @@ static int sweep_until_cb(st_conn *c, void *cls)
 	return st_waits_last(c, &run.sweep_until);
 }
 
-/* Arrivals first, then a step of the sweep left from the start, then
- * pruning when due; with nothing arriving only the read of the arrivals
- * after the last one remains, whatever the number of waiting reports. */
+/* Arrivals first, then a step of the sweep left from the start, the
+ * recounts the moves left, then pruning when due; with nothing arriving
+ * only the reads of the arrivals after the last one and of the (empty)
+ * recounts remain, whatever the number of waiting reports. */
 static int pass(void *cls)
 {
 	(void)cls;
@@ -344,6 +363,8 @@ static int pass(void *cls)
 		run.sweep_done = rc == 0;
 		more = more || rc > 0;
 	}
+	if (rc >= 0)
+		rc = recount_moved();
 	time_t now = time(NULL);
 	if (rc >= 0 && now - run.pruned >= PRUNE_EVERY_S &&
 	    st_run_tx("reprocess_prune", prune_cb, NULL) >= 0)

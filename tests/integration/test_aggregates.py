@@ -50,8 +50,8 @@ def ingest_users(db, app_id, version, key, first, n):
           {fill('NULL', 'bigint', n)}, {fill(f"'{key}'", 'text', n)},
           {fill(f"'{key}-2'", 'text', n)}, {fill('false', 'boolean', n)},
           {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)},
-          {fill("'{{}}'", 'text', n)}, {fill("'{{}}'", 'text', n)},
-          {fill("'{{}}'", 'text', n)}, {fill("'{{}}'", 'text', n)}, '{{}}'::uuid[], '{{}}'::text[])""")
+          {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)},
+          {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)}, '{{}}'::uuid[], '{{}}'::text[])""")
     assert stored == str(n)
 
 
@@ -92,6 +92,48 @@ def test_users_exact_up_to_1024_then_within_2_percent(db, make_server):
         ingest_users(db, app_id, version, "big", have + 1, upto - have)
         for users in users_everywhere(server, app, "big"):
             assert abs(users - upto) <= 0.02 * upto, (users, upto)
+
+
+def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_path):
+    """Reports moved out of a group-day of over 1,000 reports are counted
+    out at once, but its users and bounds are recounted once after the
+    moves (group_day_recounts), not at every move: until then they are an
+    upper bound; after `stallscope reprocess` (what every reprocessing pass
+    ends with) exact on every read path."""
+    # A database of its own and a periodic pass an hour away: no server
+    # recounts before the test looks at the rows waiting for it.
+    db = cluster.create_db("it_recount_after_moves")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
+    app = create_app(db)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    allow_everyone(server, app, retention_days=30)
+    version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
+    ingest_users(db, app_id, version, "hot", 1, 1010)
+    moved = [f"user-{i}" for i in range(1, 11)]
+    for user in moved:  # as reprocessing does: the counts, then the keys
+        psql(db, f"""
+            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
+                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
+                               'stall', r.user_id)
+              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
+            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
+             WHERE app_id = {app_id} AND user_id = '{user}'""")
+    waiting = psql(db, "SELECT level, key FROM group_day_recounts"
+                       f" WHERE app_id = {app_id} ORDER BY 1")
+    assert waiting.splitlines() == ["1|hot", "2|hot-2"]
+    assert psql(db, "SELECT reports, hll_cardinality(users) FROM group_days"
+                    f" WHERE app_id = {app_id} AND key = 'hot'") == "1000|1010"
+    assert users_everywhere(server, app, "cool") == {10}
+
+    stallscope("reprocess", db_url=db, extra_env={"STALLSCOPE_DATA_DIR": str(tmp_path)})
+    assert psql(db, f"SELECT count(*) FROM group_day_recounts WHERE app_id = {app_id}") == "0"
+    assert users_everywhere(server, app, "hot") == {1000}
+    kept = psql(db, "SELECT count(*), count(DISTINCT user_id), min(received_at),"
+                    f" max(received_at) FROM reports WHERE app_id = {app_id} AND key1 = 'hot'")
+    bounds = psql(db, "SELECT reports, first_seen, last_seen FROM group_days"
+                      f" WHERE app_id = {app_id} AND level = 1 AND key = 'hot'")
+    assert kept.split("|")[0] == "1000" and kept.split("|")[2:] == bounds.split("|")[1:]
 
 
 def test_counts_exact_through_reprocessing_and_retention(db, tmp_root, image):

@@ -384,7 +384,7 @@ def test_move_report_keeps_row_bounds_exact(db):
               {arr("'17.2'")}, {arr("NULL")}, {arr("NULL")}, {arr("NULL")},
               {arr("NULL", "bigint")}, {arr("'k1'")}, {arr("'k2'")},
               {arr("false", "boolean")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")},
-              {arr("'{{}}'")}, {arr("'{{}}'")}, {arr("'{{}}'")}, {arr("'{{}}'")},
+              {arr("'{}'")}, {arr("'{}'")}, {arr("'{}'")}, {arr("'{}'")},
               '{{}}'::uuid[], '{{}}'::text[])""").split()
         assert out[0] == "stored", out
         ids.append(out[1])
@@ -500,8 +500,8 @@ def test_migration_backfills_bounds_and_dimensions(cluster, tmp_path):
               {arr(lit(app_version))}, {arr("NULL")}, {arr("NULL")}, {arr("'17.2'")},
               {arr("NULL")}, {arr(lit(device))}, {arr("NULL")}, {arr("NULL", "bigint")},
               {arr(f"'{key}1'")}, {arr(f"'{key}2'")}, {arr("false", "boolean")},
-              {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'{{}}'")},
-              {arr("'{{}}'")})""") == "stored"
+              {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'{}'")},
+              {arr("'{}'")})""") == "stored"
     # k2 last seen the 11th: its day of the 10th keeps the day's bounds
     # narrowed to the group's first seen.
     psql(url, f"DROP TABLE reports_a{app}_20261110")

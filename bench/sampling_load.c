@@ -43,8 +43,9 @@ static void *run(void *arg)
 			"\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
 			u, u % 3, host, key);
 		double t0 = bl_now();
-		int status =
-			bl_write_all(fd, req, (size_t)len) ? -1 : bl_read_response(fd, resp, sizeof resp);
+		int status = bl_write_all(fd, req, (size_t)len)
+				     ? -1
+				     : bl_read_response(fd, resp, sizeof resp);
 		double dt = bl_now() - t0;
 		atomic_fetch_add(status == 200 ? &ok_total : &errors_total, 1);
 		if (status < 0) {

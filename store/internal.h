@@ -43,10 +43,10 @@ typedef struct st_param {
 	int64_t i64;
 } st_param;
 
-#define ST_TEXT(s) ((st_param){ST_PARAM_TEXT, (s), 0, 0})
+#define ST_TEXT(s)     ((st_param){ST_PARAM_TEXT, (s), 0, 0})
 #define ST_BYTES(p, n) ((st_param){ST_PARAM_BYTES, (p), (n), 0})
-#define ST_INT64(v) ((st_param){ST_PARAM_INT64, NULL, 0, (int64_t)(v)})
-#define ST_BOOL(b) ((st_param){ST_PARAM_BOOL, NULL, 0, (b) ? 1 : 0})
+#define ST_INT64(v)    ((st_param){ST_PARAM_INT64, NULL, 0, (int64_t)(v)})
+#define ST_BOOL(b)     ((st_param){ST_PARAM_BOOL, NULL, 0, (b) ? 1 : 0})
 
 typedef struct st_row st_row;
 
@@ -59,13 +59,12 @@ typedef int (*st_row_cb)(void *cls, const st_row *row);
  * returned (queries) or affected (commands), or a negative st_status; errors
  * are logged with PostgreSQL's SQLSTATE, message and detail.
  */
-int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params,
-	    size_t nparams, st_row_cb cb, void *cls);
+int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params, size_t nparams, st_row_cb cb,
+	    void *cls);
 
-#define ST_EXEC(c, stmt, cb, cls, ...)                                        \
-	st_exec((c), (stmt), (const st_param[]){__VA_ARGS__},                 \
-		sizeof((const st_param[]){__VA_ARGS__}) / sizeof(st_param),   \
-		(cb), (cls))
+#define ST_EXEC(c, stmt, cb, cls, ...)                                                             \
+	st_exec((c), (stmt), (const st_param[]){__VA_ARGS__},                                      \
+		sizeof((const st_param[]){__VA_ARGS__}) / sizeof(st_param), (cb), (cls))
 
 /*
  * Runs CB(p, CLS) with a pooled connection in pipeline mode for STMT, the
@@ -112,8 +111,7 @@ int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len);
  * Opens a lone connection outside the pool (migrations): *out_conn is freed
  * with st_conn_close. Returns 0, or -1 with the reason in ERR.
  */
-int st_conn_open(const char *conninfo, st_conn **out_conn, char *err,
-		 size_t errlen);
+int st_conn_open(const char *conninfo, st_conn **out_conn, char *err, size_t errlen);
 void st_conn_close(st_conn *c);
 
 /* BEGIN, COMMIT and ROLLBACK on a lone connection; st_status results. */
@@ -136,6 +134,5 @@ int st_document_split(const st_document *doc, char **out_skeleton, char **out_st
  * hash, as two binary text[] arrays appended to HASHES and BODIES: what
  * ingest_reports and update_report_symbols upsert. 0 or -1. */
 int st_stacks_encode(const st_document *const *docs, size_t n, cm_buf *hashes, cm_buf *bodies);
-
 
 #endif

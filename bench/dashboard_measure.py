@@ -79,14 +79,17 @@ def postgres_pids():
 def idle(seconds, server_pid):
     """PostgreSQL's and the server's CPU over SECONDS, % of one core."""
     tick = os.sysconf("SC_CLK_TCK")
-    pids = postgres_pids()
-    pg0, srv0, t0 = sum(map(cpu_ticks, pids)), cpu_ticks(server_pid), time.monotonic()
+    before = {pid: cpu_ticks(pid) for pid in postgres_pids()}
+    srv0, t0 = cpu_ticks(server_pid), time.monotonic()
     time.sleep(seconds)
-    # Backends started meanwhile count whole; ones that ended are lost.
-    pids = set(pids) | set(postgres_pids())
-    pg1, srv1, t1 = sum(map(cpu_ticks, pids)), cpu_ticks(server_pid), time.monotonic()
+    # Per process: backends started meanwhile count whole; ones that ended
+    # meanwhile (an autovacuum worker) are lost, never counted negative.
+    after = {pid: cpu_ticks(pid) for pid in postgres_pids()}
+    srv1, t1 = cpu_ticks(server_pid), time.monotonic()
+    pg = sum(ticks - before.get(pid, 0) for pid, ticks in after.items())
+    pids = set(before) | set(after)
     pct = lambda d: round(100.0 * d / tick / (t1 - t0), 2)
-    return {"seconds": round(t1 - t0, 1), "postgres_cpu_pct": pct(pg1 - pg0),
+    return {"seconds": round(t1 - t0, 1), "postgres_cpu_pct": pct(pg),
             "server_cpu_pct": pct(srv1 - srv0), "postgres_processes": len(pids)}
 
 

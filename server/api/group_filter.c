@@ -32,3 +32,9 @@ srv_rc srv_group_filter_parse(struct MHD_Connection *conn, st_group_filter *out)
 						   "kind: expected stall, hang, cpu or crash"));
 	return SRV_OK;
 }
+
+srv_rc srv_group_page_parse(struct MHD_Connection *conn, st_group_filter *out, int64_t *out_limit)
+{
+	srv_rc rc = srv_group_filter_parse(conn, out);
+	return rc != SRV_OK ? rc : srv_query_limit(conn, 50, 500, out_limit);
+}

@@ -26,4 +26,11 @@ srv_rc srv_day_range_parse(struct MHD_Connection *conn, const char **out_from, c
  */
 srv_rc srv_group_filter_parse(struct MHD_Connection *conn, st_group_filter *out);
 
+/*
+ * A page of a group list or of a group's reports: the filters above into
+ * *OUT and limit= (50 by default, at most 500) into *OUT_LIMIT. SRV_OK, or
+ * a 400 bad_query naming the bad one is queued.
+ */
+srv_rc srv_group_page_parse(struct MHD_Connection *conn, st_group_filter *out, int64_t *out_limit);
+
 #endif

@@ -12,9 +12,6 @@
 #include "server/http/pages.h"
 #include "store/groups.h"
 
-#define DEFAULT_LIMIT 50
-#define MAX_LIMIT 500
-
 typedef struct reports_tx {
 	int64_t app_id;
 	const char *key1, *key2;
@@ -33,12 +30,10 @@ static int reports_cb(st_conn *c, void *cls)
 
 enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req)
 {
-	reports_tx t = {.app_id = srv_req_app(req)->id, .key1 = srv_req_param(req, 1),
+	reports_tx t = {.app_id = srv_req_app(req)->id,
+			.key1 = srv_req_param(req, 1),
 			.key2 = srv_req_param(req, 2)};
-	srv_rc rc = srv_group_filter_parse(conn, &t.f);
-	if (rc != SRV_OK)
-		return srv_rc_mhd(rc);
-	rc = srv_query_limit(conn, DEFAULT_LIMIT, MAX_LIMIT, &t.limit);
+	srv_rc rc = srv_group_page_parse(conn, &t.f, &t.limit);
 	if (rc != SRV_OK)
 		return srv_rc_mhd(rc);
 	const char *cursor = srv_query(conn, "cursor");

@@ -13,9 +13,6 @@
 #include "server/http/pages.h"
 #include "store/groups.h"
 
-#define DEFAULT_LIMIT 50
-#define MAX_LIMIT 500
-
 typedef struct page_tx {
 	int64_t app_id;
 	int level;
@@ -31,8 +28,8 @@ static int page_cb(st_conn *c, void *cls)
 {
 	page_tx *t = cls;
 	free(t->json);
-	return st_groups_page(c, t->app_id, t->level, &t->f, t->sort, t->after_value,
-			      t->after_key, t->limit + 1, &t->json);
+	return st_groups_page(c, t->app_id, t->level, &t->f, t->sort, t->after_value, t->after_key,
+			      t->limit + 1, &t->json);
 }
 
 enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
@@ -53,10 +50,7 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 	else
 		return srv_reply_error(conn, ERR_BAD_QUERY,
 				       "sort: expected count, users or last_seen");
-	srv_rc rc = srv_group_filter_parse(conn, &t.f);
-	if (rc != SRV_OK)
-		return srv_rc_mhd(rc);
-	rc = srv_query_limit(conn, DEFAULT_LIMIT, MAX_LIMIT, &t.limit);
+	srv_rc rc = srv_group_page_parse(conn, &t.f, &t.limit);
 	if (rc != SRV_OK)
 		return srv_rc_mhd(rc);
 	const char *cursor = srv_query(conn, "cursor");

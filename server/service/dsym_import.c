@@ -178,19 +178,26 @@ static slice *find_slice(import *im, const char *uuid, const char *arch)
 	return NULL;
 }
 
+/* C's Mach-O, or NULL with JOB failed as a bad debug file. */
+static sym_object *open_candidate(srv_dsym_import *job, const candidate *c)
+{
+	sym_object *obj;
+	sym_error err = {{0}};
+	if (sym_object_open(c->path, &obj, &err) == SYM_OK)
+		return obj;
+	fail(job, ERR_BAD_DEBUG_FILE, "%s: %s", c->name, err.msg);
+	return NULL;
+}
+
 /* Pass 1b: parse every candidate; any bad one refuses the upload. */
 static int parse_candidates(import *im)
 {
 	srv_dsym_import *job = im->job;
 	for (size_t k = 0; k < im->ncands; k++) {
 		const candidate *c = &im->cands[k];
-		sym_object *obj;
-		sym_error err = {{0}};
-		if (sym_object_open(c->path, &obj, &err) != SYM_OK) {
-			fail(job, ERR_BAD_DEBUG_FILE, "%s: %s", c->name,
-			     err.msg);
+		sym_object *obj = open_candidate(job, c);
+		if (!obj)
 			return -1;
-		}
 		size_t count = sym_object_slice_count(obj);
 		int rc = 0;
 		for (size_t i = 0; i < count && rc == 0; i++) {
@@ -385,13 +392,9 @@ static int build_all(import *im)
 		if (!needed)
 			continue;
 		const candidate *c = &im->cands[k];
-		sym_object *obj;
-		sym_error err = {{0}};
-		if (sym_object_open(c->path, &obj, &err) != SYM_OK) {
-			fail(job, ERR_BAD_DEBUG_FILE, "%s: %s", c->name,
-			     err.msg);
+		sym_object *obj = open_candidate(job, c);
+		if (!obj)
 			return -1;
-		}
 		int fd = open(c->path, O_RDONLY | O_CLOEXEC);
 		int rc = fd < 0 ? -1 : 0;
 		if (fd < 0)

@@ -276,15 +276,15 @@ int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 	static const st_stmt q = {
 		"group_move",
 		"SELECT move_report($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::date,"
-		" $9::timestamptz, $10, $11, $12, $13, $14)",
-		14};
+		" $9::timestamptz, $10, $11, $12, $13, $14, $15::bigint)",
+		15};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(from->key1),
 		       ST_TEXT(from->key2), ST_TEXT(to->key1), ST_TEXT(to->key2),
 		       ST_TEXT(to->frames1), ST_TEXT(to->frames2), ST_TEXT(to->day),
 		       ST_TEXT(to->at), ST_TEXT(to->app_version ? to->app_version : ""),
 		       ST_TEXT(to->os_version ? to->os_version : ""),
 		       ST_TEXT(to->device ? to->device : ""), ST_TEXT(to->kind ? to->kind : ""),
-		       ST_TEXT(to->user_id));
+		       ST_TEXT(to->user_id), ST_TEXT(to->duration_ms));
 }
 
 int st_group_day_recount(st_conn *c)
@@ -380,7 +380,7 @@ static int read_meta(void *cls, const st_row *row)
 	st_report_meta *m = cls;
 	char **fields[] = {&m->raw, &m->key1, &m->key2, &m->user_id, &m->kind,
 			   &m->app_version, &m->os_version, &m->device, &m->received_at,
-			   &m->source, &m->os_build, &m->client_timestamp};
+			   &m->source, &m->os_build, &m->client_timestamp, &m->duration_ms};
 	for (int i = 0; i < (int)(sizeof fields / sizeof fields[0]); i++) {
 		const char *t = st_row_text(row, i);
 		free(*fields[i]);
@@ -399,7 +399,7 @@ int st_report_meta_get(st_conn *c, int64_t app_id, const char *day, int64_t id,
 		"SELECT unstack(app_id, raw, raw_stacks), key1, key2, user_id, kind, app_version, "
 		"os_version, device,"
 		" to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		" source, os_build, client_timestamp"
+		" source, os_build, client_timestamp, duration_ms"
 		" FROM reports WHERE app_id = $1 AND received_day = $2::date AND id = $3",
 		3};
 	return ST_EXEC(c, &q, read_meta, out, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id));
@@ -409,7 +409,7 @@ void st_report_meta_clear(st_report_meta *m)
 {
 	char **fields[] = {&m->raw, &m->key1, &m->key2, &m->user_id, &m->kind,
 			   &m->app_version, &m->os_version, &m->device, &m->received_at,
-			   &m->source, &m->os_build, &m->client_timestamp};
+			   &m->source, &m->os_build, &m->client_timestamp, &m->duration_ms};
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
 		free(*fields[i]);
 		*fields[i] = NULL;

@@ -146,13 +146,15 @@ typedef struct st_group_ref {
 	const char *frames1, *frames2; /* JSON arrays of identities */
 	const char *user_id, *day, *at;
 	const char *app_version, *os_version, *device, *kind; /* NULL → "" */
+	const char *duration_ms; /* decimal text, NULL when unknown */
 } st_group_ref;
 
 /*
  * Moves one report from the groups of FROM (its keys only) to those of TO
- * (keys, identities and the report's dimensions, which both share):
- * groups.reports and .users, group_daily, first/last seen grow on the new
- * ones (schema/013: move_report, in the lock order ingest_reports keeps).
+ * (keys, identities and the report's dimensions and duration, which both
+ * share): groups.reports and .users, group_daily, first/last seen and the
+ * durations (schema/021) grow on the new ones (schema/013: move_report, in
+ * the lock order ingest_reports keeps).
  */
 int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 		  const st_group_ref *to);
@@ -258,10 +260,11 @@ int st_waits_last(st_conn *c, int64_t *out);
 int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t report);
 
 /* What reprocessing needs of a stored report; strings owned by the struct
- * (st_report_meta_clear). */
+ * (st_report_meta_clear). DURATION_MS is its decimal text, NULL when
+ * unknown. */
 typedef struct st_report_meta {
 	char *raw, *key1, *key2, *user_id, *kind, *app_version, *os_version, *device,
-		*received_at, *source, *os_build, *client_timestamp;
+		*received_at, *source, *os_build, *client_timestamp, *duration_ms;
 } st_report_meta;
 
 /* 1 with *OUT, or 0 when the report is gone. */

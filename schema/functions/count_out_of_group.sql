@@ -6,7 +6,9 @@
 -- A sketch cannot take a user out: once the caller (move_report) has
 -- recomputed the group's day rows, the group's users are the union of
 -- them (p_recount); the first call only takes the report off, and with it
--- the row's lock, in the order ingest_reports locks groups.
+-- the row's lock, in the order ingest_reports locks groups. A max cannot
+-- take a duration out either: the durations' sum, max and histogram are
+-- recomputed from the day rows in the same step (schema/021).
 
 CREATE OR REPLACE FUNCTION count_out_of_group(p_app bigint, p_level smallint, p_key text,
                                               p_recount boolean)
@@ -14,11 +16,20 @@ RETURNS void LANGUAGE sql AS $$
   UPDATE groups SET reports = reports - 1
    WHERE NOT p_recount AND app_id = p_app AND level = p_level AND key = p_key
      AND reports > 0;
-  UPDATE groups g SET users_hll = u.users, users = hll_cardinality(u.users)
-    FROM (SELECT coalesce(hll_union_agg(d.users), hll_empty(12, 5, 1024, 0)) AS users
+  UPDATE groups g SET users_hll = u.users, users = hll_cardinality(u.users),
+         stall_ms = u.stall_ms, max_duration_ms = u.max_duration_ms,
+         duration_hist = u.duration_hist
+    FROM (SELECT coalesce(hll_union_agg(d.users), hll_empty(12, 5, 1024, 0)) AS users,
+                 coalesce(sum(d.stall_ms), 0) AS stall_ms,
+                 max(d.max_duration_ms) AS max_duration_ms,
+                 ARRAY[coalesce(sum(d.duration_hist[1]), 0), coalesce(sum(d.duration_hist[2]), 0),
+                       coalesce(sum(d.duration_hist[3]), 0), coalesce(sum(d.duration_hist[4]), 0),
+                       coalesce(sum(d.duration_hist[5]), 0), coalesce(sum(d.duration_hist[6]), 0),
+                       coalesce(sum(d.duration_hist[7]), 0),
+                       coalesce(sum(d.duration_hist[8]), 0)]::bigint[] AS duration_hist
             FROM group_days d
            WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key) AS u
    WHERE p_recount AND g.app_id = p_app AND g.level = p_level AND g.key = p_key;
 $$;
 COMMENT ON FUNCTION count_out_of_group(bigint, smallint, text, boolean) IS
-  'Reprocessing: one report less in a group''s counters (p_recount false), then (p_recount true, once the group''s day rows are recomputed) its users as the union of its group_days rows; the caller holds the user''s lock.';
+  'Reprocessing: one report less in a group''s counters (p_recount false), then (p_recount true, once the group''s day rows are recomputed) its users as the union of its group_days rows and its durations'' sum, max and histogram from them; the caller holds the user''s lock.';

@@ -15,7 +15,9 @@
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
 --  * group counters: reports summed, users as hll sketches unioned
---    (schema/016: exact up to 1,024 users per row).
+--    (schema/016: exact up to 1,024 users per row); durations summed,
+--    their max and histogram kept (schema/021: a NULL duration counts in
+--    none of them).
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, the
 -- missing images' shared advisory locks, then
@@ -223,7 +225,8 @@ BEGIN
            p_user_ids[o] AS uid, p_days[o] AS day,
            coalesce(p_app_versions[o], '') AS app_version,
            coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
-           p_kinds[o] AS kind, p_ats[o] AS at, o
+           p_kinds[o] AS kind, p_ats[o] AS at, o,
+           p_durations[o] AS ms
       FROM stored, (VALUES (1), (2)) AS l(lvl)
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the batch's users
@@ -231,9 +234,11 @@ BEGIN
     -- of a WITH run last to first, so these rows are locked after
     -- group_days and the groups', in key order (schema/016).
     INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
-                                     kind, reports, users, first_seen, last_seen)
+                                     kind, reports, users, first_seen, last_seen,
+                                     stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, level, key, day, app_version, os_version, device, kind, count(*),
-           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at)
+           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
+           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key, day, app_version, os_version, device, kind
      ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
@@ -242,7 +247,10 @@ BEGIN
     DO UPDATE SET reports = d.reports + excluded.reports,
                   users = hll_union(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),
-                  last_seen = greatest(d.last_seen, excluded.last_seen)
+                  last_seen = greatest(d.last_seen, excluded.last_seen),
+                  stall_ms = d.stall_ms + excluded.stall_ms,
+                  max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
+                  duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
   ), dimensions AS (
     -- Locked after the groups' rows, in key order: every batch takes the
     -- same few rows of the day (its kind's, its versions'), so a fixed
@@ -264,9 +272,9 @@ BEGIN
     -- Both levels' rows per day (unfiltered ranges, per-day series),
     -- locked after the groups' rows, in key order.
     INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
-                                 last_seen)
+                                 last_seen, stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, level, key, day, count(*), hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0),
-           min(at), max(at)
+           min(at), max(at), coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key, day
      ORDER BY level, key COLLATE "C", day
@@ -274,14 +282,19 @@ BEGIN
       reports = d.reports + excluded.reports,
       users = hll_union(d.users, excluded.users),
       first_seen = least(d.first_seen, excluded.first_seen),
-      last_seen = greatest(d.last_seen, excluded.last_seen)
+      last_seen = greatest(d.last_seen, excluded.last_seen),
+      stall_ms = d.stall_ms + excluded.stall_ms,
+      max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
+      duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
   ), counters AS (
     -- The all-time sketch and its cardinality, which sort=users reads.
     INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
-                             first_seen, last_seen)
+                             first_seen, last_seen,
+                             stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
            count(*), hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)),
-           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at)
+           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at),
+           coalesce(sum(c.ms), 0), max(c.ms), count_durations(array_agg(c.ms), 1)
       FROM counted c
      GROUP BY c.level, c.key
      ORDER BY c.level, c.key COLLATE "C"
@@ -290,7 +303,10 @@ BEGIN
       users = hll_cardinality(hll_union(g.users_hll, excluded.users_hll)),
       users_hll = hll_union(g.users_hll, excluded.users_hll),
       first_seen = least(g.first_seen, excluded.first_seen),
-      last_seen = greatest(g.last_seen, excluded.last_seen)
+      last_seen = greatest(g.last_seen, excluded.last_seen),
+      stall_ms = g.stall_ms + excluded.stall_ms,
+      max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
+      duration_hist = add_hists(g.duration_hist, excluded.duration_hist)
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 

@@ -18,12 +18,18 @@
 -- stall moves thousands of reports of one group-day: n² reads) is marked
 -- in group_day_recounts instead, and recount_group_day recounts it once,
 -- after the moves.
+-- Durations (schema/021): P_DURATION (NULL when unknown) moves exactly
+-- from the sum and the histogram. A max cannot be decremented: the old
+-- row's is recomputed from its kept reports with its users (the report
+-- left out is one of p_user at p_at with that duration, so the others
+-- are exactly the kept ones), and for a big group-day it stays an upper
+-- bound until recount_group_day.
 
 CREATE OR REPLACE FUNCTION move_day_row(p_app bigint, p_level smallint, p_from_key1 text,
                                         p_from_key2 text, p_to_key text, p_day date,
                                         p_at timestamptz, p_user text, p_dims boolean,
                                         p_app_version text, p_os_version text,
-                                        p_device text, p_kind text)
+                                        p_device text, p_kind text, p_duration bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   from_key text := CASE p_level WHEN 1 THEN p_from_key1 ELSE p_from_key2 END;
@@ -32,6 +38,7 @@ DECLARE
   left_first timestamptz;
   left_last timestamptz;
   left_reports bigint;
+  left_max bigint;
   recount_now boolean;
 BEGIN
   FOR step IN 1..2 LOOP
@@ -49,11 +56,13 @@ BEGIN
       left_last := NULL;
       IF recount_now THEN
         SELECT hll_add_agg(hll_hash_text(k.user_id), 12, 5, 1024, 0), min(k.received_at),
-               max(k.received_at), count(*)
-          INTO left_users, left_first, left_last, left_reports
-          FROM (SELECT r.user_id, r.received_at,
+               max(k.received_at), count(*), max(k.duration_ms)
+          INTO left_users, left_first, left_last, left_reports, left_max
+          FROM (SELECT r.user_id, r.received_at, r.duration_ms,
                        row_number() OVER (PARTITION BY r.user_id = p_user
-                                                       AND r.received_at = p_at) AS nth
+                                                       AND r.received_at = p_at
+                                                       AND r.duration_ms IS NOT DISTINCT FROM
+                                                           p_duration) AS nth
                   FROM reports r
                  WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
                    AND (p_level = 1 OR r.key2 = p_from_key2)
@@ -61,13 +70,17 @@ BEGIN
                                        AND coalesce(r.os_version, '') = p_os_version
                                        AND coalesce(r.device, '') = p_device
                                        AND r.kind = p_kind))) AS k
-         WHERE NOT (k.user_id = p_user AND k.received_at = p_at AND k.nth = 1);
+         WHERE NOT (k.user_id = p_user AND k.received_at = p_at
+                    AND k.duration_ms IS NOT DISTINCT FROM p_duration AND k.nth = 1);
         left_users := coalesce(left_users, hll_empty(12, 5, 1024, 0));
       END IF;
       IF p_dims THEN
         UPDATE group_dim_days SET reports = reports - 1, users = coalesce(left_users, users),
                first_seen = coalesce(left_first, first_seen),
-               last_seen = coalesce(left_last, last_seen)
+               last_seen = coalesce(left_last, last_seen),
+               stall_ms = stall_ms - coalesce(p_duration, 0),
+               max_duration_ms = CASE WHEN recount_now THEN left_max ELSE max_duration_ms END,
+               duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND app_version = p_app_version AND os_version = p_os_version
            AND device = p_device AND kind = p_kind AND reports > 0;
@@ -78,7 +91,10 @@ BEGIN
       ELSE
         UPDATE group_days SET reports = reports - 1, users = coalesce(left_users, users),
                first_seen = coalesce(left_first, first_seen),
-               last_seen = coalesce(left_last, last_seen)
+               last_seen = coalesce(left_last, last_seen),
+               stall_ms = stall_ms - coalesce(p_duration, 0),
+               max_duration_ms = CASE WHEN recount_now THEN left_max ELSE max_duration_ms END,
+               duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND reports > 0;
         DELETE FROM group_days
@@ -87,25 +103,34 @@ BEGIN
       END IF;
     ELSIF p_dims THEN
       INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version,
-                                       device, kind, reports, users, first_seen, last_seen)
+                                       device, kind, reports, users, first_seen, last_seen,
+                                       stall_ms, max_duration_ms, duration_hist)
       VALUES (p_app, p_level, p_to_key, p_day, p_app_version, p_os_version, p_device, p_kind,
-              1, hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at)
+              1, hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at,
+              coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1))
       ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
-                    last_seen = greatest(d.last_seen, excluded.last_seen);
+                    last_seen = greatest(d.last_seen, excluded.last_seen),
+                    stall_ms = d.stall_ms + excluded.stall_ms,
+                    max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
+                    duration_hist = add_hists(d.duration_hist, excluded.duration_hist);
     ELSE
       INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
-                                   last_seen)
+                                   last_seen, stall_ms, max_duration_ms, duration_hist)
       VALUES (p_app, p_level, p_to_key, p_day, 1,
-              hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at)
+              hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at,
+              coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1))
       ON CONFLICT (app_id, level, key, day)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
-                    last_seen = greatest(d.last_seen, excluded.last_seen);
+                    last_seen = greatest(d.last_seen, excluded.last_seen),
+                    stall_ms = d.stall_ms + excluded.stall_ms,
+                    max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
+                    duration_hist = add_hists(d.duration_hist, excluded.duration_hist);
     END IF;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION move_day_row(bigint, smallint, text, text, text, date, timestamptz, text,
-                                 boolean, text, text, text, text) IS
-  'Reprocessing: one report of p_user at p_at moved from its old group''s row of one level and day to p_to_key''s, in group_days or (p_dims) group_dim_days: the old row''s users and bounds recomputed from its kept reports (or, for a group-day of over 1,000 reports, left to recount_group_day); the caller (move_report) holds the user''s lock and keeps the lock order.';
+                                 boolean, text, text, text, text, bigint) IS
+  'Reprocessing: one report of p_user at p_at (duration p_duration, NULL when unknown) moved from its old group''s row of one level and day to p_to_key''s, in group_days or (p_dims) group_dim_days: reports and durations exactly, the old row''s users, bounds and longest duration recomputed from its kept reports (or, for a group-day of over 1,000 reports, left to recount_group_day); the caller (move_report) holds the user''s lock and keeps the lock order.';

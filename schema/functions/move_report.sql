@@ -9,13 +9,16 @@
 -- the same order; their group_dim_days rows. A level whose key does not
 -- change keeps its rows as they are. The old groups' users are the union
 -- of their day rows, so they are recounted last, from the rows this move
--- left (their rows are locked already).
+-- left (their rows are locked already); so are their durations' sum, max
+-- and histogram (schema/021), which P_DURATION (the report's
+-- reports.duration_ms, NULL when unknown) moves exactly.
 
 CREATE OR REPLACE FUNCTION move_report(p_app bigint, p_from_key1 text, p_from_key2 text,
                                        p_to_key1 text, p_to_key2 text, p_to_frames1 jsonb,
                                        p_to_frames2 jsonb, p_day date, p_at timestamptz,
                                        p_app_version text, p_os_version text,
-                                       p_device text, p_kind text, p_user text)
+                                       p_device text, p_kind text, p_user text,
+                                       p_duration bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   from_key text;
@@ -34,9 +37,11 @@ BEGIN
       CONTINUE;
     ELSIF from_key COLLATE "C" <= to_key COLLATE "C" THEN
       PERFORM count_out_of_group(p_app, lvl::smallint, from_key, false);
-      PERFORM count_into_group(p_app, lvl::smallint, to_key, parent, frames, p_at, p_user);
+      PERFORM count_into_group(p_app, lvl::smallint, to_key, parent, frames, p_at, p_user,
+                               p_duration);
     ELSE
-      PERFORM count_into_group(p_app, lvl::smallint, to_key, parent, frames, p_at, p_user);
+      PERFORM count_into_group(p_app, lvl::smallint, to_key, parent, frames, p_at, p_user,
+                               p_duration);
       PERFORM count_out_of_group(p_app, lvl::smallint, from_key, false);
     END IF;
   END LOOP;
@@ -45,7 +50,8 @@ BEGIN
       to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
       IF to_key <> (CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END) THEN
         PERFORM move_day_row(p_app, lvl::smallint, p_from_key1, p_from_key2, to_key, p_day, p_at,
-                             p_user, dims, p_app_version, p_os_version, p_device, p_kind);
+                             p_user, dims, p_app_version, p_os_version, p_device, p_kind,
+                             p_duration);
       END IF;
     END LOOP;
   END LOOP;
@@ -57,5 +63,5 @@ BEGIN
   END LOOP;
 END $$;
 COMMENT ON FUNCTION move_report(bigint, text, text, text, text, jsonb, jsonb, date,
-                                timestamptz, text, text, text, text, text) IS
-  'Reprocessing: counts one report out of its old groups and into its new ones (groups, group_days and group_dim_days: reports exactly, the old rows'' users recomputed from the kept reports), under the user''s lock, in the order ingest_reports locks the rows.';
+                                timestamptz, text, text, text, text, text, bigint) IS
+  'Reprocessing: counts one report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days and group_dim_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports), under the user''s lock, in the order ingest_reports locks the rows.';

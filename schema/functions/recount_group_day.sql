@@ -1,6 +1,7 @@
 -- recount_group_day — reprocessing: one group-day marked in
--- group_day_recounts gets its users, first and last seen recounted from
--- the reports kept for it, once however many reports moved out of it.
+-- group_day_recounts gets its users, first and last seen and its longest
+-- duration (schema/021) recounted from the reports kept for it, once
+-- however many reports moved out of it.
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
@@ -24,19 +25,21 @@ BEGIN
     WHERE app_id = m.app_id AND level = m.level AND key = m.key FOR UPDATE;
   UPDATE group_days d SET users = coalesce(x.users, hll_empty(12, 5, 1024, 0)),
          first_seen = coalesce(x.first_seen, d.first_seen),
-         last_seen = coalesce(x.last_seen, d.last_seen)
+         last_seen = coalesce(x.last_seen, d.last_seen), max_duration_ms = x.max_duration_ms
     FROM (SELECT hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
-                 min(r.received_at) AS first_seen, max(r.received_at) AS last_seen
+                 min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
+                 max(r.duration_ms) AS max_duration_ms
             FROM reports r
            WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)) AS x
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day;
   UPDATE group_dim_days d SET users = x.users, first_seen = x.first_seen,
-         last_seen = x.last_seen
+         last_seen = x.last_seen, max_duration_ms = x.max_duration_ms
     FROM (SELECT coalesce(r.app_version, '') AS app_version,
                  coalesce(r.os_version, '') AS os_version, coalesce(r.device, '') AS device,
                  r.kind, hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
-                 min(r.received_at) AS first_seen, max(r.received_at) AS last_seen
+                 min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
+                 max(r.duration_ms) AS max_duration_ms
             FROM reports r
            WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
@@ -50,4 +53,4 @@ BEGIN
   RETURN true;
 END $$;
 COMMENT ON FUNCTION recount_group_day() IS
-  'Reprocessing: recounts the users, first and last seen of one group-day marked in group_day_recounts (its group_days row, its group_dim_days rows, then the group''s all-time users) from the kept reports and unmarks it; false when none is marked.';
+  'Reprocessing: recounts the users, first and last seen and longest duration of one group-day marked in group_day_recounts (its group_days row, its group_dim_days rows, then the group''s all-time users) from the kept reports and unmarks it; false when none is marked.';

@@ -115,7 +115,7 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
         psql(db, f"""
             SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
                                r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
-                               'stall', r.user_id)
+                               'stall', r.user_id, r.duration_ms)
               FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
             UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
              WHERE app_id = {app_id} AND user_id = '{user}'""")

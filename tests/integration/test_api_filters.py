@@ -392,7 +392,7 @@ def test_move_report_keeps_row_bounds_exact(db):
     def move(i):
         # As reprocessing does: the counters first, then the row's keys.
         psql(db, f"SELECT move_report({app}, 'k1', 'k2', 'm1', 'm2', '[]', '[]', '2026-11-20',"
-                 f" '{ats[i]}', '1.0', '17.2', '', 'stall', 'u');"
+                 f" '{ats[i]}', '1.0', '17.2', '', 'stall', 'u', NULL);"
                  f" UPDATE reports SET key1 = 'm1', key2 = 'm2' WHERE app_id = {app}"
                  f" AND id = {ids[i]}")
 

@@ -34,7 +34,8 @@ def move_sql(app_id, app_version):
     the counters, then the report's keys (st_report_update_symbols)."""
     return (f"SELECT move_report({app_id}, 'k1', 'k2', 'm1', 'm2', '[\"m\"]',"
             f" '[\"m\",\"n\"]', current_date, r.received_at, '{app_version}', '17.2',"
-            f" 'iPhone14,2', 'stall', '{USER}') FROM reports r WHERE r.app_id = {app_id}"
+            f" 'iPhone14,2', 'stall', '{USER}', r.duration_ms) FROM reports r"
+            f" WHERE r.app_id = {app_id}"
             f" AND r.app_version = '{app_version}';"
             f" UPDATE reports SET key1 = 'm1', key2 = 'm2' WHERE app_id = {app_id}"
             f" AND app_version = '{app_version}'")

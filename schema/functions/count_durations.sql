@@ -1,0 +1,26 @@
+-- count_durations — the duration histogram of some reports (SPEC §10.1,
+-- schema/021).
+-- Applied by `stallscope migrate` after the numbered migrations, at every
+-- run: edit it in place. A new argument list or return type also needs a
+-- numbered migration dropping the old one (docs/STORAGE.md §Schema).
+--
+-- Eight counts from the lower bucket edges 0, 250, 500, 1000, 2000, 5000,
+-- 10000, 30000 ms, each times P_WEIGHT (-1 takes a moved report out):
+-- width_bucket puts a duration equal to an edge in the bucket the edge
+-- starts, and everything from 30000 in the last. A NULL (unknown)
+-- duration counts nowhere. The one place the edges are written, but for
+-- the backfill of schema/021 (a numbered migration calls no function
+-- file). Its name sorts before count_into_group, a LANGUAGE sql function
+-- calling it.
+
+CREATE OR REPLACE FUNCTION count_durations(p_durations bigint[], p_weight bigint)
+RETURNS bigint[] LANGUAGE sql IMMUTABLE AS $$
+  SELECT array_agg(coalesce(c.n, 0) * p_weight ORDER BY b.b)
+    FROM generate_series(1, 8) AS b(b)
+    LEFT JOIN (SELECT width_bucket(ms, ARRAY[0, 250, 500, 1000, 2000, 5000, 10000,
+                                             30000]::bigint[]) AS b, count(*) AS n
+                 FROM unnest(p_durations) AS ms WHERE ms >= 0 GROUP BY 1) AS c
+      ON c.b = b.b;
+$$;
+COMMENT ON FUNCTION count_durations(bigint[], bigint) IS
+  'The duration histogram (bigint[8], lower bucket edges 0, 250, 500, 1000, 2000, 5000, 10000, 30000 ms) of P_DURATIONS, NULLs left out, each count times P_WEIGHT.';

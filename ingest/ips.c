@@ -16,8 +16,10 @@
  * The header's bug_type (Apple's OSAnalytics type table) and the
  * termination code give the kind; types that are no stall, hang or crash
  * of the app, or whose body is text, are refused by name (docs/INGEST.md).
- * incident_id is the report id.
+ * incident_id is the report id. A hang's duration is the watchdog's time
+ * allowance its termination reason names, when it names one.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -469,8 +471,42 @@ static int parse_header(ing_ctx *c, const json_t *h, ing_report *r)
 	return 0;
 }
 
+#define MAX_SECONDS_DIGITS 9 /* 10^9 s in ms stays far below 2^53 */
+
+/* The watchdog's wall-clock allowance a hung app exhausted, in ms, from
+ * termination.reasons[] ("… exhausted real (wall clock) time allowance of
+ * 10.00 seconds"), fractions past the millisecond truncated; -1 when no
+ * reason names one. The JSON .ips format has no duration field: this is
+ * the one measure a hang's file carries, and a lower bound of the time the
+ * main thread was blocked, as the watchdog kills when it runs out. */
+static int64_t watchdog_allowance_ms(const json_t *term)
+{
+	static const char marker[] = "time allowance of ";
+	const json_t *reasons = json_object_get(term, "reasons");
+	size_t i;
+	const json_t *v;
+	json_array_foreach(reasons, i, v) {
+		const char *s = json_string_value(v);
+		const char *at = s ? strstr(s, marker) : NULL;
+		if (!at)
+			continue;
+		at += sizeof marker - 1;
+		int64_t ms = 0;
+		int digits = 0;
+		for (; isdigit((unsigned char)*at) && digits < MAX_SECONDS_DIGITS; at++, digits++)
+			ms = ms * 10 + (*at - '0');
+		ms *= 1000;
+		if (*at == '.')
+			for (int64_t scale = 100; isdigit((unsigned char)*++at); scale /= 10)
+				ms += (*at - '0') * scale;
+		if (digits && !strncmp(at, " second", 7))
+			return ms;
+	}
+	return -1;
+}
+
 /* The body's incident id (when the header had none), device and bundle
- * versions (when the header had none), and its kind. */
+ * versions (when the header had none), its kind and a hang's duration. */
 static int parse_body_fields(ing_ctx *c, const json_t *b, ing_report *r)
 {
 	if (!r->report_id &&
@@ -500,6 +536,8 @@ static int parse_body_fields(ing_ctx *c, const json_t *b, ing_report *r)
 	if (r->kind == ING_KIND_CRASH && json_is_object(term) &&
 	    json_integer_value(json_object_get(term, "code")) == WATCHDOG_CODE)
 		r->kind = ING_KIND_HANG; /* killed by the watchdog */
+	if (r->kind == ING_KIND_HANG && json_is_object(term))
+		r->duration_ms = watchdog_allowance_ms(term);
 	return 0;
 }
 

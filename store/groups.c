@@ -49,12 +49,15 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	     " AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
 
 /* A group object from g (groups row), the counts REPORTS, USERS and the
- * times FIRST, LAST (timestamptz); the per-day series sums the group's
- * rows of TABLE (alias d) that WHERE keeps. */
-#define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, TABLE, WHERE)                        \
+ * times FIRST, LAST (timestamptz), the severity S (a row alias with
+ * stall_ms, max_duration_ms and duration_hist); the per-day series sums
+ * the group's rows of TABLE (alias d) that WHERE keeps. */
+#define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, S, TABLE, WHERE)                     \
 	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
 	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
 	" 'first_seen', " TS(FIRST) ", 'last_seen', " TS(LAST) ","                      \
+	" 'stall_ms', " S ".stall_ms, 'max_duration_ms', " S ".max_duration_ms,"         \
+	" 'duration_hist', " S ".duration_hist,"                                        \
 	" 'daily', (SELECT coalesce(json_agg(json_build_object('day',"                 \
 	"  to_char(s.day, 'YYYY-MM-DD'), 'reports', s.n) ORDER BY s.day), '[]')"        \
 	"  FROM (SELECT d.day, sum(d.reports) AS n FROM " TABLE " d"                    \
@@ -64,9 +67,20 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 /* The distinct users of a sketch (or of none) as a count. */
 #define CARD(H) "coalesce(hll_cardinality(" H "), 0)::bigint"
 
-#define SORT_VALUE(SORT, REPORTS, USERS, LAST)                                         \
+/* The severity of the rows d a query aggregates (SPEC §10.1): summed
+ * durations, the longest, and the histograms added bucket by bucket (0
+ * for each when no row matches). */
+#define HIST_BUCKET(I) "coalesce(sum(d.duration_hist[" #I "]), 0)"
+#define SEVERITY_SUMS                                                                 \
+	"coalesce(sum(d.stall_ms), 0)::bigint AS stall_ms,"                             \
+	" max(d.max_duration_ms) AS max_duration_ms, ARRAY[" HIST_BUCKET(1) ","          \
+	HIST_BUCKET(2) "," HIST_BUCKET(3) "," HIST_BUCKET(4) "," HIST_BUCKET(5) ","       \
+	HIST_BUCKET(6) "," HIST_BUCKET(7) "," HIST_BUCKET(8) "]::bigint[] AS duration_hist"
+
+/* The keyset value of sort SORT (st_group_sort's numbers). */
+#define SORT_VALUE(SORT, REPORTS, USERS, LAST, STALL)                                  \
 	"CASE " SORT " WHEN 0 THEN " REPORTS " WHEN 1 THEN " USERS                       \
-	" ELSE (extract(epoch FROM " LAST ") * 1000000)::bigint END"
+	" WHEN 3 THEN " STALL " ELSE (extract(epoch FROM " LAST ") * 1000000)::bigint END"
 
 /* A page over TABLE's rows that WHERE keeps: sums per group first (no
  * sketch read unless sort=users), the page cut, then each listed group's
@@ -74,15 +88,16 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 #define FILTERED_PAGE(TABLE, WHERE)                                                    \
 	"WITH agg AS (SELECT d.key, sum(d.reports)::bigint AS reports,"                 \
 	" hll_union_agg(d.users) FILTER (WHERE $9::integer = 1) AS users,"               \
-	" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen"                \
+	" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen, " SEVERITY_SUMS \
 	" FROM " TABLE " d WHERE d.app_id = $1 AND d.level = $2 AND" WHERE               \
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
-					    "a.last_seen") " AS v FROM agg a)"          \
+					    "a.last_seen", "a.stall_ms") " AS v FROM agg a)" \
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
-	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", TABLE, WHERE) \
+	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "a", TABLE,   \
+		     WHERE)                                                             \
 	"::jsonb AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
 	" ORDER BY a.v DESC, a.key DESC LIMIT $12) AS a"                                  \
@@ -124,14 +139,15 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		"groups_page_all",
 		"SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
 		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
+		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen",
+					     "g.stall_ms")
 		" AS v, "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
-			     "true")
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+			     "group_days", "true")
 		"::jsonb AS obj"
 		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
 		" AND ($5::text IS NULL OR ("
-		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
+		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		", g.key) < ($4::bigint, $5::text))"
 		" ORDER BY v DESC, g.key DESC LIMIT $6) AS p",
 		6};
@@ -164,19 +180,21 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 #define FILTERED_DETAIL(TABLE, WHERE)                                                  \
 	"WITH sub AS (SELECT d.key, sum(d.reports)::bigint AS reports,"                 \
 	" " CARD("hll_union_agg(d.users)") " AS users, min(d.first_seen) AS first_seen," \
-	" max(d.last_seen) AS last_seen FROM groups s JOIN " TABLE " d"                 \
+	" max(d.last_seen) AS last_seen, " SEVERITY_SUMS " FROM groups s JOIN " TABLE " d" \
 	" ON d.app_id = s.app_id AND d.level = 2 AND d.key = s.key"                     \
 	" WHERE s.app_id = $1 AND s.level = 2 AND s.parent_key = $2 AND" WHERE           \
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" top AS (SELECT coalesce(sum(d.reports), 0)::bigint AS reports,"               \
 	" " CARD("hll_union_agg(d.users)") " AS users, min(d.first_seen) AS first_seen," \
-	" max(d.last_seen) AS last_seen FROM " TABLE " d"                               \
+	" max(d.last_seen) AS last_seen, " SEVERITY_SUMS " FROM " TABLE " d"            \
 	" WHERE d.app_id = $1 AND d.level = 1 AND d.key = $2 AND" WHERE ")"              \
 	" SELECT json_build_object('group', (SELECT "                                  \
-	GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", TABLE, WHERE) \
+	GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", "t", TABLE,   \
+		     WHERE)                                                             \
 	" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"     \
 	" 'subgroups', (SELECT coalesce(json_agg("                                      \
-	GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", TABLE, WHERE) \
+	GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", "a", TABLE,   \
+		     WHERE)                                                             \
 	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
 	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"      \
 	GROUP_KNOWN
@@ -187,12 +205,12 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 	static const st_stmt all = {
 		"group_detail",
 		"SELECT json_build_object('group', (SELECT "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
-			     "true")
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+			     "group_days", "true")
 		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
-			     "true")
+		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+			     "group_days", "true")
 		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
 		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
 		2};

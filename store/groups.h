@@ -24,6 +24,7 @@ typedef enum st_group_sort {
 	ST_SORT_COUNT,
 	ST_SORT_USERS,
 	ST_SORT_LAST_SEEN,
+	ST_SORT_STALL_MS, /* summed durations (SPEC §10.1) */
 } st_group_sort;
 
 /*
@@ -31,7 +32,8 @@ typedef enum st_group_sort {
  * keyset position (AFTER_VALUE, AFTER_KEY) — AFTER_KEY NULL for the first
  * page — at most LIMIT of them: a JSON array of group objects, each with a
  * "cursor" member ("VALUE.KEY") for the next page. With no filter the
- * counts are all-time totals; otherwise sums over the filtered days.
+ * counts and durations (stall_ms, max_duration_ms, duration_hist) are
+ * all-time totals; otherwise sums over the filtered days.
  */
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
 		   st_group_sort sort, int64_t after_value, const char *after_key,

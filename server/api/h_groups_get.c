@@ -1,6 +1,6 @@
 /*
  * h_groups_get.c — GET /api/v1/apps/{app}/groups?level=&from=&to=&version=
- * &os_version=&device=&kind=&sort=count|users|last_seen&limit=&cursor=
+ * &os_version=&device=&kind=&sort=count|users|last_seen|stall_ms&limit=&cursor=
  * (admin token): the app's stall groups, best first, keyset-paginated.
  * Without from/to and filters the counts are all-time totals; with them,
  * sums over the matching days, first/last seen those of the matching
@@ -47,9 +47,11 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 		t.sort = ST_SORT_USERS;
 	else if (!strcmp(sort, "last_seen"))
 		t.sort = ST_SORT_LAST_SEEN;
+	else if (!strcmp(sort, "stall_ms"))
+		t.sort = ST_SORT_STALL_MS;
 	else
 		return srv_reply_error(conn, ERR_BAD_QUERY,
-				       "sort: expected count, users or last_seen");
+				       "sort: expected count, users, last_seen or stall_ms");
 	srv_rc rc = srv_group_page_parse(conn, &t.f, &t.limit);
 	if (rc != SRV_OK)
 		return srv_rc_mhd(rc);

@@ -300,12 +300,60 @@ static void test_whole_body_failures_and_crlf(void **state)
 	ing_batch_free(b);
 }
 
+/* The duration of a 309 with TERMINATION (a JSON object) as its body's. */
+static int64_t duration_of(const char *termination)
+{
+	char *body = tu_printf("{\"bug_type\":\"309\",\"incident_id\":\"d\"}\n"
+			       "{\"termination\":%s,\"usedImages\":[],\"threads\":[{}]}",
+			       termination);
+	ing_batch *b = NULL;
+	ing_error err;
+	assert_int_equal(ing_parse_ips(body, strlen(body), NULL, NULL, &b, &err), 0);
+	assert_non_null(b->entries[0].report);
+	int64_t ms = b->entries[0].report->duration_ms;
+	ing_batch_free(b);
+	free(body);
+	return ms;
+}
+
+/* A watchdog kill's duration is the allowance its reason names (the JSON
+ * format has no duration field); anything else leaves it unknown. */
+static void test_hang_duration_from_the_watchdog_reason(void **state)
+{
+	(void)state;
+#define KILL(REASONS) "{\"code\":2343432205,\"reasons\":" REASONS "}"
+#define ALLOWANCE(S) "\"scene-update watchdog transgression: app exhausted real (wall clock)" \
+		     " time allowance of " S "\""
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("10.00 seconds") "]")), 10000);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("19.97 seconds") "]")), 19970);
+	/* Past the millisecond truncated, as native durations are. */
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("0.0259 seconds") "]")), 25);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("5 seconds") "]")), 5000);
+	/* The first reason that names one. */
+	assert_int_equal(duration_of(KILL("[\"other\",7," ALLOWANCE("2.5 seconds") "]")), 2500);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("999999999 seconds") "]")),
+			 999999999000LL);
+	/* Unreadable: too many digits, no number, another unit, no reasons. */
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("1000000000 seconds") "]")), -1);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE(".5 seconds") "]")), -1);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("10.00 minutes") "]")), -1);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("") "]")), -1);
+	assert_int_equal(duration_of(KILL("\"not an array\"")), -1);
+	assert_int_equal(duration_of("{\"code\":2343432205}"), -1);
+	/* Not a hang: a crash's reasons are no duration. */
+	assert_int_equal(duration_of("{\"code\":1,\"reasons\":[" ALLOWANCE("10.00 seconds") "]}"),
+			 -1);
+#undef ALLOWANCE
+#undef KILL
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden_cases),
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_whole_body_failures_and_crlf),
+		cmocka_unit_test(test_hang_duration_from_the_watchdog_reason),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,15 +149,17 @@ def kscrash(report_id, image, stack, user="u-1"):
                                        for i, a in enumerate(stack)]}}]}}
 
 
-def ips(report_id, image, stack):
+def ips(report_id, image, stack, reasons=None):
     """An Apple .ips hang file: a one-line header, then the body of a
     crash report (bug_type 309) whose termination is the watchdog's
-    0x8badf00d, as iOS writes an app killed while hung."""
+    0x8badf00d, as iOS writes an app killed while hung (with REASONS, the
+    termination's text, when given)."""
     header = {"bug_type": "309", "incident_id": report_id, "app_version": "8.0.1",
               "build_version": "1234", "os_version": "iPhone OS 17.2 (21C62)",
               "timestamp": "2026-11-20 10:00:00.00 +0000"}
     body = {"modelCode": "iPhone14,2",
-            "termination": {"namespace": "FRONTBOARD", "code": 0x8badf00d, "flags": 6},
+            "termination": {"namespace": "FRONTBOARD", "code": 0x8badf00d, "flags": 6,
+                            **({"reasons": reasons} if reasons else {})},
             "usedImages": [{"base": LOAD, "size": image.base + 0x100000, "uuid": image.uuid,
                             "name": image.name, "arch": image.arch}],
             "threads": [{"triggered": True, "queue": "com.apple.main-thread",

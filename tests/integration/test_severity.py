@@ -1,0 +1,419 @@
+"""SPEC §10.1, issue 26 item 1: per group and day the summed durations
+(stall_ms), the longest (max_duration_ms) and a histogram of them
+(duration_hist, lower bucket edges 0, 250, 500, 1000, 2000, 5000, 10000,
+30000 ms), exact on every read path, under every filter, through
+reprocessing, retention and the upgrade (schema/021).
+
+Every expected value is computed here from the durations the test posted
+(the bucket by bisect over the edges, not by the server's width_bucket)
+and from the groups the server put each report in; the aggregate rows are
+compared with our own SQL over the report rows."""
+
+import bisect
+import random
+import time
+
+import pytest
+
+from conftest import create_app, migrate, psql, stallscope
+from ingest_util import (allow_everyone, fresh_id, ips, kscrash, metrickit, native, post)
+from test_aggregates import ingest_users
+from test_api_filters import (DAY, DEVICES, KINDS, OS_VERSIONS, VERSIONS, day_of, get,
+                              image, matches, place, query, regroup, stacks_of, start)
+from test_migrate import migrate_up_to
+
+assert image  # the dSYM fixture test_api_filters defines, shared
+
+EDGES = [0, 250, 500, 1000, 2000, 5000, 10000, 30000]
+# Every edge and the value just below it, a huge one, and unknown (None).
+DURATIONS = [0, 249, 250, 499, 500, 999, 1000, 1999, 2000, 4999, 5000, 9999, 10000, 29999,
+             30000, 10 ** 12, None]
+
+
+def severity(durations):
+    """What the API should say of reports with DURATIONS (None: unknown)."""
+    known = [d for d in durations if d is not None]
+    hist = [0] * len(EDGES)
+    for d in known:
+        hist[bisect.bisect_right(EDGES, d) - 1] += 1
+    return {"stall_ms": sum(known), "max_duration_ms": max(known) if known else None,
+            "duration_hist": hist}
+
+
+def shown(group):
+    return {k: group[k] for k in ("stall_ms", "max_duration_ms", "duration_hist")}
+
+
+def post_reports(server, app, image, reports, other_uuid=None):
+    """Posts REPORTS (dicts: stack, user, version, os, device, kind,
+    duration) in one request, recording each stored report's id. A report
+    with "stays" lists OTHER_UUID for the image: no dSYM ever serves it."""
+    bodies = []
+    for r in reports:
+        body = native(fresh_id(), image, r["stack"], user=r["user"], kind=r["kind"],
+                      app_version=r["version"], os_version=r["os"], device=r["device"],
+                      duration_ms=r["duration"])
+        for field in ("device", "duration_ms"):
+            if body[field] is None:
+                del body[field]
+        if r.get("stays"):
+            body["images"][0]["uuid"] = other_uuid
+        bodies.append(body)
+    reply = post(server, app, "/api/v1/ingest", {"reports": bodies})
+    assert reply.status == 202 and not reply.json["rejected"], reply
+    for r, accepted in zip(reports, reply.json["accepted"]):
+        r["id"] = accepted["id"]
+    return reports
+
+
+def check_severity(server, app, recs, f):
+    """Both levels' lists, every level-1 detail and its subgroups under the
+    filters F say what the matching reports' durations make."""
+    want_any = [r for r in recs if matches(r, f)]
+    for level, key in ((1, "key1"), (2, "key2")):
+        listed = get(server, app, f"/groups?level={level}&limit=500&{query(f)}")["groups"]
+        want = {}
+        for r in want_any:
+            want.setdefault(r[key], []).append(r["duration"])
+        assert {g["key"]: shown(g) for g in listed} == \
+            {k: severity(d) for k, d in want.items()}, (level, f)
+    for key1 in {r["key1"] for r in recs}:
+        detail = get(server, app, f"/groups/{key1}?{query(f)}")
+        rows = [r for r in want_any if r["key1"] == key1]
+        assert shown(detail["group"]) == severity([r["duration"] for r in rows]), (key1, f)
+        subs = {}
+        for r in rows:
+            subs.setdefault(r["key2"], []).append(r["duration"])
+        assert {g["key"]: shown(g) for g in detail["subgroups"]} == \
+            {k: severity(d) for k, d in subs.items()}, (key1, f)
+
+
+def check_stall_sort(server, app, recs, f):
+    """sort=stall_ms pages (two groups a page) list every matching group
+    once, by summed durations, then key, both descending."""
+    for level, key in ((1, "key1"), (2, "key2")):
+        stall = {}
+        for r in recs:
+            if matches(r, f):
+                stall[r[key]] = stall.get(r[key], 0) + (r["duration"] or 0)
+        want = [k for k, _ in sorted(stall.items(), key=lambda kv: (kv[1], kv[0]),
+                                     reverse=True)]
+        keys, cursor = [], None
+        while True:
+            page = get(server, app, f"/groups?level={level}&sort=stall_ms&limit=2&{query(f)}"
+                       + (f"&cursor={cursor}" if cursor else ""))
+            keys += [g["key"] for g in page["groups"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert keys == want, (level, f)
+
+
+def severity_rows_agree(db, app_id):
+    """Every aggregate row of APP_ID (group_days, group_dim_days, both
+    levels) and every group's all-time row hold the durations of the report
+    rows they stand for, by our own SQL (the groups' rows of all days)."""
+    bucket = " + ".join(f"(duration_ms >= {e})::int" for e in EDGES[1:])
+    hist = ("ARRAY[" + ", ".join(f"count(duration_ms) FILTER (WHERE {bucket} = {i})"
+                                 for i in range(len(EDGES))) + "]")
+    ours_cols = f"coalesce(sum(duration_ms), 0), max(duration_ms), {hist}"
+    for table, dims in (("group_days", ", day"),
+                        ("group_dim_days", ", day, app_version, os_version, device, kind"),
+                        ("groups", "")):
+        ours_dims = dims.replace(", day", ", received_day").replace(
+            "app_version", "coalesce(app_version, '')").replace(
+            "os_version", "coalesce(os_version, '')").replace("device", "coalesce(device, '')")
+        for level, key in ((1, "key1"), (2, "key2")):
+            kept = psql(db, f"SELECT key{dims}, stall_ms, max_duration_ms, duration_hist"
+                            f" FROM {table} WHERE app_id = {app_id} AND level = {level}"
+                            f" AND reports > 0 ORDER BY 1{dims}")
+            ours = psql(db, f"SELECT {key}{ours_dims}, {ours_cols} FROM reports"
+                            f" WHERE app_id = {app_id} GROUP BY {key}{ours_dims}"
+                            f" ORDER BY 1{ours_dims}")
+            assert kept == ours, (table, level)
+
+
+@pytest.fixture(scope="module")
+def dataset(db, tmp_root, image):
+    """Reports of one app received at three known times over three days,
+    each batch holding every duration of DURATIONS once, dimensions and
+    users drawn at random (seeded)."""
+    app = create_app(db)
+    base = (int(time.time()) // DAY - 3) * DAY
+    times = [base + 9 * 3600, base + DAY + 11 * 3600, base + 2 * DAY + 8 * 3600]
+    rng = random.Random(26)
+    stacks = stacks_of(image)
+    recs = []
+    for i, at in enumerate(times):
+        server = start(db, tmp_root, at)
+        if i == 0:
+            assert server.upload(app, image.dwarf).status in (200, 201)
+            allow_everyone(server, app, retention_days=30)
+        durations = DURATIONS * 2
+        rng.shuffle(durations)
+        batch = [{"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
+                  "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
+                  "device": rng.choice(DEVICES), "kind": rng.choice(KINDS), "at": at,
+                  "duration": d} for d in durations]
+        recs += post_reports(server, app, image, batch)
+        assert server.stop() == 0
+    server = start(db, tmp_root)
+    place(server, app, recs)
+    yield server, app, recs, [day_of(t) for t in times]
+    assert server.stop() == 0
+
+
+FILTERS = lambda days: [{}, {"from": days[1]}, {"to": days[0]}, {"from": days[1], "to": days[1]},
+                        {"version": "1.1"}, {"os_version": "17.2"}, {"device": "iPad13,1"},
+                        {"device": ""}, {"kind": "hang"},
+                        {"from": days[0], "to": days[1], "kind": "stall", "version": "1.0"}]
+
+
+def test_durations_exact_on_every_read_path_and_filter(dataset):
+    server, app, recs, days = dataset
+    assert len({r["key1"] for r in recs}) >= 2 and len({r["key2"] for r in recs}) >= 3
+    for f in FILTERS(days):
+        assert any(matches(r, f) for r in recs), f
+        check_severity(server, app, recs, f)
+
+
+def test_edges_and_unknown_durations(dataset, db):
+    """The edges fall in the bucket they start; reports without a duration
+    count in reports only; a group none of whose matching reports has a
+    duration shows 0, null and an empty histogram."""
+    server, app, recs, days = dataset
+    everything = get(server, app, "/groups?level=1&limit=500")["groups"]
+    assert sum(g["reports"] for g in everything) == len(recs)
+    total = [sum(col) for col in zip(*(g["duration_hist"] for g in everything))]
+    assert total == [12] * 8  # two values a bucket, twice a batch, three batches
+    assert sum(g["stall_ms"] for g in everything) == 3 * 2 * sum(d or 0 for d in DURATIONS)
+    assert max(g["max_duration_ms"] or 0 for g in everything) == 10 ** 12
+    key1 = recs[0]["key1"]
+    empty = get(server, app, f"/groups/{key1}?version=9.9")["group"]
+    assert (empty["reports"], shown(empty)) == (0, severity([]))
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    severity_rows_agree(db, app_id)
+
+
+def test_sort_by_stall_ms_pages_in_order(dataset):
+    server, app, recs, days = dataset
+    for f in ({}, {"from": days[1]}, {"version": "1.0", "kind": "stall"}):
+        check_stall_sort(server, app, recs, f)
+    bad = server.request("GET", f"/api/v1/apps/{app['app']}/groups?sort=stall",
+                         token=app["admin_token"])
+    assert bad.status == 400 and "stall_ms" in bad.json["error"]["message"]
+
+
+def test_reprocessing_moves_durations_exactly(db, tmp_root, image):
+    """Reports stored before their dSYM share groups with reports of an
+    image no dSYM serves (same name and offsets, another UUID). The dSYM
+    moves the first ones, holding the longest durations, out of the
+    shared group-days: sums, histograms and the max left behind (now the
+    longest of the reports that stayed) stay exact."""
+    app = create_app(db)
+    other_uuid = "0F0F0F0F-1111-2222-3333-444444444444"
+    base = (int(time.time()) // DAY - 1) * DAY
+    stacks = stacks_of(image)
+    recs = []
+    for i, at in enumerate((base + 8 * 3600, base + DAY + 9 * 3600)):
+        server = start(db, tmp_root, at)
+        if i == 0:
+            allow_everyone(server, app, retention_days=30)
+        # The longest durations (and one unknown) on the reports that move.
+        batch = [{"stack": stacks[n % 4], "user": f"u{n % 3}", "version": VERSIONS[n % 2],
+                  "os": "17.2", "device": "iPhone14,2", "kind": KINDS[n % 2], "at": at,
+                  "duration": d, "stays": d is not None and d < 5000 and n % 3 != 2}
+                 for n, d in enumerate(DURATIONS * 2)]
+        recs += post_reports(server, app, image, batch, other_uuid)
+        assert server.stop() == 0
+    server = start(db, tmp_root)
+    try:
+        place(server, app, recs)
+        movers = [r for r in recs if not r["stays"]]
+        shared = {r["key1"] for r in movers} & {r["key1"] for r in recs if r["stays"]}
+        assert shared, "a group-day both kinds share"
+        check_severity(server, app, recs, {})
+        regroup(server, app, image, movers)
+        place(server, app, recs)
+        assert {r["key1"] for r in movers}.isdisjoint(r["key1"] for r in recs if r["stays"])
+        for f in ({}, {"from": day_of(base), "to": day_of(base)}, {"kind": "stall"}):
+            check_severity(server, app, recs, f)
+            check_stall_sort(server, app, recs, f)
+        app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+        severity_rows_agree(db, app_id)
+    finally:
+        assert server.stop() == 0
+
+
+def test_big_group_day_max_recounted_after_the_moves(cluster, make_server):
+    """Moving the longest reports out of a group-day of over 1,000 reports:
+    the sum and histogram move at once, the max is an upper bound until
+    recount_group_day, then exact (as for users, group_day_recounts)."""
+    db = cluster.create_db("it_severity_recount")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
+    app = create_app(db)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    allow_everyone(server, app, retention_days=30)
+    version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
+    n = 1020  # over 1,000 left after the ten moves: every move defers its max
+    ingest_users(db, app_id, version, "hot", 1, n, duration_sql="i * 10")
+    durations = {f"user-{i}": i * 10 for i in range(1, n + 1)}
+    moved = [f"user-{i}" for i in range(n - 9, n + 1)]  # the ten longest
+    for user in moved:  # as reprocessing does: the counts, then the keys
+        psql(db, f"""
+            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
+                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
+                               'stall', r.user_id, r.duration_ms)
+              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
+            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
+             WHERE app_id = {app_id} AND user_id = '{user}'""")
+    kept = [d for u, d in durations.items() if u not in moved]
+    gone = [durations[u] for u in moved]
+    row = lambda table, key: psql(db, f"SELECT stall_ms, max_duration_ms, duration_hist"
+                                      f" FROM {table} WHERE app_id = {app_id} AND key = '{key}'")
+    sql_of = lambda s: f"{s['stall_ms']}|{s['max_duration_ms']}|" + \
+        "{" + ",".join(map(str, s["duration_hist"])) + "}"
+    upper = dict(severity(kept), max_duration_ms=max(gone))
+    for table in ("group_days", "group_dim_days"):
+        assert row(table, "hot") == sql_of(upper), table
+        assert row(table, "cool") == sql_of(severity(gone)), table
+    while psql(db, "SELECT recount_group_day()") == "t":
+        pass
+    for table in ("group_days", "group_dim_days", "groups"):
+        assert row(table, "hot") == sql_of(severity(kept)), table
+        assert row(table, "hot-2") == sql_of(severity(kept)), table
+        assert row(table, "cool") == sql_of(severity(gone)), table
+    severity_rows_agree(db, app_id)
+    assert server.stop() == 0
+
+
+def test_every_format_duration_reaches_stall_ms(db, make_server, image):
+    """Native duration_ms, MetricKit hangDuration, KSCrash hang start/end
+    and a watchdog .ips' allowance: each app's one group says it."""
+    server = make_server()
+    start_ns = 1_700_000_000_000_000_000
+    ks = kscrash(fresh_id(), image, image.plain[:3])
+    ks["crash"]["error"] = {"type": "hang", "hang": {"hang_start_nanos": start_ns,
+                                                     "hang_end_nanos": start_ns + 2_750_400_000}}
+    cases = [("/api/v1/ingest", native(fresh_id(), image, image.plain[:3], duration_ms=1234),
+              1234),
+             ("/api/v1/ingest/metrickit", metrickit(image, image.plain[:3]), 3000),  # "3 sec"
+             ("/api/v1/ingest/kscrash", ks, 2750),
+             ("/api/v1/ingest/ips",
+              ips(fresh_id(), image, image.plain[:3],
+                  reasons=["scene-update watchdog transgression: app exhausted real"
+                           " (wall clock) time allowance of 19.97 seconds"]), 19970),
+             ("/api/v1/ingest/ips", ips(fresh_id(), image, image.plain[:3]), None)]
+    for path, body, duration in cases:
+        app = create_app(db)
+        allow_everyone(server, app)
+        reply = post(server, app, path, body, user="u-1")
+        assert reply.status == 202 and len(reply.json["accepted"]) == 1, (path, reply)
+        rid = reply.json["accepted"][0]["id"]
+        got = server.request("GET", f"/api/v1/reports/{rid}", token=app["admin_token"]).json
+        assert got["duration_ms"] == duration, path
+        for level in (1, 2):
+            listed = get(server, app, f"/groups?level={level}")["groups"]
+            assert [shown(g) for g in listed] == [severity([duration])], (path, level)
+
+
+def test_retention_keeps_the_durations_of_dropped_days(db, make_server, image):
+    """A purge drops old days' reports; their groups' durations stay."""
+    now = int(time.time())
+    app = create_app(db)
+    recs = []
+    for age, durations in ((40, [700, None, 31000]), (1, [250, 9999])):
+        s = make_server(env={"STALLSCOPE_FAKE_NOW": str(now - age * DAY)})
+        allow_everyone(s, app, retention_days=60)
+        batch = [{"stack": stacks_of(image)[0], "user": "u", "version": "1.0", "os": "17.2",
+                  "device": "iPhone14,2", "kind": "stall", "at": now - age * DAY,
+                  "duration": d} for d in durations]
+        recs += post_reports(s, app, image, batch)
+        place(s, app, recs)
+        assert s.stop() == 0
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(now)})
+    before = get(server, app, "/groups?level=1")["groups"]
+    assert [shown(g) for g in before] == [severity([r["duration"] for r in recs])]
+    allow_everyone(server, app, retention_days=7)
+    stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(now)})
+    assert server.request("GET", f"/api/v1/reports/{recs[0]['id']}",
+                          token=app["admin_token"]).status == 404
+    assert get(server, app, "/groups?level=1")["groups"] == before
+    old_day = day_of(now - 40 * DAY)
+    check_severity(server, app, recs, {"from": old_day, "to": old_day})
+
+
+def test_upgrade_backfills_from_the_stored_reports(cluster, tmp_path):
+    """A database before 021 holding reports with and without durations
+    (one day of them already dropped by retention) gets every group-day,
+    dimension row and group's durations from its stored reports; the rows
+    of the dropped day keep their reports with no durations."""
+    url = cluster.create_db("it_migrate_severity")
+    migrate_up_to(url, tmp_path / "at20", 21)
+    app = create_app(url)
+    app_id = psql(url, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    rng = random.Random(21)
+    parents = {"k2a": "k1a", "k2b": "k1a", "k2c": "k1b"}
+    recs = []
+    for n in range(80):
+        day = f"2026-11-1{rng.randrange(3)}"
+        key2 = rng.choice(sorted(parents))
+        recs.append({"id": n + 1, "key1": parents[key2], "key2": key2, "user": f"u{n % 5}",
+                     "day": day, "at": f"{day} {rng.randrange(24):02}:00:00+00",
+                     "version": rng.choice(VERSIONS), "kind": rng.choice(KINDS),
+                     "duration": rng.choice(DURATIONS)})
+    lit = lambda v: "NULL" if v is None else str(v)
+    values = ", ".join(
+        f"({r['id']}, {app_id}, '{r['day']}', '{r['at']}', 'r{r['id']}', '{r['user']}',"
+        f" '{r['kind']}', 'native', '{r['version']}', {lit(r['duration'])}, '{r['key1']}',"
+        f" '{r['key2']}')" for r in recs)
+    psql(url, f"""
+        SELECT ensure_report_partition({app_id}, d::date)
+          FROM generate_series(DATE '2026-11-10', DATE '2026-11-12', '1 day') d;
+        INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
+                             source, app_version, duration_ms, key1, key2, pending, raw,
+                             symbolized)
+        SELECT id, app_id, d::date, at::timestamptz, rid, u, k, s, v, ms, k1, k2, false, '{{}}',
+               '{{}}'
+          FROM (VALUES {values}) AS x(id, app_id, d, at, rid, u, k, s, v, ms, k1, k2);
+        INSERT INTO group_dim_days (app_id, level, key, day, app_version, os_version, device,
+                                    kind, reports, users, first_seen, last_seen)
+        SELECT app_id, l, CASE l WHEN 1 THEN key1 ELSE key2 END, received_day, app_version,
+               '', '', kind, count(*), hll_add_agg(hll_hash_text(user_id), 12, 5, 1024, 0),
+               min(received_at), max(received_at)
+          FROM reports, (VALUES (1::smallint), (2::smallint)) AS v(l)
+         WHERE app_id = {app_id} GROUP BY 1, 2, 3, 4, 5, 8;
+        INSERT INTO group_days (app_id, level, key, day, reports, users, first_seen, last_seen)
+        SELECT app_id, level, key, day, sum(reports), hll_union_agg(users), min(first_seen),
+               max(last_seen) FROM group_dim_days WHERE app_id = {app_id} GROUP BY 1, 2, 3, 4;
+        INSERT INTO groups (app_id, level, key, parent_key, frames, reports, users, users_hll,
+                            first_seen, last_seen)
+        SELECT app_id, level, key, CASE level WHEN 2 THEN 'k1?' END, '[]', sum(reports),
+               hll_cardinality(hll_union_agg(users)), hll_union_agg(users), min(first_seen),
+               max(last_seen) FROM group_days WHERE app_id = {app_id} GROUP BY 1, 2, 3;
+        DROP TABLE reports_a{app_id}_20261110""")
+    assert "applied 021_severity.sql" in migrate(url).stdout
+
+    kept = [r for r in recs if r["day"] != "2026-11-10"]
+    for level in (1, 2):
+        k = f"key{level}"
+        for table, fields in (("group_days", ("day",)),
+                              ("group_dim_days", ("day", "version", "kind")),
+                              ("groups", ())):
+            cols = {"day": "day", "version": "app_version", "kind": "kind"}
+            stored = {}
+            for line in psql(url, f"SELECT key, {''.join(cols[f] + ', ' for f in fields)}"
+                                  "reports, stall_ms, max_duration_ms, duration_hist"
+                                  f" FROM {table} WHERE app_id = {app_id}"
+                                  f" AND level = {level}").splitlines():
+                *key, reports, stall, mx, hist = line.split("|")
+                stored[tuple(key)] = (int(reports), {
+                    "stall_ms": int(stall), "max_duration_ms": int(mx) if mx else None,
+                    "duration_hist": [int(x) for x in hist.strip("{}").split(",")]})
+            want = {}
+            for r in recs:
+                want.setdefault((r[k],) + tuple(r[f] for f in fields), []).append(r)
+            assert stored == {key: (len(rows), severity([r["duration"] for r in rows
+                                                         if r in kept]))
+                              for key, rows in want.items()}, (table, level)

@@ -485,7 +485,8 @@ static int64_t watchdog_allowance_ms(const json_t *term)
 	const json_t *reasons = json_object_get(term, "reasons");
 	size_t i;
 	const json_t *v;
-	json_array_foreach(reasons, i, v) {
+	json_array_foreach(reasons, i, v)
+	{
 		const char *s = json_string_value(v);
 		const char *at = s ? strstr(s, marker) : NULL;
 		if (!at)

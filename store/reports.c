@@ -378,9 +378,10 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 static int read_meta(void *cls, const st_row *row)
 {
 	st_report_meta *m = cls;
-	char **fields[] = {&m->raw, &m->key1, &m->key2, &m->user_id, &m->kind,
-			   &m->app_version, &m->os_version, &m->device, &m->received_at,
-			   &m->source, &m->os_build, &m->client_timestamp, &m->duration_ms};
+	char **fields[] = {&m->raw,	    &m->key1,	     &m->key2,	     &m->user_id,
+			   &m->kind,	    &m->app_version, &m->os_version, &m->device,
+			   &m->received_at, &m->source,	     &m->os_build,   &m->client_timestamp,
+			   &m->duration_ms};
 	for (int i = 0; i < (int)(sizeof fields / sizeof fields[0]); i++) {
 		const char *t = st_row_text(row, i);
 		free(*fields[i]);
@@ -407,9 +408,10 @@ int st_report_meta_get(st_conn *c, int64_t app_id, const char *day, int64_t id,
 
 void st_report_meta_clear(st_report_meta *m)
 {
-	char **fields[] = {&m->raw, &m->key1, &m->key2, &m->user_id, &m->kind,
-			   &m->app_version, &m->os_version, &m->device, &m->received_at,
-			   &m->source, &m->os_build, &m->client_timestamp, &m->duration_ms};
+	char **fields[] = {&m->raw,	    &m->key1,	     &m->key2,	     &m->user_id,
+			   &m->kind,	    &m->app_version, &m->os_version, &m->device,
+			   &m->received_at, &m->source,	     &m->os_build,   &m->client_timestamp,
+			   &m->duration_ms};
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
 		free(*fields[i]);
 		*fields[i] = NULL;

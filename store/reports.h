@@ -146,7 +146,7 @@ typedef struct st_group_ref {
 	const char *frames1, *frames2; /* JSON arrays of identities */
 	const char *user_id, *day, *at;
 	const char *app_version, *os_version, *device, *kind; /* NULL → "" */
-	const char *duration_ms; /* decimal text, NULL when unknown */
+	const char *duration_ms;			      /* decimal text, NULL when unknown */
 } st_group_ref;
 
 /*
@@ -263,8 +263,8 @@ int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t re
  * (st_report_meta_clear). DURATION_MS is its decimal text, NULL when
  * unknown. */
 typedef struct st_report_meta {
-	char *raw, *key1, *key2, *user_id, *kind, *app_version, *os_version, *device,
-		*received_at, *source, *os_build, *client_timestamp, *duration_ms;
+	char *raw, *key1, *key2, *user_id, *kind, *app_version, *os_version, *device, *received_at,
+		*source, *os_build, *client_timestamp, *duration_ms;
 } st_report_meta;
 
 /* 1 with *OUT, or 0 when the report is gone. */

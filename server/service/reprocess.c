@@ -106,8 +106,9 @@ static int move_cb(st_conn *c, void *cls)
 		.key1 = t->now.key1, .key2 = t->now.key2, .frames1 = "[]", .frames2 = "[]",
 		.user_id = t->now.user_id, .day = cand->day, .at = t->now.received_at,
 		.app_version = t->now.app_version, .os_version = t->now.os_version,
-		.device = t->now.device, .kind = t->now.kind, .duration_ms = t->now.duration_ms,
+		.device = t->now.device, .kind = t->now.kind,
 	};
+	old.duration_ms = t->now.duration_ms;
 	st_group_ref fresh = old;
 	fresh.key1 = f->s.grouping.key1;
 	fresh.key2 = f->s.grouping.key2;

@@ -322,8 +322,9 @@ static void test_hang_duration_from_the_watchdog_reason(void **state)
 {
 	(void)state;
 #define KILL(REASONS) "{\"code\":2343432205,\"reasons\":" REASONS "}"
-#define ALLOWANCE(S) "\"scene-update watchdog transgression: app exhausted real (wall clock)" \
-		     " time allowance of " S "\""
+#define ALLOWANCE(S)                                                                               \
+	"\"scene-update watchdog transgression: app exhausted real (wall clock)"                   \
+	" time allowance of " S "\""
 	assert_int_equal(duration_of(KILL("[" ALLOWANCE("10.00 seconds") "]")), 10000);
 	assert_int_equal(duration_of(KILL("[" ALLOWANCE("19.97 seconds") "]")), 19970);
 	/* Past the millisecond truncated, as native durations are. */
@@ -331,8 +332,7 @@ static void test_hang_duration_from_the_watchdog_reason(void **state)
 	assert_int_equal(duration_of(KILL("[" ALLOWANCE("5 seconds") "]")), 5000);
 	/* The first reason that names one. */
 	assert_int_equal(duration_of(KILL("[\"other\",7," ALLOWANCE("2.5 seconds") "]")), 2500);
-	assert_int_equal(duration_of(KILL("[" ALLOWANCE("999999999 seconds") "]")),
-			 999999999000LL);
+	assert_int_equal(duration_of(KILL("[" ALLOWANCE("999999999 seconds") "]")), 999999999000LL);
 	/* Unreadable: too many digits, no number, another unit, no reasons. */
 	assert_int_equal(duration_of(KILL("[" ALLOWANCE("1000000000 seconds") "]")), -1);
 	assert_int_equal(duration_of(KILL("[" ALLOWANCE(".5 seconds") "]")), -1);

@@ -3,6 +3,7 @@ addresses with llvm-symbolizer's answers, report builders for the four
 formats, and the grouping identities SPEC §6 defines, computed here from
 llvm-symbolizer's frames (never from the server's)."""
 
+import bisect
 import gzip
 import json
 import re
@@ -12,6 +13,8 @@ import uuid as uuidlib
 from conftest import LLVM_BIN, FIXTURES
 
 LOAD = 0x104000000  # where the test pretends the image was loaded
+# SPEC §10.1's lower bucket edges of the duration histogram, in ms.
+EDGES = [0, 250, 500, 1000, 2000, 5000, 10000, 30000]
 
 
 def text_layout(binary):
@@ -194,6 +197,17 @@ def report(server, app, rid):
     r = server.request("GET", f"/api/v1/reports/{rid}", token=app["admin_token"])
     assert r.status == 200, r
     return r.json
+
+
+def severity(durations):
+    """What a group holding reports of DURATIONS (None: unknown) says of
+    them (SPEC §10.1): the bucket of each by bisect over EDGES."""
+    known = [d for d in durations if d is not None]
+    hist = [0] * len(EDGES)
+    for d in known:
+        hist[bisect.bisect_right(EDGES, d) - 1] += 1
+    return {"stall_ms": sum(known), "max_duration_ms": max(known) if known else None,
+            "duration_hist": hist}
 
 
 def fresh_id():

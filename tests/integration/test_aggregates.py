@@ -18,7 +18,7 @@ import random
 import time
 
 from conftest import _new_server, create_app, migrate, psql, stallscope
-from ingest_util import allow_everyone
+from ingest_util import allow_everyone, severity
 from test_api_filters import (DAY, DEVICES, KINDS, OS_VERSIONS, VERSIONS, check_counts, day_of,
                               get, image, place, post_batch, regroup, stacks_of, start)
 from test_migrate import migrate_up_to
@@ -101,7 +101,9 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
     out at once, but its users and bounds are recounted once after the
     moves (group_day_recounts), not at every move: until then they are an
     upper bound; after `stallscope reprocess` (what every reprocessing pass
-    ends with) exact on every read path."""
+    ends with) exact on every read path. So is the longest duration
+    (schema/021), the moved reports holding the longest: their sum and
+    histogram move at once."""
     # A database of its own and a periodic pass an hour away: no server
     # recounts before the test looks at the rows waiting for it.
     db = cluster.create_db("it_recount_after_moves")
@@ -111,8 +113,16 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
     allow_everyone(server, app, retention_days=30)
     version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
-    ingest_users(db, app_id, version, "hot", 1, 1010)
+    ingest_users(db, app_id, version, "hot", 1, 1010, duration_sql="(1011 - i) * 10")
     moved = [f"user-{i}" for i in range(1, 11)]
+    duration = lambda i: (1011 - i) * 10
+    kept = severity([duration(i) for i in range(11, 1011)])
+    gone = severity([duration(i) for i in range(1, 11)])
+    as_sql = lambda s: f"{s['stall_ms']}|{s['max_duration_ms']}|" + \
+        "{" + ",".join(map(str, s["duration_hist"])) + "}"
+    durations = lambda table, key: psql(db, "SELECT stall_ms, max_duration_ms, duration_hist"
+                                            f" FROM {table} WHERE app_id = {app_id}"
+                                            f" AND key = '{key}'")
     for user in moved:  # as reprocessing does: the counts, then the keys
         psql(db, f"""
             SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
@@ -127,10 +137,15 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
     assert psql(db, "SELECT reports, hll_cardinality(users) FROM group_days"
                     f" WHERE app_id = {app_id} AND key = 'hot'") == "1000|1010"
     assert users_everywhere(server, app, "cool") == {10}
+    assert durations("group_days", "hot") == as_sql(dict(kept, max_duration_ms=duration(1)))
+    assert durations("group_days", "cool") == as_sql(gone)
 
     stallscope("reprocess", db_url=db, extra_env={"STALLSCOPE_DATA_DIR": str(tmp_path)})
     assert psql(db, f"SELECT count(*) FROM group_day_recounts WHERE app_id = {app_id}") == "0"
     assert users_everywhere(server, app, "hot") == {1000}
+    for table in ("group_days", "group_dim_days", "groups"):
+        assert [durations(table, k) for k in ("hot", "hot-2", "cool", "cool-2")] == \
+            [as_sql(kept)] * 2 + [as_sql(gone)] * 2, table
     kept = psql(db, "SELECT count(*), count(DISTINCT user_id), min(received_at),"
                     f" max(received_at) FROM reports WHERE app_id = {app_id} AND key1 = 'hot'")
     bounds = psql(db, "SELECT reports, first_seen, last_seen FROM group_days"
@@ -188,42 +203,56 @@ def test_counts_exact_through_reprocessing_and_retention(db, tmp_root, image):
         assert server.stop() == 0
 
 
-def test_upgrade_from_015_keeps_counts_users_and_series(cluster, tmp_path, tmp_root):
-    """A database at 015 holding reports (one day of them already dropped
-    by retention) converts: groups' counts and users, every per-day and
-    per-dimension row, and the API's lists, as the stored reports say."""
-    url = cluster.create_db("it_migrate_aggregates")
-    migrate_up_to(url, tmp_path / "at15", 16)
+def old_database(cluster, tmp_path, name, version, n, rng, duration=lambda rng: None):
+    """A database with the migrations before VERSION only, an app in it and
+    N reports stored in it (no aggregate), drawn with RNG: ids 1…N,
+    received on 2026-11-10, -11 or -12, in level-2 groups k2a and k2b (of
+    k1a) and k2c (of k1b), of DURATION(RNG). Returns (url, app, app_id,
+    records)."""
+    url = cluster.create_db(name)
+    migrate_up_to(url, tmp_path / f"at{version - 1}", version)
     app = create_app(url)
     app_id = psql(url, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    rng = random.Random(16)
     parents = {"k2a": "k1a", "k2b": "k1a", "k2c": "k1b"}
     recs = []
-    for n in range(60):
+    for i in range(n):
         day = f"2026-11-1{rng.randrange(3)}"
-        recs.append({"id": n + 1, "key2": rng.choice(sorted(parents)), "user": f"u{rng.randrange(7)}",
+        recs.append({"id": i + 1, "key2": rng.choice(sorted(parents)), "user": f"u{rng.randrange(7)}",
                      "day": day, "at": f"{day} {rng.randrange(24):02}:{rng.randrange(60):02}:00+00",
                      "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
-                     "device": rng.choice(DEVICES), "kind": rng.choice(KINDS)})
+                     "device": rng.choice(DEVICES), "kind": rng.choice(KINDS),
+                     "duration": duration(rng)})
     for r in recs:
         r["key1"] = parents[r["key2"]]
     lit = lambda v: "NULL" if v is None else f"'{v}'"
     values = ", ".join(
         f"({r['id']}, {app_id}, '{r['day']}', '{r['at']}', 'r{r['id']}', '{r['user']}',"
         f" '{r['kind']}', 'native', '{r['version']}', '{r['os']}', {lit(r['device'])},"
-        f" '{r['key1']}', '{r['key2']}', false, '{{}}', '{{}}')" for r in recs)
+        f" {lit(r['duration'])}, '{r['key1']}', '{r['key2']}', false, '{{}}', '{{}}')"
+        for r in recs)
     psql(url, f"""
         SELECT ensure_report_partition({app_id}, d::date)
           FROM generate_series(DATE '2026-11-10', DATE '2026-11-12', '1 day') d;
-        CREATE TABLE r AS SELECT * FROM (VALUES {values}) AS v(id, app_id, received_day,
-          received_at, report_id, user_id, kind, source, app_version, os_version, device,
-          key1, key2, pending, raw, symbolized);
         INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
-                             source, app_version, os_version, device, key1, key2, pending,
-                             raw, symbolized)
+                             source, app_version, os_version, device, duration_ms, key1, key2,
+                             pending, raw, symbolized)
         SELECT id, app_id, received_day::date, received_at::timestamptz, report_id, user_id,
-               kind, source, app_version, os_version, device, key1, key2, pending, raw::text,
-               symbolized::text FROM r;
+               kind, source, app_version, os_version, device, duration_ms::bigint, key1, key2,
+               pending, raw, symbolized
+          FROM (VALUES {values}) AS v(id, app_id, received_day, received_at, report_id, user_id,
+                                      kind, source, app_version, os_version, device,
+                                      duration_ms, key1, key2, pending, raw, symbolized)""")
+    return url, app, app_id, recs
+
+
+def test_upgrade_from_015_keeps_counts_users_and_series(cluster, tmp_path, tmp_root):
+    """A database at 015 holding reports (one day of them already dropped
+    by retention) converts: groups' counts and users, every per-day and
+    per-dimension row, and the API's lists, as the stored reports say."""
+    url, app, app_id, recs = old_database(cluster, tmp_path, "it_migrate_aggregates", 16, 60,
+                                          random.Random(16))
+    psql(url, f"""
+        CREATE TABLE r AS SELECT * FROM reports WHERE app_id = {app_id};
         INSERT INTO group_daily (app_id, key1, user_id, key2, day, app_version, os_version,
                                  device, kind, reports, first_seen, last_seen)
         SELECT app_id, key1, user_id, key2, received_day::date, app_version, os_version,

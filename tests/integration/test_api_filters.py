@@ -53,22 +53,40 @@ def start(db, tmp_root, at=None):
 
 
 def post_batch(server, app, image, reports):
-    """Posts REPORTS (dicts: stack, user, version, os, device, kind) in one
-    request; returns them with the stored report's id."""
+    """Posts REPORTS (dicts: stack, user, version, os, device, kind, and
+    optionally duration, None for none, and uuid, the image's in place of
+    IMAGE's) in one request; returns them with the stored report's id."""
     bodies = []
     for r in reports:
         body = native(fresh_id(), image, r["stack"], user=r["user"], kind=r["kind"],
-                      app_version=r["version"], os_version=r["os"])
-        if r["device"] is None:
-            del body["device"]
-        else:
-            body["device"] = r["device"]
+                      app_version=r["version"], os_version=r["os"], device=r["device"],
+                      duration_ms=r.get("duration", 2500))
+        for field in ("device", "duration_ms"):
+            if body[field] is None:
+                del body[field]
+        body["images"][0]["uuid"] = r.get("uuid", image.uuid)
         bodies.append(body)
     reply = post(server, app, "/api/v1/ingest", {"reports": bodies})
     assert reply.status == 202 and not reply.json["rejected"], reply
     for r, accepted in zip(reports, reply.json["accepted"]):
         r["id"] = accepted["id"]
     return reports
+
+
+def post_over_days(db, tmp_root, app, image, times, batch_of, upload):
+    """For each of TIMES a server whose clock says it posts BATCH_OF(i, at)
+    (post_batch); the first also makes APP sample everyone for 30 days and,
+    when UPLOAD, takes IMAGE's dSYM first. Returns the posted reports."""
+    recs = []
+    for i, at in enumerate(times):
+        server = start(db, tmp_root, at)
+        if i == 0:
+            if upload:
+                assert server.upload(app, image.dwarf).status in (200, 201)
+            allow_everyone(server, app, retention_days=30)
+        recs += post_batch(server, app, image, batch_of(i, at))
+        assert server.stop() == 0
+    return recs
 
 
 def place(server, app, reports):
@@ -127,19 +145,25 @@ def get(server, app, path):
     return r.json
 
 
+def every_page(server, app, path, items, field):
+    """FIELD of every item of every page of PATH (a query with limit=),
+    following next_cursor; ITEMS names the reply's list."""
+    out, cursor = [], None
+    while True:
+        page = get(server, app, path + (f"&cursor={cursor}" if cursor else ""))
+        out += [item[field] for item in page[items]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return out
+
+
 def check_groups(server, app, recs, f):
     """The list (both levels), every level-1 group's detail and every
     level-2 group's reports under the filters F."""
     want_any = check_counts(server, app, recs, f)
     for key1, key2 in {(r["key1"], r["key2"]) for r in recs}:
-        ids, cursor = [], None
-        while True:
-            page = get(server, app, f"/groups/{key1}/{key2}/reports?limit=2&{query(f)}"
-                       + (f"&cursor={cursor}" if cursor else ""))
-            ids += [r["id"] for r in page["reports"]]
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
+        ids = every_page(server, app, f"/groups/{key1}/{key2}/reports?limit=2&{query(f)}",
+                         "reports", "id")
         want_ids = [r["id"] for r in sorted(
             (r for r in want_any if (r["key1"], r["key2"]) == (key1, key2)),
             key=lambda r: (r["at"], r["id"]), reverse=True)]
@@ -202,18 +226,11 @@ def dataset(db, tmp_root, image):
              base + 2 * DAY + 8 * 3600]
     rng = random.Random(22)
     stacks = stacks_of(image)
-    recs = []
-    for i, at in enumerate(times):
-        server = start(db, tmp_root, at)
-        if i == 0:
-            assert server.upload(app, image.dwarf).status in (200, 201)
-            allow_everyone(server, app, retention_days=30)
-        batch = [{"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
-                  "version": rng.choice(VERSIONS + (("2.0",) if i >= 2 else ())),
-                  "os": rng.choice(OS_VERSIONS), "device": rng.choice(DEVICES),
-                  "kind": rng.choice(KINDS), "at": at} for _ in range(12)]
-        recs += post_batch(server, app, image, batch)
-        assert server.stop() == 0
+    recs = post_over_days(db, tmp_root, app, image, times, lambda i, at: [
+        {"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
+         "version": rng.choice(VERSIONS + (("2.0",) if i >= 2 else ())),
+         "os": rng.choice(OS_VERSIONS), "device": rng.choice(DEVICES),
+         "kind": rng.choice(KINDS), "at": at} for _ in range(12)], upload=True)
     server = start(db, tmp_root)
     place(server, app, recs)
     yield server, app, recs, [day_of(t) for t in times]
@@ -314,17 +331,13 @@ def test_filtered_numbers_stay_exact_through_reprocessing(db, tmp_root, image):
     app = create_app(db)
     base = (int(time.time()) // DAY - 2) * DAY
     stacks = stacks_of(image)
-    recs = []
     # The same user, day and dimensions at three times: counted once.
-    for i, at in enumerate((base + 8 * 3600, base + 12 * 3600, base + DAY + 9 * 3600)):
-        server = start(db, tmp_root, at)
-        if i == 0:
-            allow_everyone(server, app, retention_days=30)
-        batch = [{"stack": stacks[n % 4], "user": "same" if n < 2 else f"u{n}",
-                  "version": VERSIONS[n % 2], "os": "17.2", "device": "iPhone14,2",
-                  "kind": KINDS[n % 2] if n >= 2 else "stall", "at": at} for n in range(6)]
-        recs += post_batch(server, app, image, batch)
-        assert server.stop() == 0
+    times = (base + 8 * 3600, base + 12 * 3600, base + DAY + 9 * 3600)
+    recs = post_over_days(db, tmp_root, app, image, times, lambda i, at: [
+        {"stack": stacks[n % 4], "user": "same" if n < 2 else f"u{n}",
+         "version": VERSIONS[n % 2], "os": "17.2", "device": "iPhone14,2",
+         "kind": KINDS[n % 2] if n >= 2 else "stall", "at": at} for n in range(6)],
+        upload=False)
     server = start(db, tmp_root)
     try:
         place(server, app, recs)

@@ -9,61 +9,28 @@ Every expected value is computed here from the durations the test posted
 and from the groups the server put each report in; the aggregate rows are
 compared with our own SQL over the report rows."""
 
-import bisect
 import random
 import time
 
 import pytest
 
 from conftest import create_app, migrate, psql, stallscope
-from ingest_util import (allow_everyone, fresh_id, ips, kscrash, metrickit, native, post)
-from test_aggregates import ingest_users
-from test_api_filters import (DAY, DEVICES, KINDS, OS_VERSIONS, VERSIONS, day_of, get,
-                              image, matches, place, query, regroup, stacks_of, start)
-from test_migrate import migrate_up_to
+from ingest_util import (EDGES, allow_everyone, fresh_id, ips, kscrash, metrickit, native, post,
+                         severity)
+from test_aggregates import old_database
+from test_api_filters import (DAY, KINDS, OS_VERSIONS, VERSIONS, DEVICES, day_of, every_page,
+                              get, image, matches, place, post_batch, post_over_days, query,
+                              regroup, stacks_of, start)
 
 assert image  # the dSYM fixture test_api_filters defines, shared
 
-EDGES = [0, 250, 500, 1000, 2000, 5000, 10000, 30000]
 # Every edge and the value just below it, a huge one, and unknown (None).
 DURATIONS = [0, 249, 250, 499, 500, 999, 1000, 1999, 2000, 4999, 5000, 9999, 10000, 29999,
              30000, 10 ** 12, None]
 
 
-def severity(durations):
-    """What the API should say of reports with DURATIONS (None: unknown)."""
-    known = [d for d in durations if d is not None]
-    hist = [0] * len(EDGES)
-    for d in known:
-        hist[bisect.bisect_right(EDGES, d) - 1] += 1
-    return {"stall_ms": sum(known), "max_duration_ms": max(known) if known else None,
-            "duration_hist": hist}
-
-
 def shown(group):
     return {k: group[k] for k in ("stall_ms", "max_duration_ms", "duration_hist")}
-
-
-def post_reports(server, app, image, reports, other_uuid=None):
-    """Posts REPORTS (dicts: stack, user, version, os, device, kind,
-    duration) in one request, recording each stored report's id. A report
-    with "stays" lists OTHER_UUID for the image: no dSYM ever serves it."""
-    bodies = []
-    for r in reports:
-        body = native(fresh_id(), image, r["stack"], user=r["user"], kind=r["kind"],
-                      app_version=r["version"], os_version=r["os"], device=r["device"],
-                      duration_ms=r["duration"])
-        for field in ("device", "duration_ms"):
-            if body[field] is None:
-                del body[field]
-        if r.get("stays"):
-            body["images"][0]["uuid"] = other_uuid
-        bodies.append(body)
-    reply = post(server, app, "/api/v1/ingest", {"reports": bodies})
-    assert reply.status == 202 and not reply.json["rejected"], reply
-    for r, accepted in zip(reports, reply.json["accepted"]):
-        r["id"] = accepted["id"]
-    return reports
 
 
 def check_severity(server, app, recs, f):
@@ -98,14 +65,8 @@ def check_stall_sort(server, app, recs, f):
                 stall[r[key]] = stall.get(r[key], 0) + (r["duration"] or 0)
         want = [k for k, _ in sorted(stall.items(), key=lambda kv: (kv[1], kv[0]),
                                      reverse=True)]
-        keys, cursor = [], None
-        while True:
-            page = get(server, app, f"/groups?level={level}&sort=stall_ms&limit=2&{query(f)}"
-                       + (f"&cursor={cursor}" if cursor else ""))
-            keys += [g["key"] for g in page["groups"]]
-            cursor = page["next_cursor"]
-            if cursor is None:
-                break
+        keys = every_page(server, app, f"/groups?level={level}&sort=stall_ms&limit=2&{query(f)}",
+                          "groups", "key")
         assert keys == want, (level, f)
 
 
@@ -143,20 +104,11 @@ def dataset(db, tmp_root, image):
     times = [base + 9 * 3600, base + DAY + 11 * 3600, base + 2 * DAY + 8 * 3600]
     rng = random.Random(26)
     stacks = stacks_of(image)
-    recs = []
-    for i, at in enumerate(times):
-        server = start(db, tmp_root, at)
-        if i == 0:
-            assert server.upload(app, image.dwarf).status in (200, 201)
-            allow_everyone(server, app, retention_days=30)
-        durations = DURATIONS * 2
-        rng.shuffle(durations)
-        batch = [{"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
-                  "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
-                  "device": rng.choice(DEVICES), "kind": rng.choice(KINDS), "at": at,
-                  "duration": d} for d in durations]
-        recs += post_reports(server, app, image, batch)
-        assert server.stop() == 0
+    recs = post_over_days(db, tmp_root, app, image, times, lambda i, at: [
+        {"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
+         "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
+         "device": rng.choice(DEVICES), "kind": rng.choice(KINDS), "at": at, "duration": d}
+        for d in rng.sample(DURATIONS * 2, 2 * len(DURATIONS))], upload=True)
     server = start(db, tmp_root)
     place(server, app, recs)
     yield server, app, recs, [day_of(t) for t in times]
@@ -214,18 +166,16 @@ def test_reprocessing_moves_durations_exactly(db, tmp_root, image):
     other_uuid = "0F0F0F0F-1111-2222-3333-444444444444"
     base = (int(time.time()) // DAY - 1) * DAY
     stacks = stacks_of(image)
-    recs = []
-    for i, at in enumerate((base + 8 * 3600, base + DAY + 9 * 3600)):
-        server = start(db, tmp_root, at)
-        if i == 0:
-            allow_everyone(server, app, retention_days=30)
-        # The longest durations (and one unknown) on the reports that move.
-        batch = [{"stack": stacks[n % 4], "user": f"u{n % 3}", "version": VERSIONS[n % 2],
-                  "os": "17.2", "device": "iPhone14,2", "kind": KINDS[n % 2], "at": at,
-                  "duration": d, "stays": d is not None and d < 5000 and n % 3 != 2}
-                 for n, d in enumerate(DURATIONS * 2)]
-        recs += post_reports(server, app, image, batch, other_uuid)
-        assert server.stop() == 0
+    stays = lambda n, d: d is not None and d < 5000 and n % 3 != 2
+    # The longest durations (and one unknown) on the reports that move.
+    batch_of = lambda i, at: [
+        dict({"stack": stacks[n % 4], "user": f"u{n % 3}", "version": VERSIONS[n % 2],
+              "os": "17.2", "device": "iPhone14,2", "kind": KINDS[n % 2], "at": at,
+              "duration": d, "stays": stays(n, d)},
+             **({"uuid": other_uuid} if stays(n, d) else {}))
+        for n, d in enumerate(DURATIONS * 2)]
+    recs = post_over_days(db, tmp_root, app, image, (base + 8 * 3600, base + DAY + 9 * 3600),
+                          batch_of, upload=False)
     server = start(db, tmp_root)
     try:
         place(server, app, recs)
@@ -243,49 +193,6 @@ def test_reprocessing_moves_durations_exactly(db, tmp_root, image):
         severity_rows_agree(db, app_id)
     finally:
         assert server.stop() == 0
-
-
-def test_big_group_day_max_recounted_after_the_moves(cluster, make_server):
-    """Moving the longest reports out of a group-day of over 1,000 reports:
-    the sum and histogram move at once, the max is an upper bound until
-    recount_group_day, then exact (as for users, group_day_recounts)."""
-    db = cluster.create_db("it_severity_recount")
-    migrate(db)
-    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
-    app = create_app(db)
-    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    allow_everyone(server, app, retention_days=30)
-    version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
-    n = 1020  # over 1,000 left after the ten moves: every move defers its max
-    ingest_users(db, app_id, version, "hot", 1, n, duration_sql="i * 10")
-    durations = {f"user-{i}": i * 10 for i in range(1, n + 1)}
-    moved = [f"user-{i}" for i in range(n - 9, n + 1)]  # the ten longest
-    for user in moved:  # as reprocessing does: the counts, then the keys
-        psql(db, f"""
-            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
-                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
-                               'stall', r.user_id, r.duration_ms)
-              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
-            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
-             WHERE app_id = {app_id} AND user_id = '{user}'""")
-    kept = [d for u, d in durations.items() if u not in moved]
-    gone = [durations[u] for u in moved]
-    row = lambda table, key: psql(db, f"SELECT stall_ms, max_duration_ms, duration_hist"
-                                      f" FROM {table} WHERE app_id = {app_id} AND key = '{key}'")
-    sql_of = lambda s: f"{s['stall_ms']}|{s['max_duration_ms']}|" + \
-        "{" + ",".join(map(str, s["duration_hist"])) + "}"
-    upper = dict(severity(kept), max_duration_ms=max(gone))
-    for table in ("group_days", "group_dim_days"):
-        assert row(table, "hot") == sql_of(upper), table
-        assert row(table, "cool") == sql_of(severity(gone)), table
-    while psql(db, "SELECT recount_group_day()") == "t":
-        pass
-    for table in ("group_days", "group_dim_days", "groups"):
-        assert row(table, "hot") == sql_of(severity(kept)), table
-        assert row(table, "hot-2") == sql_of(severity(kept)), table
-        assert row(table, "cool") == sql_of(severity(gone)), table
-    severity_rows_agree(db, app_id)
-    assert server.stop() == 0
 
 
 def test_every_format_duration_reaches_stall_ms(db, make_server, image):
@@ -329,14 +236,17 @@ def test_retention_keeps_the_durations_of_dropped_days(db, make_server, image):
         batch = [{"stack": stacks_of(image)[0], "user": "u", "version": "1.0", "os": "17.2",
                   "device": "iPhone14,2", "kind": "stall", "at": now - age * DAY,
                   "duration": d} for d in durations]
-        recs += post_reports(s, app, image, batch)
+        recs += post_batch(s, app, image, batch)
         place(s, app, recs)
         assert s.stop() == 0
     server = make_server(env={"STALLSCOPE_FAKE_NOW": str(now)})
     before = get(server, app, "/groups?level=1")["groups"]
     assert [shown(g) for g in before] == [severity([r["duration"] for r in recs])]
     allow_everyone(server, app, retention_days=7)
+    # Alone: a server's own purge at its start may still be running.
+    assert server.stop() == 0
     stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(now)})
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(now)})
     assert server.request("GET", f"/api/v1/reports/{recs[0]['id']}",
                           token=app["admin_token"]).status == 404
     assert get(server, app, "/groups?level=1")["groups"] == before
@@ -349,41 +259,17 @@ def test_upgrade_backfills_from_the_stored_reports(cluster, tmp_path):
     (one day of them already dropped by retention) gets every group-day,
     dimension row and group's durations from its stored reports; the rows
     of the dropped day keep their reports with no durations."""
-    url = cluster.create_db("it_migrate_severity")
-    migrate_up_to(url, tmp_path / "at20", 21)
-    app = create_app(url)
-    app_id = psql(url, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    rng = random.Random(21)
-    parents = {"k2a": "k1a", "k2b": "k1a", "k2c": "k1b"}
-    recs = []
-    for n in range(80):
-        day = f"2026-11-1{rng.randrange(3)}"
-        key2 = rng.choice(sorted(parents))
-        recs.append({"id": n + 1, "key1": parents[key2], "key2": key2, "user": f"u{n % 5}",
-                     "day": day, "at": f"{day} {rng.randrange(24):02}:00:00+00",
-                     "version": rng.choice(VERSIONS), "kind": rng.choice(KINDS),
-                     "duration": rng.choice(DURATIONS)})
-    lit = lambda v: "NULL" if v is None else str(v)
-    values = ", ".join(
-        f"({r['id']}, {app_id}, '{r['day']}', '{r['at']}', 'r{r['id']}', '{r['user']}',"
-        f" '{r['kind']}', 'native', '{r['version']}', {lit(r['duration'])}, '{r['key1']}',"
-        f" '{r['key2']}')" for r in recs)
+    url, _, app_id, recs = old_database(cluster, tmp_path, "it_migrate_severity", 21, 80,
+                                        random.Random(21), lambda rng: rng.choice(DURATIONS))
     psql(url, f"""
-        SELECT ensure_report_partition({app_id}, d::date)
-          FROM generate_series(DATE '2026-11-10', DATE '2026-11-12', '1 day') d;
-        INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
-                             source, app_version, duration_ms, key1, key2, pending, raw,
-                             symbolized)
-        SELECT id, app_id, d::date, at::timestamptz, rid, u, k, s, v, ms, k1, k2, false, '{{}}',
-               '{{}}'
-          FROM (VALUES {values}) AS x(id, app_id, d, at, rid, u, k, s, v, ms, k1, k2);
         INSERT INTO group_dim_days (app_id, level, key, day, app_version, os_version, device,
                                     kind, reports, users, first_seen, last_seen)
-        SELECT app_id, l, CASE l WHEN 1 THEN key1 ELSE key2 END, received_day, app_version,
-               '', '', kind, count(*), hll_add_agg(hll_hash_text(user_id), 12, 5, 1024, 0),
-               min(received_at), max(received_at)
+        SELECT app_id, l, CASE l WHEN 1 THEN key1 ELSE key2 END, received_day,
+               coalesce(app_version, ''), coalesce(os_version, ''), coalesce(device, ''), kind,
+               count(*), hll_add_agg(hll_hash_text(user_id), 12, 5, 1024, 0), min(received_at),
+               max(received_at)
           FROM reports, (VALUES (1::smallint), (2::smallint)) AS v(l)
-         WHERE app_id = {app_id} GROUP BY 1, 2, 3, 4, 5, 8;
+         WHERE app_id = {app_id} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
         INSERT INTO group_days (app_id, level, key, day, reports, users, first_seen, last_seen)
         SELECT app_id, level, key, day, sum(reports), hll_union_agg(users), min(first_seen),
                max(last_seen) FROM group_dim_days WHERE app_id = {app_id} GROUP BY 1, 2, 3, 4;
@@ -399,9 +285,10 @@ def test_upgrade_backfills_from_the_stored_reports(cluster, tmp_path):
     for level in (1, 2):
         k = f"key{level}"
         for table, fields in (("group_days", ("day",)),
-                              ("group_dim_days", ("day", "version", "kind")),
+                              ("group_dim_days", ("day", "version", "os", "device", "kind")),
                               ("groups", ())):
-            cols = {"day": "day", "version": "app_version", "kind": "kind"}
+            cols = {"day": "day", "version": "app_version", "os": "os_version",
+                    "device": "device", "kind": "kind"}
             stored = {}
             for line in psql(url, f"SELECT key, {''.join(cols[f] + ', ' for f in fields)}"
                                   "reports, stall_ms, max_duration_ms, duration_hist"
@@ -413,7 +300,7 @@ def test_upgrade_backfills_from_the_stored_reports(cluster, tmp_path):
                     "duration_hist": [int(x) for x in hist.strip("{}").split(",")]})
             want = {}
             for r in recs:
-                want.setdefault((r[k],) + tuple(r[f] for f in fields), []).append(r)
+                want.setdefault((r[k],) + tuple(r[f] or "" for f in fields), []).append(r)
             assert stored == {key: (len(rows), severity([r["duration"] for r in rows
                                                          if r in kept]))
                               for key, rows in want.items()}, (table, level)

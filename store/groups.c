@@ -83,12 +83,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" WHEN 3 THEN " STALL " ELSE (extract(epoch FROM " LAST ") * 1000000)::bigint END"
 
 /* A page over TABLE's rows that WHERE keeps: sums per group first (no
- * sketch read unless sort=users), the page cut, then each listed group's
- * users as the union of its rows. */
+ * sketch read unless sort=users, of the durations only their sum, which
+ * sort=stall_ms needs), the page cut, then each listed group's users as
+ * the union of its rows and its durations' max and histogram. */
 #define FILTERED_PAGE(TABLE, WHERE)                                                    \
 	"WITH agg AS (SELECT d.key, sum(d.reports)::bigint AS reports,"                 \
 	" hll_union_agg(d.users) FILTER (WHERE $9::integer = 1) AS users,"               \
-	" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen, " SEVERITY_SUMS \
+	" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen,"               \
+	" sum(d.stall_ms)::bigint AS stall_ms"                                          \
 	" FROM " TABLE " d WHERE d.app_id = $1 AND d.level = $2 AND" WHERE               \
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
@@ -96,7 +98,7 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
-	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "a", TABLE,   \
+	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "s", TABLE,   \
 		     WHERE)                                                             \
 	"::jsonb AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
@@ -105,7 +107,9 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" LATERAL (SELECT CASE WHEN $9::integer = 1 THEN " CARD("a.users")             \
 	" ELSE (SELECT " CARD("hll_union_agg(d.users)") " FROM " TABLE " d"               \
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") END"      \
-	" AS users) AS u) AS p"
+	" AS users) AS u,"                                                              \
+	" LATERAL (SELECT " SEVERITY_SUMS " FROM " TABLE " d"                            \
+	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") AS s) AS p"
 
 static bool by_dimension(const st_group_filter *f)
 {

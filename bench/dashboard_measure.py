@@ -167,6 +167,8 @@ def discover(conn, today):
         ("groups sort=count", g(sort="count")),
         ("groups sort=users", g(sort="users")),
         ("groups sort=last_seen", g(sort="last_seen")),
+        ("groups sort=stall_ms", g(sort="stall_ms")),
+        ("groups sort=stall_ms version=", g(sort="stall_ms", version="8.4.0")),
         ("groups version=", g(version="8.4.0")),
         ("groups os_version=", g(os_version="17.2")),
         ("groups device=", g(device="iPhone14,2")),

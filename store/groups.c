@@ -53,7 +53,8 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
  * rows of TABLE (alias d) that WHERE keeps. */
 #define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, TABLE, WHERE)                        \
 	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
-	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
+	" 'frames', g.frames, 'culprit', g.culprit, 'reports', " REPORTS ","          \
+	" 'users', " USERS ","                                                         \
 	" 'first_seen', " TS(FIRST) ", 'last_seen', " TS(LAST) ","                      \
 	" 'daily', (SELECT coalesce(json_agg(json_build_object('day',"                 \
 	"  to_char(s.day, 'YYYY-MM-DD'), 'reports', s.n) ORDER BY s.day), '[]')"        \

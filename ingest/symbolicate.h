@@ -49,7 +49,7 @@ typedef struct ing_culprit {
 	const char *frame;    /* its identity (ing_frame_identity); NULL: no such frame */
 	const char *function; /* NULL when the frame has no symbols */
 	const char *file;     /* NULL when unknown */
-	uint32_t line;        /* 0 when unknown */
+	uint32_t line;	      /* 0 when unknown */
 } ing_culprit;
 
 typedef struct ing_symbolized {

@@ -10,7 +10,7 @@
 #include "store/internal.h"
 
 #define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR(x)	STR_(x)
 
 typedef struct walk {
 	st_stack_cb cb;

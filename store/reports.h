@@ -93,7 +93,7 @@ typedef struct st_new_report {
 	const char *frames1, *frames2; /* JSON arrays of both levels' identities */
 	bool pending;
 	const char *waits;      /* JSON array, as st_report_waits_add takes */
-	const char *culprit;    /* JSON {"frame","function","file","line"}; NULL: none */
+	const char *culprit;	/* JSON {"frame","function","file","line"}; NULL: none */
 	st_document raw;	/* the report in native v1 form */
 	st_document symbolized; /* images, threads, stack */
 } st_new_report;

@@ -18,7 +18,7 @@
 #include "store/group_stacks.h"
 
 #define OTHER "(other)"
-#define NONE UINT32_MAX
+#define NONE  UINT32_MAX
 /* Twice the most nodes there can be (every node's "(other)" beside the
  * SRV_TREE_MAX_NODES others), at most half full. */
 #define SLOTS (4u * SRV_TREE_MAX_NODES)
@@ -92,8 +92,8 @@ static uint32_t child_of(tree *t, uint32_t parent, const frame_info *info)
 	uint32_t i = (uint32_t)t->n;
 	node *c = &t->nodes[i];
 	c->info = *want;
-	if (!keep(t, &c->info.frame) || !keep(t, &c->info.function) ||
-	    !keep(t, &c->info.file) || !keep(t, &c->info.image))
+	if (!keep(t, &c->info.frame) || !keep(t, &c->info.function) || !keep(t, &c->info.file) ||
+	    !keep(t, &c->info.image))
 		return NONE;
 	c->other = other;
 	c->parent = parent;

@@ -25,9 +25,9 @@
 
 #include "store/groups.h"
 
-#define SRV_TREE_MAX_DEPTH 256	  /* nodes below the root on one path */
+#define SRV_TREE_MAX_DEPTH    256 /* nodes below the root on one path */
 #define SRV_TREE_MAX_CHILDREN 100 /* per node, "(other)" included */
-#define SRV_TREE_MAX_NODES 65536
+#define SRV_TREE_MAX_NODES    65536
 
 /*
  * The call tree of level-1 group KEY1 of APP_ID (of its level-2 group KEY2

@@ -19,8 +19,8 @@
 
 #define OTHER "(other)"
 #define NONE  UINT32_MAX
-/* Twice the most nodes there can be (every node's "(other)" beside the
- * SRV_TREE_MAX_NODES others), at most half full. */
+/* Twice the most nodes there can be (SRV_TREE_MAX_NODES and the root,
+ * each with at most one "(other)" child): at most about half full. */
 #define SLOTS (4u * SRV_TREE_MAX_NODES)
 
 typedef struct frame_info {
@@ -54,7 +54,7 @@ static void tree_free(tree *t)
 static int tree_init(tree *t)
 {
 	tree_free(t);
-	t->nodes = calloc(2 * SRV_TREE_MAX_NODES + 1, sizeof *t->nodes);
+	t->nodes = calloc(2 * SRV_TREE_MAX_NODES + 2, sizeof *t->nodes);
 	t->slots = calloc(SLOTS, sizeof *t->slots);
 	t->arena = ing_arena_new(0);
 	if (!t->nodes || !t->slots || !t->arena)
@@ -76,22 +76,35 @@ static bool keep(tree *t, const char **s)
 	return !*s || (*s = ing_arena_strdup(t->arena, *s)) != NULL;
 }
 
-/* PARENT's child named INFO->frame, made when new: an "(other)" child once
- * the tree holds SRV_TREE_MAX_NODES nodes. NONE when out of memory. */
-static uint32_t child_of(tree *t, uint32_t parent, const frame_info *info)
+/* PARENT's child FRAME, or NONE with *SLOT where it would go. */
+static uint32_t find(const tree *t, uint32_t parent, const char *frame, size_t *slot)
 {
-	bool other = t->n > SRV_TREE_MAX_NODES;
-	static const frame_info other_info = {OTHER, NULL, NULL, NULL, 0};
-	const frame_info *want = other ? &other_info : info;
-	size_t k = slot_of(parent, want->frame);
+	size_t k = slot_of(parent, frame);
 	for (; t->slots[k]; k = (k + 1) & (SLOTS - 1)) {
 		const node *c = &t->nodes[t->slots[k] - 1];
-		if (c->parent == parent && !strcmp(c->info.frame, want->frame))
+		if (c->parent == parent && !strcmp(c->info.frame, frame))
 			return t->slots[k] - 1;
 	}
-	uint32_t i = (uint32_t)t->n;
+	*slot = k;
+	return NONE;
+}
+
+/* PARENT's child named INFO->frame, made when new: its "(other)" child
+ * instead once the tree holds SRV_TREE_MAX_NODES nodes. NONE when out of
+ * memory. */
+static uint32_t child_of(tree *t, uint32_t parent, const frame_info *info)
+{
+	static const frame_info other_info = {OTHER, NULL, NULL, NULL, 0};
+	size_t k;
+	uint32_t i = find(t, parent, info->frame, &k);
+	bool other = i == NONE && t->n > SRV_TREE_MAX_NODES;
+	if (other)
+		i = find(t, parent, OTHER, &k);
+	if (i != NONE)
+		return i;
+	i = (uint32_t)t->n;
 	node *c = &t->nodes[i];
-	c->info = *want;
+	c->info = other ? other_info : *info;
 	if (!keep(t, &c->info.frame) || !keep(t, &c->info.function) || !keep(t, &c->info.file) ||
 	    !keep(t, &c->info.image))
 		return NONE;

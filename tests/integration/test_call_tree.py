@@ -252,3 +252,31 @@ def test_representative_stack_from_samples(server, setup, image):
     got = tree(server, app, one_group(server, app)["key"])
     assert got["reports"] == 2
     check(got["root"], expected([st.path(heavy), st.path(light)]))
+
+
+def test_node_budget_keeps_counts_exact(server, setup, image):
+    """Past 65,536 nodes a stack's new frames go to its parent's "(other)";
+    frames already in the tree keep counting, so every count stays exact."""
+    app, st = setup
+    x = image.inlined[0]
+    n, per = 300, 298   # 300 cut paths of 256 nodes: more than the budget
+    stacks = [[x] + [("plugin", 0x10 + 4 * (j * per + m)) for m in range(per)]
+              + [("plugin", 0x8)] for j in range(n)]
+    ingest_all(server, app, [st.report(s) for s in stacks])
+    got = tree(server, app, one_group(server, app)["key"])
+    assert got["reports"] == n
+    (shared,) = got["root"]["children"]
+    assert (shared["frame"], shared["count"], shared["self"]) == ("Plugin+0x8", n, 0)
+    children = shared["children"]
+    assert len(children) == MAX_CHILDREN
+    other = [c for c in children if c["frame"] == "(other)"]
+    assert len(other) == 1 and other[0]["count"] == n - (MAX_CHILDREN - 1)
+    real = [c for c in children if c["frame"] != "(other)"]
+    assert [c["frame"] for c in real] == sorted(c["frame"] for c in real)
+    for c in real:
+        depth, node = 2, c
+        while node["children"]:
+            (node,) = node["children"]
+            depth += 1
+            assert node["count"] == 1
+        assert depth == MAX_DEPTH and node["self"] == 0

@@ -24,21 +24,24 @@ static int read_stack(void *cls, const st_row *row)
 }
 
 /* clang-format off */
+/* Each skeleton parsed once (MATERIALIZED): inlined, the planner repeated
+ * the parse for every expression that reads it, 2.5 times the cost
+ * (docs/STORAGE.md "Reading"). */
 static const st_stmt open_stmt = {
 	"group_stacks_open",
 	"DECLARE st_group_stacks NO SCROLL CURSOR FOR"
-	" WITH rep AS (SELECT CASE WHEN x.st ? 'thread'"
-	"   THEN r.symbolized_stacks[(x.st->>'thread')::int + 2] END AS hash,"
-	"  CASE WHEN x.st ? 'thread' THEN NULL ELSE x.st->'frames' END AS frames"
-	"  FROM reports r,"
-	"  LATERAL (SELECT (replace(r.symbolized, chr(1), '0')::jsonb)->'stack') AS x(st)"
+	" WITH x AS MATERIALIZED (SELECT r.symbolized_stacks AS h,"
+	"  (replace(r.symbolized, chr(1), '0')::jsonb)->'stack' AS st"
+	"  FROM reports r"
 	"  WHERE r.app_id = $1 AND r.key1 = $2 AND ($3::text IS NULL OR r.key2 = $3)"
 	"  AND ($4::date IS NULL OR r.received_day >= $4::date)"
 	"  AND ($5::date IS NULL OR r.received_day <= $5::date)"
 	"  AND ($6::text IS NULL OR coalesce(r.app_version, '') = $6)"
 	"  AND ($7::text IS NULL OR coalesce(r.os_version, '') = $7)"
 	"  AND ($8::text IS NULL OR coalesce(r.device, '') = $8)"
-	"  AND ($9::text IS NULL OR r.kind = $9))"
+	"  AND ($9::text IS NULL OR r.kind = $9)),"
+	" rep AS (SELECT CASE WHEN st ? 'thread' THEN h[(st->>'thread')::int + 2] END AS hash,"
+	"  CASE WHEN st ? 'thread' THEN NULL ELSE st->'frames' END AS frames FROM x)"
 	" SELECT g.n, coalesce((SELECT s.body FROM stacks s"
 	"  WHERE s.app_id = $1 AND s.hash = g.hash), g.frames::text)"
 	" FROM (SELECT hash, frames, count(*) AS n FROM rep GROUP BY hash, frames) AS g"

@@ -9,7 +9,7 @@ import { h, svg } from './lib-dom.js';
 import { num } from './lib-format.js';
 
 const ROW = 20;        // px per depth
-const CHAR_PX = 7;     // a label's character, roughly, at the flame's font size
+const CHAR_PX = 7.5;   // a label's character, at most, at the flame's font size
 const MAX_ROWS = 64;   // rows drawn below the focus; zoom in to see deeper
 
 function tip(n) {

@@ -60,6 +60,32 @@ static bool usable_hint(const char *hint)
 	return hint && *hint && strcmp(hint, "<redacted>") != 0;
 }
 
+/* The name identity K of F is made of: inline entry K, else the usable
+ * hint; NULL for a frame keyed by its address. */
+static const char *frame_name(const ing_gframe *f, size_t k)
+{
+	if (!f->image)
+		return NULL;
+	if (f->nfunctions)
+		return f->functions[k] ? f->functions[k] : "";
+	return usable_hint(f->hint) ? f->hint : NULL;
+}
+
+size_t ing_frame_depth(const ing_gframe *f)
+{
+	return f->image && f->nfunctions ? f->nfunctions : 1;
+}
+
+const char *ing_frame_identity(const ing_gframe *f, size_t k, ing_arena *arena)
+{
+	char hex[2 + 16 + 1];
+	const char *name = frame_name(f, k);
+	if (name)
+		return identity(arena, basename_of(f->image), "!", name);
+	snprintf(hex, sizeof hex, "0x%" PRIx64, f->image ? f->offset : f->address);
+	return identity(arena, f->image ? basename_of(f->image) : "?", "+", hex);
+}
+
 /* Collects up to ING_GROUP_L2_DEPTH identities into OUT, applying RULES
  * (NULL = none). Returns -1 on memory exhaustion. */
 static int collect(const ing_gframe *frames, size_t nframes,
@@ -69,52 +95,19 @@ static int collect(const ing_gframe *frames, size_t nframes,
 	out->nidentities = 0;
 	for (size_t i = 0; i < nframes; i++) {
 		const ing_gframe *f = &frames[i];
-		char hex[2 + 16 + 1];
-		if (!f->image) {
-			if (skip_image(rules, "?"))
+		if (skip_image(rules, f->image ? basename_of(f->image) : "?"))
+			continue;
+		for (size_t k = 0; k < ing_frame_depth(f); k++) {
+			const char *name = frame_name(f, k);
+			if (name && skip_function(rules, name))
 				continue;
-			snprintf(hex, sizeof hex, "0x%" PRIx64, f->address);
-			const char *id = identity(arena, "?", "+", hex);
+			const char *id = ing_frame_identity(f, k, arena);
 			if (!id)
 				return -1;
 			out->identities[out->nidentities++] = id;
-		} else {
-			const char *img = basename_of(f->image);
-			if (skip_image(rules, img))
-				continue;
-			if (f->nfunctions) {
-				for (size_t k = 0; k < f->nfunctions; k++) {
-					const char *fn = f->functions[k]
-								 ? f->functions[k]
-								 : "";
-					if (skip_function(rules, fn))
-						continue;
-					const char *id =
-						identity(arena, img, "!", fn);
-					if (!id)
-						return -1;
-					out->identities[out->nidentities++] = id;
-					if (out->nidentities == ING_GROUP_L2_DEPTH)
-						return 0;
-				}
-				continue;
-			}
-			const char *id;
-			if (usable_hint(f->hint)) {
-				if (skip_function(rules, f->hint))
-					continue;
-				id = identity(arena, img, "!", f->hint);
-			} else {
-				snprintf(hex, sizeof hex, "0x%" PRIx64,
-					 f->offset);
-				id = identity(arena, img, "+", hex);
-			}
-			if (!id)
-				return -1;
-			out->identities[out->nidentities++] = id;
+			if (out->nidentities == ING_GROUP_L2_DEPTH)
+				return 0;
 		}
-		if (out->nidentities == ING_GROUP_L2_DEPTH)
-			return 0;
 	}
 	return 0;
 }

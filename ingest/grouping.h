@@ -64,6 +64,14 @@ int ing_group(const ing_gframe *frames, size_t nframes,
 	      const ing_group_rules *rules, ing_arena *arena,
 	      ing_grouping *out);
 
+/* How many identities frame F stands for: one per entry of its inline
+ * chain, else one. */
+size_t ing_frame_depth(const ing_gframe *f);
+
+/* Identity K of F (0 = innermost, K < ing_frame_depth(F)) as ing_group
+ * makes it, no rules applied; in ARENA, NULL when it is exhausted. */
+const char *ing_frame_identity(const ing_gframe *f, size_t k, ing_arena *arena);
+
 /* XXH3_64bits of LEN bytes of TEXT as 16 lowercase hex digits. */
 void ing_group_key(const char *text, size_t len,
 		   char out[ING_GROUP_KEY_LEN]);

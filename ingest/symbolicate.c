@@ -33,6 +33,8 @@ typedef struct memo_entry {
 	size_t chain_len;
 	const char **functions;
 	size_t nfunctions;
+	const char *file; /* of the innermost entry, NULL when unknown */
+	uint32_t line;
 	bool used;
 } memo_entry;
 
@@ -178,12 +180,32 @@ static memo_entry *lookup(ctx *c, long i, uint64_t lookup_addr)
 	e->chain_len = len;
 	e->functions = names;
 	e->nfunctions = n;
+	e->file = n && frames[0].file ? ing_arena_strdup(c->arena, frames[0].file) : NULL;
+	e->line = n ? frames[0].line : 0;
+	if (n && frames[0].file && !e->file)
+		return NULL;
 	c->memo->n++;
 	return e;
 }
 
+/* The representative stack's frame G (in image I, symbolized as E or not
+ * at all) is the culprit when it is the innermost in an app image. */
+static int culprit_offer(ctx *c, long i, const memo_entry *e, const ing_gframe *g)
+{
+	ing_culprit *cu = &c->out->culprit;
+	if (cu->frame || i < 0 || c->out->image_system[i])
+		return 0;
+	if (!(cu->frame = ing_frame_identity(g, 0, c->arena)))
+		return -1;
+	cu->function = e && e->nfunctions ? e->functions[0] : NULL;
+	cu->file = e ? e->file : NULL;
+	cu->line = e ? e->line : 0;
+	return 0;
+}
+
 /* One frame of a stack (INDEX from the innermost), written to W unless W
- * is NULL; fills G for grouping when non-NULL. Thread frames (COUNT) feed
+ * is NULL; fills G for grouping when non-NULL (the representative stack,
+ * whose frames are also offered as the culprit). Thread frames (COUNT) feed
  * the statistics. Returns 0, or -1 when out of memory. */
 static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g, bool count,
 		       cm_jw *w)
@@ -257,7 +279,7 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 		g->functions = e->functions;
 		g->nfunctions = e->nfunctions;
 	}
-	return 0;
+	return g ? culprit_offer(c, i, e, g) : 0;
 }
 
 /* STACK's frames, as a JSON array to W unless W is NULL; GFRAMES (may be

@@ -42,6 +42,16 @@ typedef struct ing_image_symbols {
 	bool from_symbol_table; /* the cache has no DWARF */
 } ing_image_symbols;
 
+/* The culprit of a report (SPEC §10.5): the innermost frame of its
+ * representative stack that lies in one of the app's own images (not
+ * ing_image_is_system), as its innermost inline entry. Arena-owned. */
+typedef struct ing_culprit {
+	const char *frame;    /* its identity (ing_frame_identity); NULL: no such frame */
+	const char *function; /* NULL when the frame has no symbols */
+	const char *file;     /* NULL when unknown */
+	uint32_t line;	      /* 0 when unknown */
+} ing_culprit;
+
 typedef struct ing_symbolized {
 	/* JSON texts, malloc'ed (ing_symbolized_clear frees them):
 	 * images  [{"name","uuid","arch","load_address","size","status","needed",
@@ -61,6 +71,7 @@ typedef struct ing_symbolized {
 	cm_span *thread_spans;
 	ing_rep_source source;
 	ing_grouping grouping;
+	ing_culprit culprit;
 	/* Images frames of this report fall in that have no debug file:
 	 * flags by image index (arena-owned, nimages entries). */
 	bool *image_needed;

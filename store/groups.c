@@ -54,7 +54,8 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
  * the group's rows of TABLE (alias d) that WHERE keeps. */
 #define GROUP_OBJECT(REPORTS, USERS, FIRST, LAST, S, TABLE, WHERE)                     \
 	"json_build_object('key', g.key, 'level', g.level, 'parent', g.parent_key,"   \
-	" 'frames', g.frames, 'reports', " REPORTS ", 'users', " USERS ","             \
+	" 'frames', g.frames, 'culprit', g.culprit, 'reports', " REPORTS ","          \
+	" 'users', " USERS ","                                                         \
 	" 'first_seen', " TS(FIRST) ", 'last_seen', " TS(LAST) ","                      \
 	" 'stall_ms', " S ".stall_ms, 'max_duration_ms', " S ".max_duration_ms,"         \
 	" 'duration_hist', " S ".duration_hist,"                                        \

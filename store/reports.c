@@ -73,6 +73,7 @@ enum {
 	C_SYMBOLIZED,
 	C_RAW_STACKS,
 	C_SYMBOLIZED_STACKS,
+	C_CULPRIT,
 	NCOLUMNS
 };
 
@@ -87,7 +88,7 @@ static const st_stmt ingest_stmt = {
 	" $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],"
 	" $15::text[], $16::text[], $17::text[]::bigint[], $18::text[], $19::text[],"
 	" $20::text[]::boolean[], $21::text[], $22::text[], $23::text[], $24::text[],"
-	" $25::text[], $26::text[], $27::text[], $28::text[]::uuid[], $29::text[])",
+	" $25::text[], $26::text[], $27::text[], $29::text[]::uuid[], $30::text[], $28::text[])",
 	2 + NARRAYS};
 
 /* What a report row keeps of its two documents (st_document_split). */
@@ -148,6 +149,7 @@ static const char *column_text(const st_new_report *r, size_t col, char duration
 	case C_SYMBOLIZED: return split[SYMBOLIZED_SKELETON];
 	case C_RAW_STACKS: return split[RAW_STACKS];
 	case C_SYMBOLIZED_STACKS: return split[SYMBOLIZED_STACKS];
+	case C_CULPRIT: return r->culprit;
 	}
 	return NULL;
 }
@@ -285,6 +287,15 @@ int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 		       ST_TEXT(to->os_version ? to->os_version : ""),
 		       ST_TEXT(to->device ? to->device : ""), ST_TEXT(to->kind ? to->kind : ""),
 		       ST_TEXT(to->user_id), ST_TEXT(to->duration_ms));
+}
+
+int st_group_culprit_offer(st_conn *c, int64_t app_id, const char *key1, const char *key2,
+			   const char *culprit)
+{
+	static const st_stmt q = {"group_culprit_offer",
+				  "SELECT offer_culprit($1, $2, $3, $4::jsonb)", 4};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(key1), ST_TEXT(key2),
+		       ST_TEXT(culprit));
 }
 
 int st_group_day_recount(st_conn *c)

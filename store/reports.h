@@ -93,6 +93,7 @@ typedef struct st_new_report {
 	const char *frames1, *frames2; /* JSON arrays of both levels' identities */
 	bool pending;
 	const char *waits;      /* JSON array, as st_report_waits_add takes */
+	const char *culprit;	/* JSON {"frame","function","file","line"}; NULL: none */
 	st_document raw;	/* the report in native v1 form */
 	st_document symbolized; /* images, threads, stack */
 } st_new_report;
@@ -158,6 +159,12 @@ typedef struct st_group_ref {
  */
 int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
 		  const st_group_ref *to);
+
+/* Offers CULPRIT (JSON as st_new_report's; NULL changes nothing) to the
+ * groups KEY1 and KEY2 of APP_ID, which keep the better one (schema/022:
+ * better_culprit). After st_group_move, in its transaction. */
+int st_group_culprit_offer(st_conn *c, int64_t app_id, const char *key1, const char *key2,
+			   const char *culprit);
 
 /* Recounts the users and bounds of one group-day that reprocessing moved
  * reports out of in numbers (schema/016: group_day_recounts): 1 when one

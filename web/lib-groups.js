@@ -7,12 +7,18 @@ import { sparkline } from './lib-sparkline.js';
 
 export function groupRow(g, href, dataset, win) {
   return clickable(h('tr', { dataset },
-    h('td', { class: 'frames' }, h('a', { href }, identities(g.frames))),
+    h('td', { class: 'frames' }, h('a', { href }, culprit(g), identities(g.frames))),
     h('td', { class: 'num' }, num(g.reports)),
     h('td', { class: 'num' }, num(g.users)),
     h('td', {}, timeEl(g.first_seen)),
     h('td', {}, timeEl(g.last_seen)),
     h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
+}
+
+// The group's title (SPEC §10.5): its innermost frame in the app's own
+// code, above the frames it is keyed by; nothing when it has none.
+function culprit(g) {
+  return g.culprit ? h('span', { class: 'culprit' }, g.culprit.frame) : null;
 }
 
 export const sparkHead = (win) => `Per UTC day, ${win[0]} → ${win[1]}`;
@@ -31,7 +37,7 @@ export function groupTable(id, win) {
 
 export function groupHeader(g, level, win) {
   return h('div', { class: 'card group-head' },
-    h('div', { class: 'frames' }, identities(g.frames)),
+    h('div', { class: 'frames' }, culprit(g), identities(g.frames)),
     h('dl', { class: 'stats' },
       h('dt', {}, 'Key'), h('dd', { class: 'mono' }, g.key),
       h('dt', {}, 'Reports'), h('dd', { id: 'group-reports' }, num(g.reports)),

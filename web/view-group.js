@@ -6,10 +6,13 @@ import { hashFor } from './lib-router.js';
 import { filterSummary, onlyFilters } from './lib-filters.js';
 import { sparkWindow } from './lib-sparkline.js';
 import { groupHeader, groupRow, groupTable } from './lib-groups.js';
+import { flameGraph } from './lib-flame.js';
 
 export async function groupView(key1, f) {
   title(`Group ${key1}`);
-  const data = await api('GET', withQuery(appPath('groups', key1), onlyFilters(f)));
+  const [data, tree] = await Promise.all([
+    api('GET', withQuery(appPath('groups', key1), onlyFilters(f))),
+    api('GET', withQuery(appPath('groups', key1, 'tree'), onlyFilters(f)))]);
   // The subgroups share their group's axis: they hold its reports.
   const win = sparkWindow(f, [data.group.daily]);
   const { table, tbody } = groupTable('subgroups', win);
@@ -21,6 +24,10 @@ export async function groupView(key1, f) {
     h('h1', {}, 'Group'),
     filterSummary(f, ['groups', key1]),
     groupHeader(data.group, 1, win),
+    h('h2', {}, 'Call tree'),
+    h('p', { class: 'hint' }, 'The representative stacks of the retained reports, outermost frame on top; '
+      + 'click a frame to zoom in, one above it to zoom out.'),
+    tree.reports ? flameGraph(tree) : h('p', { class: 'empty' }, 'No retained reports.'),
     h('h2', {}, `Subgroups (${data.subgroups.length})`),
     data.subgroups.length ? table : h('p', { class: 'empty' }, 'No subgroups with reports.'));
 }

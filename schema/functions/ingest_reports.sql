@@ -33,6 +33,8 @@
 -- the JSON text with one 0x01 byte per stack and the stacks' hashes (a
 -- uuid[] literal; schema/018). P_STACK_HASHES and P_STACK_BODIES are the
 -- batch's distinct stacks, stored when a stored report refers to them.
+-- P_CULPRITS[i] is report i's culprit (JSON, NULL when none), offered to
+-- both of its groups (better_culprit, schema/022).
 
 CREATE OR REPLACE FUNCTION ingest_reports(p_app bigint, p_config_version bigint,
                                           p_report_ids text[], p_user_ids text[], p_days date[],
@@ -44,7 +46,8 @@ CREATE OR REPLACE FUNCTION ingest_reports(p_app bigint, p_config_version bigint,
                                           p_pending boolean[], p_frames1 text[], p_frames2 text[],
                                           p_waits text[], p_raw text[], p_symbolized text[],
                                           p_raw_stacks text[], p_symbolized_stacks text[],
-                                          p_stack_hashes uuid[], p_stack_bodies text[])
+                                          p_stack_hashes uuid[], p_stack_bodies text[],
+                                          p_culprits text[])
 RETURNS TABLE (outcome text, report bigint)
 LANGUAGE plpgsql
 -- Every table this function reads it reads by key, one probe per report
@@ -87,7 +90,8 @@ BEGIN
                           cardinality(p_frames1), cardinality(p_frames2),
                           cardinality(p_waits), cardinality(p_raw),
                           cardinality(p_symbolized), cardinality(p_raw_stacks),
-                          cardinality(p_symbolized_stacks), n]) AS c) <> 1
+                          cardinality(p_symbolized_stacks), cardinality(p_culprits),
+                          n]) AS c) <> 1
      OR cardinality(p_stack_hashes) IS DISTINCT FROM cardinality(p_stack_bodies) THEN
     RAISE EXCEPTION 'ingest_reports: arrays of different lengths';
   END IF;
@@ -225,7 +229,7 @@ BEGIN
            p_user_ids[o] AS uid, p_days[o] AS day,
            coalesce(p_app_versions[o], '') AS app_version,
            coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
-           p_kinds[o] AS kind, p_ats[o] AS at, o,
+           p_kinds[o] AS kind, p_ats[o] AS at, p_culprits[o]::jsonb AS culprit, o,
            p_durations[o] AS ms
       FROM stored, (VALUES (1), (2)) AS l(lvl)
   ), daily AS (
@@ -288,13 +292,17 @@ BEGIN
       duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
   ), counters AS (
     -- The all-time sketch and its cardinality, which sort=users reads.
+    -- The batch's best culprit of a group: one with a function, else
+    -- any, the first in arrival order (better_culprit's preference).
     INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
                              first_seen, last_seen,
-                             stall_ms, max_duration_ms, duration_hist)
+                             stall_ms, max_duration_ms, duration_hist, culprit)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
            count(*), hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)),
            hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at),
-           coalesce(sum(c.ms), 0), max(c.ms), count_durations(array_agg(c.ms), 1)
+           coalesce(sum(c.ms), 0), max(c.ms), count_durations(array_agg(c.ms), 1),
+           (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL, c.culprit IS NULL,
+                      c.o))[1]
       FROM counted c
      GROUP BY c.level, c.key
      ORDER BY c.level, c.key COLLATE "C"
@@ -306,7 +314,8 @@ BEGIN
       last_seen = greatest(g.last_seen, excluded.last_seen),
       stall_ms = g.stall_ms + excluded.stall_ms,
       max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(g.duration_hist, excluded.duration_hist)
+      duration_hist = add_hists(g.duration_hist, excluded.duration_hist),
+      culprit = better_culprit(g.culprit, excluded.culprit)
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 
@@ -343,5 +352,5 @@ COMMENT ON FUNCTION ingest_reports(bigint, bigint, text[], text[], date[], times
                                    boolean[], text[], text[], text[], text[], text[], text[],
                                    text[], text[], text[], bigint[], text[], text[], boolean[],
                                    text[], text[], text[], text[], text[], text[], text[], uuid[],
-                                   text[]) IS
-  'Stores a batch of ingested reports of one app with their policy checks, waits and group counts, in the caller''s transaction, in a few statements over the whole batch, taking locks in the one order every batch uses; returns per report, in order, the outcome (stored, duplicate, not_sampled, quota, or stale when p_config_version is not the policy''s current version) and our report id.';
+                                   text[], text[]) IS
+  'Stores a batch of ingested reports of one app with their policy checks, waits and group counts, in the caller''s transaction, in a few statements over the whole batch, taking locks in the one order every batch uses; returns per report, in order, the outcome (stored, duplicate, not_sampled, quota, or stale when p_config_version is not the policy''s current version) and our report id. Groups keep the better culprit (better_culprit).';

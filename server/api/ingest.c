@@ -179,6 +179,7 @@ static int commit_once(ingest_run *run, const ing_report *r, st_ingest_outcome *
 		.frames2 = form.frames2,
 		.pending = form.pending,
 		.waits = form.waits,
+		.culprit = form.culprit,
 		.raw = srv_stored_raw(&form),
 		.symbolized = srv_stored_symbolized(&form),
 	};

@@ -42,6 +42,8 @@ static const srv_route routes[] = {
 	{"GET", "/api/v1/apps/{app}/groups/{key1}", srv_h_group_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/groups/{key1}/{key2}/reports", srv_h_group_reports_get,
 	 SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/groups/{key1}/tree", srv_h_group_tree_get, SRV_AUTH_ADMIN,
+	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/dimensions", srv_h_dimensions_get, SRV_AUTH_ADMIN,
 	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/stats", srv_h_stats_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},

@@ -64,9 +64,32 @@ static char *identities_json(const ing_grouping *g, size_t n)
 	return cm_jw_finish(&w, NULL);
 }
 
+/* {"frame","function","file","line"} of C, or NULL when it has no frame. */
+static char *culprit_json(const ing_culprit *c)
+{
+	if (!c->frame)
+		return NULL;
+	cm_jw w = {0};
+	cm_jw_object(&w);
+	cm_jw_key(&w, "frame");
+	cm_jw_string(&w, c->frame);
+	cm_jw_key(&w, "function");
+	cm_jw_string(&w, c->function);
+	cm_jw_key(&w, "file");
+	cm_jw_string(&w, c->file);
+	cm_jw_key(&w, "line");
+	if (c->line)
+		cm_jw_int(&w, c->line);
+	else
+		cm_jw_null(&w);
+	cm_jw_object_end(&w);
+	return cm_jw_finish(&w, NULL);
+}
+
 void srv_stored_form_clear(srv_stored_form *f)
 {
 	free(f->raw);
+	free(f->culprit);
 	free(f->symbolized);
 	free(f->frames1);
 	free(f->frames2);
@@ -174,7 +197,9 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_gro
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);
 	out->waits = waits_json(r, out);
-	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2 || !out->waits) {
+	out->culprit = culprit_json(&out->s.culprit);
+	if (!out->raw || !out->symbolized || !out->frames1 || !out->frames2 || !out->waits ||
+	    (out->s.culprit.frame && !out->culprit)) {
 		srv_stored_form_clear(out);
 		return -1;
 	}

@@ -25,6 +25,7 @@ typedef struct srv_stored_form {
 	size_t nstacks;
 	char *frames1, *frames2; /* identities of both levels, JSON arrays */
 	char *waits;             /* the images it waits for, as st_report_waits_add takes */
+	char *culprit;		 /* ing_culprit as JSON (SPEC §10.5); NULL when none */
 	ing_symbolized s;
 	ing_image_symbols *images; /* arena */
 	bool pending;

@@ -139,7 +139,12 @@ try {
     await page.click(groupRow);
     await page.waitForSelector(subRow);
     await measure('group');
-    return { ...(await groupHeader()), subgroups: await rowsOf('subgroups', 'key2') };
+    await page.waitForSelector('#flame .flame-node');
+    const flame = await page.$$eval('#flame .flame-node', (els) => els.map((e) => ({
+      frame: e.dataset.frame, count: Number(e.dataset.count), self: Number(e.dataset.self),
+      depth: Number(e.dataset.depth),
+    })));
+    return { ...(await groupHeader()), subgroups: await rowsOf('subgroups', 'key2'), flame };
   });
 
   const reportRow = `#reports tr${attr('data-report-id', s.report_id)}`;

@@ -53,7 +53,8 @@ def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL"):
           {fill(f"'{key}-2'", 'text', n)}, {fill('false', 'boolean', n)},
           {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)},
           {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)},
-          {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)}, '{{}}'::uuid[], '{{}}'::text[])""")
+          {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)}, '{{}}'::uuid[], '{{}}'::text[],
+          {fill('NULL', 'text', n)})""")
     assert stored == str(n)
 
 

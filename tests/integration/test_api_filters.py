@@ -398,7 +398,7 @@ def test_move_report_keeps_row_bounds_exact(db):
               {arr("NULL", "bigint")}, {arr("'k1'")}, {arr("'k2'")},
               {arr("false", "boolean")}, {arr("'[]'")}, {arr("'[]'")}, {arr("'[]'")},
               {arr("'{}'")}, {arr("'{}'")}, {arr("'{}'")}, {arr("'{}'")},
-              '{{}}'::uuid[], '{{}}'::text[])""").split()
+              '{{}}'::uuid[], '{{}}'::text[], {arr("NULL")})""").split()
         assert out[0] == "stored", out
         ids.append(out[1])
 

@@ -26,7 +26,7 @@ def ingest_sql(app_id, version, app_version):
             f" {text('iPhone14,2')}, {null}, {one('NULL', 'bigint')}, {text('k1')},"
             f" {text('k2')}, {one('false', 'boolean')}, {text(json.dumps(['a']))},"
             f" {text(json.dumps(['a', 'b']))}, {text('[]')}, {text('{}')}, {text('{}')},"
-            f" {text('{}')}, {text('{}')}, '{{}}'::uuid[], '{{}}'::text[])")
+            f" {text('{}')}, {text('{}')}, '{{}}'::uuid[], '{{}}'::text[], {null})")
 
 
 def move_sql(app_id, app_version):

@@ -228,7 +228,7 @@ def ingest_sql(url, app, version, batch, stacks=True):
             sql_list(["{}"] * n, "text")]
     if stacks:
         args += [sql_list(["{}"] * n, "text"), sql_list(["{}"] * n, "text"), "'{}'::uuid[]",
-                 "'{}'::text[]"]
+                 "'{}'::text[]", sql_list([None] * n, "text")]
     return psql(url, f"SELECT outcome FROM ingest_reports({app}, {version}, "
                      + ", ".join(args) + ")").split()
 

@@ -176,6 +176,28 @@ static void test_control_bytes_and_key_helper(void **state)
 	assert_string_equal(k, e);
 }
 
+/* One frame's identities on their own, as the call tree and the culprit
+ * take them: the same forms ing_group keys, no rules applied. */
+static void test_frame_identity(void **state)
+{
+	(void)state;
+	ing_arena *a = ing_arena_new(0);
+	const char *inl[] = {"inner()", "outer()"};
+	ing_gframe chain = {.image = "/x/App", .functions = inl, .nfunctions = 2, .offset = 8};
+	ing_gframe hint = {.image = "Lib", .hint = "_objc_msgSend", .offset = 16};
+	ing_gframe bare = {.image = "Lib", .hint = "<redacted>", .offset = 0x2a};
+	ing_gframe lost = {.address = 0xbeef};
+	assert_int_equal(ing_frame_depth(&chain), 2);
+	assert_string_equal(ing_frame_identity(&chain, 0, a), "App!inner()");
+	assert_string_equal(ing_frame_identity(&chain, 1, a), "App!outer()");
+	assert_int_equal(ing_frame_depth(&hint), 1);
+	assert_string_equal(ing_frame_identity(&hint, 0, a), "Lib!_objc_msgSend");
+	assert_string_equal(ing_frame_identity(&bare, 0, a), "Lib+0x2a");
+	assert_int_equal(ing_frame_depth(&lost), 1);
+	assert_string_equal(ing_frame_identity(&lost, 0, a), "?+0xbeef");
+	ing_arena_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_inline_chain_fills_both_levels),
 		cmocka_unit_test(test_skip_rules),
 		cmocka_unit_test(test_control_bytes_and_key_helper),
+		cmocka_unit_test(test_frame_identity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key AND "     \
 	WHERE " GROUP BY d.day) AS s))"
 
+/* The triage members of the group object OBJ (json) of g under the filters
+ * ARGS (schema/functions/group_triage.sql), as jsonb. */
+#define TRIAGE(OBJ, ARGS)                                                              \
+	"(" OBJ "::jsonb || group_triage(g.app_id, g.level, g.key, " ARGS ","              \
+	" (SELECT app_newest_version($1))))"
+#define NO_FILTERS "NULL, NULL, NULL, NULL, NULL, NULL"
+#define FILTERS "$3::date, $4::date, $5::text, $6::text, $7::text, $8::text"
+
 /* The distinct users of a sketch (or of none) as a count. */
 #define CARD(H) "coalesce(hll_cardinality(" H "), 0)::bigint"
 
@@ -82,8 +90,9 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
-	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", TABLE, WHERE) \
-	"::jsonb AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
+	TRIAGE(GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", TABLE, \
+			    WHERE), FILTERS)                                           \
+	" AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
 	" ORDER BY a.v DESC, a.key DESC LIMIT $12) AS a"                                  \
 	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key,"          \
@@ -126,9 +135,9 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
 		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
 		" AS v, "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
-			     "true")
-		"::jsonb AS obj"
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen",
+				    "group_days", "true"), NO_FILTERS)
+		" AS obj"
 		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen")
@@ -173,10 +182,12 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	" max(d.last_seen) AS last_seen FROM " TABLE " d"                               \
 	" WHERE d.app_id = $1 AND d.level = 1 AND d.key = $2 AND" WHERE ")"              \
 	" SELECT json_build_object('group', (SELECT "                                  \
-	GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", TABLE, WHERE) \
+	TRIAGE(GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", TABLE, \
+			    WHERE), FILTERS)                                           \
 	" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"     \
 	" 'subgroups', (SELECT coalesce(json_agg("                                      \
-	GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", TABLE, WHERE) \
+	TRIAGE(GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", TABLE, \
+			    WHERE), FILTERS)                                           \
 	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
 	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"      \
 	GROUP_KNOWN
@@ -187,12 +198,12 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 	static const st_stmt all = {
 		"group_detail",
 		"SELECT json_build_object('group', (SELECT "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
-			     "true")
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen",
+				    "group_days", "true"), NO_FILTERS)
 		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "group_days",
-			     "true")
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen",
+				    "group_days", "true"), NO_FILTERS)
 		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
 		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
 		2};

@@ -15,7 +15,9 @@
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
 --  * group counters: reports summed, users as hll sketches unioned
---    (schema/016: exact up to 1,024 users per row).
+--    (schema/016: exact up to 1,024 users per row); group_dim_days keeps
+--    the whitelisted users' reports in rows of their own (in_sample false,
+--    schema/023), which affected users leave out.
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, the
 -- missing images' shared advisory locks, then
@@ -172,12 +174,12 @@ BEGIN
     INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
                          source, app_version, build, os, os_version, os_build, device,
                          client_timestamp, duration_ms, key1, key2, pending, raw,
-                         symbolized, raw_stacks, symbolized_stacks)
+                         symbolized, raw_stacks, symbolized_stacks, in_sample)
     SELECT id, p_app, p_days[o], p_ats[o], p_report_ids[o], p_user_ids[o], p_kinds[o],
            p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
            p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
            p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
-           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[]
+           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[], NOT listed[o]
       FROM stored
   ), wait_rows AS (
     -- A report listing one UUID under two images waits for it once.
@@ -223,7 +225,7 @@ BEGIN
            p_user_ids[o] AS uid, p_days[o] AS day,
            coalesce(p_app_versions[o], '') AS app_version,
            coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
-           p_kinds[o] AS kind, p_ats[o] AS at, o
+           p_kinds[o] AS kind, NOT listed[o] AS in_sample, p_ats[o] AS at, o
       FROM stored, (VALUES (1), (2)) AS l(lvl)
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the batch's users
@@ -231,14 +233,14 @@ BEGIN
     -- of a WITH run last to first, so these rows are locked after
     -- group_days and the groups', in key order (schema/016).
     INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
-                                     kind, reports, users, first_seen, last_seen)
-    SELECT p_app, level, key, day, app_version, os_version, device, kind, count(*),
+                                     kind, in_sample, reports, users, first_seen, last_seen)
+    SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
            hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at)
       FROM counted
-     GROUP BY level, key, day, app_version, os_version, device, kind
+     GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
      ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
-              device COLLATE "C", kind COLLATE "C"
-    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind)
+              device COLLATE "C", kind COLLATE "C", in_sample
+    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
     DO UPDATE SET reports = d.reports + excluded.reports,
                   users = hll_union(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),

@@ -35,15 +35,16 @@ BEGIN
          last_seen = x.last_seen
     FROM (SELECT coalesce(r.app_version, '') AS app_version,
                  coalesce(r.os_version, '') AS os_version, coalesce(r.device, '') AS device,
-                 r.kind, hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
+                 r.kind, r.in_sample,
+                 hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
                  min(r.received_at) AS first_seen, max(r.received_at) AS last_seen
             FROM reports r
            WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
-           GROUP BY 1, 2, 3, 4) AS x
+           GROUP BY 1, 2, 3, 4, 5) AS x
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
      AND d.app_version = x.app_version AND d.os_version = x.os_version
-     AND d.device = x.device AND d.kind = x.kind;
+     AND d.device = x.device AND d.kind = x.kind AND d.in_sample = x.in_sample;
   PERFORM count_out_of_group(m.app_id, m.level, m.key, true);
   DELETE FROM group_day_recounts
    WHERE app_id = m.app_id AND level = m.level AND key = m.key AND day = m.day;

@@ -116,7 +116,7 @@ static bool filtered(const st_group_filter *f)
  * conditions, which PostgreSQL switches to from a statement's sixth call.
  * Their sorts and hashes (per group over a range) get the memory they need
  * without spilling, for this transaction only. */
-static int plan_per_call(st_conn *c)
+int st_plan_per_call(st_conn *c)
 {
 	return st_exec_script(c,
 			      "SET LOCAL plan_cache_mode = force_custom_plan;"
@@ -153,7 +153,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit)};
 		return run_text(c, &all, p, 6, out_json);
 	}
-	int rc = plan_per_call(c);
+	int rc = st_plan_per_call(c);
 	if (rc < 0)
 		return rc;
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
@@ -215,7 +215,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
 		return run_text(c, &all, p, 2, out_json);
 	}
-	int rc = plan_per_call(c);
+	int rc = st_plan_per_call(c);
 	if (rc < 0)
 		return rc;
 	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
@@ -255,7 +255,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 			ST_INT64(after_us),	ST_INT64(after_id), ST_INT64(limit),
 			ST_TEXT(f->from),	ST_TEXT(f->to),	    ST_TEXT(f->version),
 			ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind)};
-	int rc = filtered(f) ? plan_per_call(c) : 0;
+	int rc = filtered(f) ? st_plan_per_call(c) : 0;
 	return rc < 0 ? rc : run_text(c, &q, p, 12, out_json);
 }
 

@@ -13,13 +13,14 @@ import ctypes
 import math
 import random
 import re
+import shutil
 import statistics
 import time
 import urllib.parse
 
 import pytest
 
-from conftest import create_app, fixture_of, psql, stallscope
+from conftest import REPO, create_app, fixture_of, migrate, psql, stallscope
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -474,3 +475,69 @@ def test_late_dsym_moves_affected_exactly(db, make_server, image):
             denominator = sum(n for v, n in sampled.items() if version in (None, v))
             for k, g in got.items():
                 assert g["rate"] == pytest.approx(len(want[k]) / denominator, rel=1e-12)
+
+
+# ---- migration 023 -----------------------------------------------------------------------
+
+def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
+    """023 decides which stored reports were in the sample from the
+    whitelist as it is (an entry created at or before the report and not
+    expired then) and splits those group-days' dimension rows; the lists'
+    sums stay the same, affected leaves the whitelisted users out."""
+    url = cluster.create_db("it_migrate_023")
+    older = tmp_path / "schema"
+    (older / "functions").mkdir(parents=True)
+    for f in (REPO / "schema").glob("*.sql"):
+        if int(f.name.split("_")[0]) < 23:
+            shutil.copy(f, older)
+    migrate(url, extra_env={"STALLSCOPE_SCHEMA_DIR": str(older)})
+    bundle = create_app(url)["app"]
+    app = psql(url, f"SELECT id FROM apps WHERE bundle_id = '{bundle}'").strip()
+    at = "timestamptz '2026-11-20 12:00:00+00'"
+    psql(url, f"""
+        INSERT INTO whitelist (app_id, user_id, created_at, expires_at) VALUES
+          ({app}, 'vip', {at} - interval '1 day', NULL),
+          ({app}, 'expired', {at} - interval '2 days', {at} - interval '1 day'),
+          ({app}, 'later', {at} + interval '1 hour', NULL)""")
+    # user, key1, key2, version, seconds after noon
+    rows = [("u1", "k1", "k1a", "1.0", 0), ("vip", "k1", "k1a", "1.0", 1),
+            ("vip", "k1", "k1b", "1.0", 2), ("expired", "k1", "k1a", "1.0", 3),
+            ("later", "k1", "k1a", "1.0", 4), ("u2", "k2", "k2a", "1.0", 5),
+            ("vip", "k2", "k2a", "2.0", 6), ("u1", "k1", "k1a", "1.0", 7)]
+    listed = {"vip"}
+    psql(url, f"SELECT ensure_report_partition({app}, DATE '2026-11-20')")
+    for i, (user, k1, k2, version, s) in enumerate(rows):
+        psql(url, f"""
+            INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id,
+                                 kind, source, app_version, key1, key2, pending, raw,
+                                 symbolized)
+            VALUES ({i + 1}, {app}, '2026-11-20', {at} + interval '{s} seconds', 'r{i}',
+                    '{user}', 'stall', 'native', '{version}', '{k1}', '{k2}', false, '{{}}',
+                    '{{}}')""")
+    # The dimension rows as ingest kept them before 023.
+    psql(url, f"""
+        INSERT INTO group_dim_days (app_id, level, key, day, app_version, os_version, device,
+                                    kind, reports, users, first_seen, last_seen)
+        SELECT app_id, l, CASE l WHEN 1 THEN key1 ELSE key2 END, received_day, app_version,
+               '', '', kind, count(*), hll_add_agg(hll_hash_text(user_id), 12, 5, 1024, 0),
+               min(received_at), max(received_at)
+          FROM reports, generate_series(1, 2) AS l GROUP BY 1, 2, 3, 4, 5, 8""")
+    sums = """SELECT level, key, app_version, sum(reports), hll_cardinality(hll_union_agg(users)),
+                     min(first_seen), max(last_seen)
+                FROM group_dim_days GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""
+    before = psql(url, sums)
+    assert "applied 023_" in migrate(url).stdout
+    assert psql(url, sums) == before
+    assert psql(url, "SELECT string_agg(user_id, ',' ORDER BY id) FROM reports"
+                     " WHERE NOT in_sample") == ",".join(u for (u, *_) in rows if u in listed)
+    split = psql(url, """SELECT level, key, app_version, in_sample, reports,
+                                hll_cardinality(users)::int
+                           FROM group_dim_days ORDER BY 1, 2, 3, 4""")
+    want = {}
+    for (user, k1, k2, version, _) in rows:
+        for level, key in ((1, k1), (2, k2)):
+            n, users = want.get((level, key, version, user not in listed), (0, set()))
+            want[(level, key, version, user not in listed)] = (n + 1, users | {user})
+    assert split.splitlines() == [
+        f"{lv}|{k}|{v}|{'t' if s else 'f'}|{n}|{len(u)}"
+        for (lv, k, v, s), (n, u) in sorted(want.items())]

@@ -541,3 +541,39 @@ def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
     assert split.splitlines() == [
         f"{lv}|{k}|{v}|{'t' if s else 'f'}|{n}|{len(u)}"
         for (lv, k, v, s), (n, u) in sorted(want.items())]
+
+
+def test_big_group_day_recount_keeps_whitelisted_users_out(cluster, make_server, tmp_path):
+    """A group-day of over 1,000 reports is recounted after the moves
+    (recount_group_day): its dimension rows are recounted per in_sample,
+    so affected stays exact for the group moved from and the one moved to."""
+    from test_aggregates import ingest_users
+    db = cluster.create_db("it_recount_in_sample")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
+    app = create_app(db)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    allow_everyone(server, app, retention_days=30)
+    vips = {f"user-{i}" for i in range(5, 15)}
+    for vip in vips:
+        whitelist(server, app, vip)
+    version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
+    ingest_users(db, app_id, version, "hot", 1, 1010)
+    moved = [f"user-{i}" for i in range(1, 11)]
+    for user in moved:  # as reprocessing does: the counts, then the keys
+        psql(db, f"""
+            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
+                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
+                               'stall', r.user_id)
+              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
+            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
+             WHERE app_id = {app_id} AND user_id = '{user}'""")
+    everyone = {f"user-{i}" for i in range(1, 1011)}
+    want = {"hot": len(everyone - set(moved) - vips), "cool": len(set(moved) - vips)}
+
+    def affected():
+        return {lv: {k: g["affected"] for k, g in listed_groups(server, app, level=lv).items()}
+                for lv in (1, 2)}
+    assert affected()[1]["cool"] == want["cool"]
+    stallscope("reprocess", db_url=db, extra_env={"STALLSCOPE_DATA_DIR": str(tmp_path)})
+    assert affected() == {1: want, 2: {f"{k}-2": n for k, n in want.items()}}

@@ -30,9 +30,9 @@ static int read_sampled(void *cls, const st_row *row)
 	return 0;
 }
 
-int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
-	       const char *from, const char *to, st_compare_cb cb, void *cls,
-	       int64_t *base_sampled, int64_t *target_sampled)
+int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target, const char *from,
+	       const char *to, st_compare_cb cb, void *cls, int64_t *base_sampled,
+	       int64_t *target_sampled)
 {
 	/* The two versions' level-1 rows by group_dim_days_version_idx; per
 	 * group, version and day the union of the in-sample rows' users,
@@ -45,8 +45,10 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 		" WHERE app_id = $1 AND app_version IN ($2, $5) AND level = 1 AND " DAYS
 		" GROUP BY key, app_version, day),"
 		" per_group AS (SELECT key,"
-		" coalesce(sum(reports) FILTER (WHERE app_version = $2), 0)::bigint AS base_reports,"
-		" coalesce(sum(affected) FILTER (WHERE app_version = $2), 0)::bigint AS base_affected,"
+		" coalesce(sum(reports) FILTER (WHERE app_version = $2), 0)::bigint"
+		" AS base_reports,"
+		" coalesce(sum(affected) FILTER (WHERE app_version = $2), 0)::bigint"
+		" AS base_affected,"
 		" coalesce(sum(affected) FILTER (WHERE app_version = $5), 0)::bigint"
 		" AS target_affected FROM per_day GROUP BY key HAVING sum(reports) > 0)"
 		" SELECT p.key, g.frames::text, p.base_reports, p.base_affected, p.target_affected"

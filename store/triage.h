@@ -31,8 +31,8 @@ typedef int (*st_compare_cb)(void *cls, const st_compare_row *row);
  * versions' sampled user-days over those days into *BASE_SAMPLED and
  * *TARGET_SAMPLED. Returns the number of groups.
  */
-int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
-	       const char *from, const char *to, st_compare_cb cb, void *cls,
-	       int64_t *base_sampled, int64_t *target_sampled);
+int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target, const char *from,
+	       const char *to, st_compare_cb cb, void *cls, int64_t *base_sampled,
+	       int64_t *target_sampled);
 
 #endif

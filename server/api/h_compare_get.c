@@ -62,16 +62,14 @@ static int add_row(void *cls, const st_compare_row *r)
 	srv_proportion target = {r->target_affected, t->target_sampled};
 	srv_verdict v = srv_compare_verdict(r->base_reports, base, target);
 	json_t *frames = json_loads(r->frames ? r->frames : "[]", 0, NULL);
-	json_t *obj = json_pack("{s:s,s:o,s:o,s:o,s:s}", "key", r->key, "frames",
-				frames ? frames : json_array(), "base",
-				side(base.affected, base.sampled), "target",
-				side(target.affected, target.sampled), "verdict",
-				srv_verdict_name(v));
+	json_t *obj = json_pack(
+		"{s:s,s:o,s:o,s:o,s:s}", "key", r->key, "frames", frames ? frames : json_array(),
+		"base", side(base.affected, base.sampled), "target",
+		side(target.affected, target.sampled), "verdict", srv_verdict_name(v));
 	if (!obj)
 		return -1;
-	double scale = t->base_sampled > 0
-			       ? (double)t->target_sampled / (double)t->base_sampled
-			       : 0.0;
+	double scale =
+		t->base_sampled > 0 ? (double)t->target_sampled / (double)t->base_sampled : 0.0;
 	t->rows[t->n++] = (compared){obj, (double)target.affected - (double)base.affected * scale,
 				     json_string_value(json_object_get(obj, "key"))};
 	return 0;

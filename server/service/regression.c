@@ -5,8 +5,8 @@
 
 /* SPEC §10.3's thresholds. */
 #define NEW_MIN_AFFECTED 5
-#define ALPHA 0.01
-#define RATIO 1.5
+#define ALPHA		 0.01
+#define RATIO		 1.5
 
 double srv_two_proportion_p(srv_proportion a, srv_proportion b)
 {
@@ -23,8 +23,7 @@ double srv_two_proportion_p(srv_proportion a, srv_proportion b)
 	return erfc(fabs(z) / sqrt(2.0));
 }
 
-srv_verdict srv_compare_verdict(int64_t base_reports, srv_proportion base,
-				srv_proportion target)
+srv_verdict srv_compare_verdict(int64_t base_reports, srv_proportion base, srv_proportion target)
 {
 	if (base_reports == 0 && target.affected >= NEW_MIN_AFFECTED)
 		return SRV_VERDICT_NEW;
@@ -44,14 +43,10 @@ srv_verdict srv_compare_verdict(int64_t base_reports, srv_proportion base,
 const char *srv_verdict_name(srv_verdict v)
 {
 	switch (v) {
-	case SRV_VERDICT_NEW:
-		return "new";
-	case SRV_VERDICT_WORSE:
-		return "worse";
-	case SRV_VERDICT_BETTER:
-		return "better";
-	case SRV_VERDICT_SAME:
-		break;
+	case SRV_VERDICT_NEW: return "new";
+	case SRV_VERDICT_WORSE: return "worse";
+	case SRV_VERDICT_BETTER: return "better";
+	case SRV_VERDICT_SAME: break;
 	}
 	return "same";
 }

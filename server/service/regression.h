@@ -35,8 +35,7 @@ double srv_two_proportion_p(srv_proportion a, srv_proportion b);
  * user-days; worse (better) when the test's p < 0.01 and the target's rate
  * is at least 1.5 times (at most 1/1.5 times) the base's; else same.
  */
-srv_verdict srv_compare_verdict(int64_t base_reports, srv_proportion base,
-				srv_proportion target);
+srv_verdict srv_compare_verdict(int64_t base_reports, srv_proportion base, srv_proportion target);
 
 /* "same", "new", "worse", "better". */
 const char *srv_verdict_name(srv_verdict v);

@@ -39,13 +39,15 @@ static srv_proportion prop(int64_t affected, int64_t sampled)
 static void test_p_value(void **state)
 {
 	(void)state;
-	const int64_t cases[][4] = {{30, 1000, 60, 1000}, {5, 400, 2, 100},
-				    {120, 5000, 100, 5000}, {1, 20, 0, 30},
+	const int64_t cases[][4] = {{30, 1000, 60, 1000},
+				    {5, 400, 2, 100},
+				    {120, 5000, 100, 5000},
+				    {1, 20, 0, 30},
 				    {700, 900, 10, 50}};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const int64_t *c = cases[i];
-		double want = two_sided_tail(pooled_z((double)c[0], (double)c[1], (double)c[2],
-						      (double)c[3]));
+		double want = two_sided_tail(
+			pooled_z((double)c[0], (double)c[1], (double)c[2], (double)c[3]));
 		double got = srv_two_proportion_p(prop(c[0], c[1]), prop(c[2], c[3]));
 		assert_true(fabs(got - want) <= 1e-9 + 1e-7 * want);
 		/* Two-sided: the order of the sides does not matter. */
@@ -65,8 +67,7 @@ static void test_verdicts(void **state)
 {
 	(void)state;
 	/* Same rate, large samples. */
-	assert_int_equal(srv_compare_verdict(40, prop(40, 1000), prop(80, 2000)),
-			 SRV_VERDICT_SAME);
+	assert_int_equal(srv_compare_verdict(40, prop(40, 1000), prop(80, 2000)), SRV_VERDICT_SAME);
 	/* Three times as frequent with enough users. */
 	assert_int_equal(srv_compare_verdict(20, prop(20, 1000), prop(60, 1000)),
 			 SRV_VERDICT_WORSE);
@@ -90,8 +91,7 @@ static void test_verdicts(void **state)
 	assert_int_equal(srv_compare_verdict(0, prop(0, 1000), prop(4, 1000)), SRV_VERDICT_SAME);
 	assert_int_equal(srv_compare_verdict(3, prop(0, 1000), prop(5, 1000)), SRV_VERDICT_SAME);
 	/* A base rate of 0 with a significant target is worse (no division). */
-	assert_int_equal(srv_compare_verdict(3, prop(0, 1000), prop(40, 1000)),
-			 SRV_VERDICT_WORSE);
+	assert_int_equal(srv_compare_verdict(3, prop(0, 1000), prop(40, 1000)), SRV_VERDICT_WORSE);
 	assert_string_equal(srv_verdict_name(SRV_VERDICT_NEW), "new");
 	assert_string_equal(srv_verdict_name(SRV_VERDICT_WORSE), "worse");
 	assert_string_equal(srv_verdict_name(SRV_VERDICT_BETTER), "better");

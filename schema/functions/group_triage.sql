@@ -28,31 +28,31 @@ CREATE OR REPLACE FUNCTION group_triage(p_app bigint, p_level smallint, p_key te
                                         p_os_version text, p_device text, p_kind text,
                                         p_newest text)
 RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  WITH rows AS (
-    SELECT d.day, d.app_version, d.in_sample, d.users, d.reports,
-           (p_from IS NULL OR d.day >= p_from) AND (p_to IS NULL OR d.day <= p_to)
-           AND (p_version IS NULL OR d.app_version = p_version)
-           AND (p_os_version IS NULL OR d.os_version = p_os_version)
-           AND (p_device IS NULL OR d.device = p_device)
-           AND (p_kind IS NULL OR d.kind = p_kind) AS matching
-      FROM group_dim_days d
-     WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key
-  ), affected AS (
+  WITH affected AS (
     SELECT coalesce(sum(n), 0)::bigint AS n
-      FROM (SELECT hll_cardinality(hll_union_agg(r.users)) AS n FROM rows r
-             WHERE r.matching AND r.in_sample AND r.reports > 0 GROUP BY r.day) AS per_day
+      FROM (SELECT hll_cardinality(hll_union_agg(d.users)) AS n FROM group_dim_days d
+             WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key AND d.in_sample
+               AND d.reports > 0
+               AND (p_from IS NULL OR d.day >= p_from) AND (p_to IS NULL OR d.day <= p_to)
+               AND (p_version IS NULL OR d.app_version = p_version)
+               AND (p_os_version IS NULL OR d.os_version = p_os_version)
+               AND (p_device IS NULL OR d.device = p_device)
+               AND (p_kind IS NULL OR d.kind = p_kind)
+             GROUP BY d.day) AS per_day
   ), sampled AS (
     SELECT coalesce(sum(a.sampled_users), 0)::bigint AS n FROM activity_daily a
      WHERE a.app_id = p_app AND (p_from IS NULL OR a.day >= p_from)
        AND (p_to IS NULL OR a.day <= p_to)
        AND (p_version IS NULL OR a.app_version = p_version)
   ), versions AS (
+    -- Every row of the group, but not its sketches.
     SELECT (array_agg(v.app_version ORDER BY app_version_key(v.app_version, ''),
                       v.app_version COLLATE "C"))[1] AS first,
            (array_agg(v.app_version ORDER BY app_version_key(v.app_version, '') DESC,
                       v.app_version COLLATE "C" DESC))[1] AS last
-      FROM (SELECT DISTINCT r.app_version FROM rows r
-             WHERE r.app_version <> '' AND r.reports > 0) AS v
+      FROM (SELECT DISTINCT d.app_version FROM group_dim_days d
+             WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key
+               AND d.app_version <> '' AND d.reports > 0) AS v
   )
   SELECT jsonb_build_object('affected', a.n,
                             'rate', CASE WHEN s.n > 0 THEN a.n::float8 / s.n END,

@@ -9,7 +9,6 @@ daily quota), and the groups the server put each report in (GET
 definition (docs/TRIAGE.md), the verdicts from the two-proportion z-test
 with Python's statistics.NormalDist."""
 
-import ctypes
 import math
 import random
 import re
@@ -22,40 +21,17 @@ import pytest
 
 from conftest import REPO, create_app, fixture_of, migrate, psql, stallscope
 from ingest_util import Image, allow_everyone, fresh_id, native, post
+from test_activity import check_in, is_sampled, whitelist
+from test_aggregates import ingest_users, move_hot_to_cool, recount_setup
+from test_api_filters import day_of
 
 DAY = 86400
 NOON = 1795176000  # 2026-11-20T12:00:00Z
-
-_xxh = ctypes.CDLL("libxxhash.so.0")
-_xxh.XXH3_64bits.restype = ctypes.c_uint64
-_xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-
-
-def is_sampled(bundle, user, day, rate):
-    data = f"{bundle}\0{user}\0{day}".encode()
-    return _xxh.XXH3_64bits(data, len(data)) / 2.0**64 < rate
-
-
-def day_of(t):
-    return time.strftime("%Y-%m-%d", time.gmtime(t))
 
 
 @pytest.fixture(scope="module")
 def image(manifest):
     return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
-
-
-def check_in(server, app, user, version):
-    q = urllib.parse.urlencode({"user_id": user, "app_version": version})
-    r = server.request("GET", f"/api/v1/sampling?{q}", key=app["ingest_key"])
-    assert r.status == 200, r
-    return r.json
-
-
-def whitelist(server, app, user):
-    r = server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/{user}", body=b"{}",
-                       token=app["admin_token"])
-    assert r.status == 200, r
 
 
 def get(server, app, path, **q):
@@ -515,7 +491,7 @@ def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
                     '{user}', 'stall', 'native', '{version}', '{k1}', '{k2}', false, '{{}}',
                     '{{}}')""")
     # The dimension rows as ingest kept them before 023.
-    psql(url, f"""
+    psql(url, """
         INSERT INTO group_dim_days (app_id, level, key, day, app_version, os_version, device,
                                     kind, reports, users, first_seen, last_seen)
         SELECT app_id, l, CASE l WHEN 1 THEN key1 ELSE key2 END, received_day, app_version,
@@ -547,27 +523,14 @@ def test_big_group_day_recount_keeps_whitelisted_users_out(cluster, make_server,
     """A group-day of over 1,000 reports is recounted after the moves
     (recount_group_day): its dimension rows are recounted per in_sample,
     so affected stays exact for the group moved from and the one moved to."""
-    from test_aggregates import ingest_users
-    db = cluster.create_db("it_recount_in_sample")
-    migrate(db)
-    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
-    app = create_app(db)
-    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    allow_everyone(server, app, retention_days=30)
+    db, server, app, app_id, version = recount_setup(cluster, make_server,
+                                                     "it_recount_in_sample")
     vips = {f"user-{i}" for i in range(5, 15)}
     for vip in vips:
         whitelist(server, app, vip)
-    version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
     ingest_users(db, app_id, version, "hot", 1, 1010)
     moved = [f"user-{i}" for i in range(1, 11)]
-    for user in moved:  # as reprocessing does: the counts, then the keys
-        psql(db, f"""
-            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
-                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
-                               'stall', r.user_id)
-              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
-            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
-             WHERE app_id = {app_id} AND user_id = '{user}'""")
+    move_hot_to_cool(db, app_id, moved)
     everyone = {f"user-{i}" for i in range(1, 1011)}
     want = {"hot": len(everyone - set(moved) - vips), "cool": len(set(moved) - vips)}
 

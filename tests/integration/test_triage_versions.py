@@ -9,6 +9,7 @@ daily quota), and the groups the server put each report in (GET
 definition (docs/TRIAGE.md), the verdicts from the two-proportion z-test
 with Python's statistics.NormalDist."""
 
+import json
 import math
 import random
 import re
@@ -187,6 +188,10 @@ def test_affected_and_rate_under_filters(db, make_server, image):
             expect_group(world, detail["group"], 1, days_in, version)
             for sub in detail["subgroups"]:
                 expect_group(world, sub, 2, days_in, version)
+    # The stats reply is compact JSON, as every other reply.
+    r = server.request("GET", f"/api/v1/apps/{app['app']}/stats", token=app["admin_token"])
+    assert r.status == 200 and r.json["days"], r
+    assert r.raw == json.dumps(r.json, separators=(",", ":")).encode()
     # Kept through retention: the reports' partitions go, the counts stay.
     before = listed_groups(server, app)
     stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(NOON + 30 * DAY)})

@@ -16,7 +16,10 @@
 --     recounts a group-day's rows from the kept reports and needs it.
 --   * group_dim_days.in_sample, in the row's key: the sampled users' sketch
 --     apart from the whitelisted users'. Whitelisted users are few, so
---     few rows are added; the lists keep summing every row.
+--     few rows are added; the lists keep summing every row. Read under an
+--     OS version, device or kind filter only:
+--   * group_version_days (below): per group, day and version, the
+--     in-sample users and their count, which everything else reads.
 -- Affected per day is the cardinality of the union of that day's matching
 -- in_sample rows' sketches (exact up to 1,024 users a day, schema/016),
 -- summed over the days.
@@ -78,8 +81,34 @@ SELECT x.app_id, x.level, x.key, x.day, x.app_version, x.os_version, x.device, x
  GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9;
 DROP TABLE listed_rows;
 
--- The release comparison reads one or two versions' level-1 rows of every
--- group: by version first, not the whole app's rows.
-CREATE INDEX group_dim_days_version_idx ON group_dim_days (app_id, app_version, level, day);
-COMMENT ON INDEX group_dim_days_version_idx IS
+-- Per group, day and app version: every stored report, and the sampled,
+-- non-whitelisted users as a sketch with its cardinality beside it. The
+-- group rows' affected and rate without an OS, device or kind filter, a
+-- group's versions, and the release comparison read these: a handful of
+-- rows per group and day (one per version) instead of group_dim_days'
+-- hundreds, and the comparison reads no sketch at all (affected).
+CREATE TABLE group_version_days (
+  app_id bigint NOT NULL,
+  level smallint NOT NULL CHECK (level IN (1, 2)),
+  key text NOT NULL,
+  day date NOT NULL,
+  app_version text NOT NULL,
+  reports bigint NOT NULL CHECK (reports >= 0),
+  affected bigint NOT NULL CHECK (affected >= 0),
+  users hll(12, 5, 1024, 0) NOT NULL,
+  PRIMARY KEY (app_id, level, key, day, app_version)
+) WITH (fillfactor = 80);
+ALTER TABLE group_version_days ALTER COLUMN users SET STORAGE EXTERNAL;
+COMMENT ON TABLE group_version_days IS
+  'Per group (both levels), UTC day and app version ('''' when none): stored reports (whitelisted users'' included), the in-sample users (reports.in_sample) as an hll and its cardinality (affected). Upserted by ingest_reports after group_dim_days, moved by move_report, recounted by recount_group_day; kept through retention. Answers affected and rate without a dimension filter, first/last version and GET …/compare (docs/TRIAGE.md).';
+COMMENT ON INDEX group_version_days_pkey IS
+  'Upserts at ingest; a group''s affected users and versions by (app_id, level, key).';
+CREATE INDEX group_version_days_version_idx
+  ON group_version_days (app_id, app_version, level, day);
+COMMENT ON INDEX group_version_days_version_idx IS
   'GET …/compare: the level-1 rows of one app version over a day range, whatever the groups.';
+INSERT INTO group_version_days (app_id, level, key, day, app_version, reports, affected, users)
+SELECT app_id, level, key, day, app_version, sum(reports),
+       coalesce(hll_cardinality(hll_union_agg(users) FILTER (WHERE in_sample)), 0)::bigint,
+       coalesce(hll_union_agg(users) FILTER (WHERE in_sample), hll_empty(12, 5, 1024, 0))
+  FROM group_dim_days GROUP BY 1, 2, 3, 4, 5;

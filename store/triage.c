@@ -34,23 +34,21 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 	       const char *to, st_compare_cb cb, void *cls, int64_t *base_sampled,
 	       int64_t *target_sampled)
 {
-	/* The two versions' level-1 rows by group_dim_days_version_idx; per
-	 * group, version and day the union of the in-sample rows' users,
-	 * then summed over the days (distinct user-days). */
+	/* The two versions' level-1 rows by group_version_days_version_idx:
+	 * per group, version and day one row, its in-sample users counted
+	 * (schema/023), summed over the days: distinct user-days without a
+	 * sketch read. */
 	static const st_stmt groups = {
 		"compare_groups",
-		"WITH per_day AS (SELECT key, app_version, sum(reports) AS reports,"
-		" coalesce(hll_cardinality(hll_union_agg(users) FILTER (WHERE in_sample)), 0)"
-		" AS affected FROM group_dim_days"
-		" WHERE app_id = $1 AND app_version IN ($2, $5) AND level = 1 AND " DAYS
-		" GROUP BY key, app_version, day),"
-		" per_group AS (SELECT key,"
+		"WITH per_group AS (SELECT key,"
 		" coalesce(sum(reports) FILTER (WHERE app_version = $2), 0)::bigint"
 		" AS base_reports,"
 		" coalesce(sum(affected) FILTER (WHERE app_version = $2), 0)::bigint"
 		" AS base_affected,"
 		" coalesce(sum(affected) FILTER (WHERE app_version = $5), 0)::bigint"
-		" AS target_affected FROM per_day GROUP BY key HAVING sum(reports) > 0)"
+		" AS target_affected FROM group_version_days"
+		" WHERE app_id = $1 AND app_version IN ($2, $5) AND level = 1 AND " DAYS
+		" GROUP BY key HAVING sum(reports) > 0)"
 		" SELECT p.key, g.frames::text, p.base_reports, p.base_affected, p.target_affected"
 		" FROM per_group p JOIN groups g ON g.app_id = $1 AND g.level = 1 AND g.key = p.key"
 		" ORDER BY p.key",

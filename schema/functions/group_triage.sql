@@ -5,11 +5,13 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- Everything comes from aggregates (the group's group_dim_days rows by
--- their primary key, activity_daily's rows of the days): no report row.
---  * affected: per day, the distinct users of the day's matching rows
---    that are in the sample (schema/023: whitelisted users' reports are
---    rows of their own), summed over the days: distinct (user, day) pairs.
+-- Everything comes from aggregates read by primary key (schema/023): no
+-- report row.
+--  * affected: per day, the distinct in-sample users of the day's matching
+--    rows, summed over the days: distinct (user, day) pairs. Without an OS
+--    version, device or kind filter from group_version_days (a version's
+--    count as kept, or the union of the day's few version rows), else
+--    from group_dim_days' in-sample rows (hundreds per group and day).
 --  * rate: affected ÷ the sampled user-days of the same days (the filter's
 --    range, all days without one) and version (all versions without one):
 --    activity_daily.sampled_users summed. NULL when that is 0. The OS
@@ -29,6 +31,7 @@ CREATE OR REPLACE FUNCTION group_triage(p_app bigint, p_level smallint, p_key te
                                         p_newest text)
 RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
   WITH affected AS (
+    -- Under an OS version, device or kind filter: the dimension rows.
     SELECT coalesce(sum(n), 0)::bigint AS n
       FROM (SELECT hll_cardinality(hll_union_agg(d.users)) AS n FROM group_dim_days d
              WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key AND d.in_sample
@@ -38,19 +41,33 @@ RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
                AND (p_os_version IS NULL OR d.os_version = p_os_version)
                AND (p_device IS NULL OR d.device = p_device)
                AND (p_kind IS NULL OR d.kind = p_kind)
-             GROUP BY d.day) AS per_day
+               AND coalesce(p_os_version, p_device, p_kind) IS NOT NULL
+             GROUP BY d.day
+            -- Under a version filter: one row per day, its count.
+            UNION ALL
+            SELECT v.affected FROM group_version_days v
+             WHERE v.app_id = p_app AND v.level = p_level AND v.key = p_key
+               AND (p_from IS NULL OR v.day >= p_from) AND (p_to IS NULL OR v.day <= p_to)
+               AND v.app_version = p_version
+               AND coalesce(p_os_version, p_device, p_kind) IS NULL
+            -- Otherwise: per day, the union of its versions' rows.
+            UNION ALL
+            SELECT hll_cardinality(hll_union_agg(v.users)) FROM group_version_days v
+             WHERE v.app_id = p_app AND v.level = p_level AND v.key = p_key
+               AND (p_from IS NULL OR v.day >= p_from) AND (p_to IS NULL OR v.day <= p_to)
+               AND coalesce(p_version, p_os_version, p_device, p_kind) IS NULL
+             GROUP BY v.day) AS per_day
   ), sampled AS (
     SELECT coalesce(sum(a.sampled_users), 0)::bigint AS n FROM activity_daily a
      WHERE a.app_id = p_app AND (p_from IS NULL OR a.day >= p_from)
        AND (p_to IS NULL OR a.day <= p_to)
        AND (p_version IS NULL OR a.app_version = p_version)
   ), versions AS (
-    -- Every row of the group, but not its sketches.
     SELECT (array_agg(v.app_version ORDER BY app_version_key(v.app_version, ''),
                       v.app_version COLLATE "C"))[1] AS first,
            (array_agg(v.app_version ORDER BY app_version_key(v.app_version, '') DESC,
                       v.app_version COLLATE "C" DESC))[1] AS last
-      FROM (SELECT DISTINCT d.app_version FROM group_dim_days d
+      FROM (SELECT DISTINCT d.app_version FROM group_version_days d
              WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key
                AND d.app_version <> '' AND d.reports > 0) AS v
   )

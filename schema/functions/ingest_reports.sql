@@ -227,6 +227,24 @@ BEGIN
            coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
            p_kinds[o] AS kind, NOT listed[o] AS in_sample, p_ats[o] AS at, o
       FROM stored, (VALUES (1), (2)) AS l(lvl)
+  ), version_days AS (
+    -- Both levels' rows per day and version, the in-sample users' sketch
+    -- and its count (schema/023); locked after the dimensions' rows (run
+    -- after them), in key order.
+    INSERT INTO group_version_days AS v (app_id, level, key, day, app_version, reports,
+                                         affected, users)
+    SELECT p_app, level, key, day, app_version, count(*),
+           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0)
+                                      FILTER (WHERE in_sample)), 0),
+           coalesce(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0) FILTER (WHERE in_sample),
+                    hll_empty(12, 5, 1024, 0))
+      FROM counted
+     GROUP BY level, key, day, app_version
+     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C"
+    ON CONFLICT (app_id, level, key, day, app_version) DO UPDATE SET
+      reports = v.reports + excluded.reports,
+      affected = hll_cardinality(hll_union(v.users, excluded.users)),
+      users = hll_union(v.users, excluded.users)
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the batch's users
     -- of a row made into one sketch, then one upsert per row. Statements

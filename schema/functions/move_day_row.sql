@@ -36,16 +36,9 @@ DECLARE
   moved_in_sample boolean;
 BEGIN
   IF p_dims THEN
-    -- The dimension rows keep whitelisted users apart (schema/023): the
-    -- moved report's in_sample, from its row in the old group (any report
-    -- of p_user at p_at there stands for it, as below).
-    moved_in_sample := (SELECT bool_or(r.in_sample) FROM reports r
-                         WHERE r.app_id = p_app AND r.received_day = p_day
-                           AND r.key1 = p_from_key1 AND (p_level = 1 OR r.key2 = p_from_key2)
-                           AND r.user_id = p_user AND r.received_at = p_at);
-    IF moved_in_sample IS NULL THEN
-      RAISE EXCEPTION 'move_day_row: no report of % at % in group %', p_user, p_at, from_key;
-    END IF;
+    -- The dimension rows keep whitelisted users apart (schema/023).
+    moved_in_sample := report_in_sample(p_app, p_day, p_from_key1,
+                                        CASE p_level WHEN 2 THEN p_from_key2 END, p_user, p_at);
   END IF;
   FOR step IN 1..2 LOOP
     IF (step = 1) = (from_key COLLATE "C" <= p_to_key COLLATE "C") THEN

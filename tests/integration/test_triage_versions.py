@@ -175,7 +175,12 @@ def test_affected_and_rate_under_filters(db, make_server, image):
                                 ({"to": d1}, {d1}, None),
                                 ({"version": "2.10"}, {d1, d2}, "2.10"),
                                 ({"version": "2.9", "from": d1, "to": d1}, {d1}, "2.9"),
-                                ({"version": "7.7"}, {d1, d2}, "7.7")]:
+                                ({"version": "7.7"}, {d1, d2}, "7.7"),
+                                # Every report is of this OS and device: the
+                                # same numbers, from the dimension rows.
+                                ({"os_version": "17.2"}, {d1, d2}, None),
+                                ({"device": "iPhone14,2", "version": "2.10", "from": d2},
+                                 {d2}, "2.10")]:
         for level in (1, 2):
             got = listed_groups(server, app, level=level, **q)
             want_keys = {(k1 if level == 1 else k2) for (d, _, v, k1, k2) in world.stored
@@ -442,9 +447,11 @@ def test_late_dsym_moves_affected_exactly(db, make_server, image):
     day = day_of(NOON)
     sampled = {"4.0": len({r["user"] for r in reports} - {"vip"}),
                "4.1": len({r["user"] for r in reports if r["version"] == "4.1"} - {"vip"})}
-    for version in (None, "4.0", "4.1"):
+    for version, os_version in ((None, None), ("4.0", None), ("4.1", None), (None, "17.2"),
+                                ("4.1", "17.2")):
         for level in (1, 2):
-            got = listed_groups(server, app, level=level, version=version)
+            got = listed_groups(server, app, level=level, version=version,
+                                os_version=os_version)
             want = {}
             for r, keys in zip(reports, placed):
                 if version in (None, r["version"]):
@@ -522,6 +529,16 @@ def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
     assert split.splitlines() == [
         f"{lv}|{k}|{v}|{'t' if s else 'f'}|{n}|{len(u)}"
         for (lv, k, v, s), (n, u) in sorted(want.items())]
+    # Per group, day and version: every report, the in-sample users.
+    per_version = psql(url, """SELECT level, key, app_version, reports, affected,
+                                      hll_cardinality(users)::int
+                                 FROM group_version_days ORDER BY 1, 2, 3""")
+    versions = {}
+    for (lv, k, v, s), (n, u) in want.items():
+        reports, users = versions.get((lv, k, v), (0, set()))
+        versions[(lv, k, v)] = (reports + n, users | (u if s else set()))
+    assert per_version.splitlines() == [
+        f"{lv}|{k}|{v}|{n}|{len(u)}|{len(u)}" for (lv, k, v), (n, u) in sorted(versions.items())]
 
 
 def test_big_group_day_recount_keeps_whitelisted_users_out(cluster, make_server, tmp_path):

@@ -196,6 +196,7 @@ def discover(conn, today):
         ("group reports page 2", reps + q(limit=50, cursor=page1["next_cursor"])),
         ("report", f"/api/v1/reports/{rid}"),
         ("report trace", f"/api/v1/reports/{rid}/trace"),
+        ("compare 8.3.0 → 8.4.0", f"{a}/compare" + q(base="8.3.0", target="8.4.0")),
         ("dimensions", f"{a}/dimensions"),
         ("dimensions from=to=today", f"{a}/dimensions" + q(**{"from": today, "to": today})),
         ("dsyms/missing images=app", f"{a}/dsyms/missing" + q(images="app", limit=50)),

@@ -65,10 +65,10 @@ raw, sym = open(f"{w}/raw.json").read().strip(), open(f"{w}/sym.json").read().st
 open(f"{w}/insert.sql", "w").write(
     "INSERT INTO bench_rows (id, app_id, received_day, received_at, report_id, user_id, kind,"
     " source, app_version, os_version, device, duration_ms, key1, key2, pending, raw,"
-    " symbolized) VALUES (nextval('bench_ids'), 1, current_date, now(), md5(random()::text),"
-    " 'user-1', 'stall',"
+    " symbolized, in_sample) VALUES (nextval('bench_ids'), 1, current_date, now(),"
+    " md5(random()::text), 'user-1', 'stall',"
     " 'native', '8.0.1', '17.2', 'iPhone14,2', 2500, 'k1', 'k2', false, "
-    f"{q(raw)}, {q(sym)});\n")
+    f"{q(raw)}, {q(sym)}, true);\n")
 PY
 pg_port=$(cat "$work/pg/port")
 

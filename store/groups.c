@@ -65,6 +65,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key AND "     \
 	WHERE " GROUP BY d.day) AS s))"
 
+/* The triage members of the group object OBJ (json) of g under the filters
+ * ARGS (schema/functions/group_triage.sql), as jsonb. */
+#define TRIAGE(OBJ, ARGS)                                                              \
+	"(" OBJ "::jsonb || group_triage(g.app_id, g.level, g.key, " ARGS ","              \
+	" (SELECT app_newest_version($1))))"
+#define NO_FILTERS "NULL, NULL, NULL, NULL, NULL, NULL"
+#define FILTERS "$3::date, $4::date, $5::text, $6::text, $7::text, $8::text"
+
 /* The distinct users of a sketch (or of none) as a count. */
 #define CARD(H) "coalesce(hll_cardinality(" H "), 0)::bigint"
 
@@ -99,9 +107,9 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
-	GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "s", TABLE,   \
-		     WHERE)                                                             \
-	"::jsonb AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
+	TRIAGE(GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "s", TABLE, \
+			    WHERE), FILTERS)                                           \
+	" AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
 	" ORDER BY a.v DESC, a.key DESC LIMIT $12) AS a"                                  \
 	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key,"          \
@@ -127,7 +135,7 @@ static bool filtered(const st_group_filter *f)
  * conditions, which PostgreSQL switches to from a statement's sixth call.
  * Their sorts and hashes (per group over a range) get the memory they need
  * without spilling, for this transaction only. */
-static int plan_per_call(st_conn *c)
+int st_plan_per_call(st_conn *c)
 {
 	return st_exec_script(c,
 			      "SET LOCAL plan_cache_mode = force_custom_plan;"
@@ -147,9 +155,9 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen",
 					     "g.stall_ms")
 		" AS v, "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-			     "group_days", "true")
-		"::jsonb AS obj"
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+				    "group_days", "true"), NO_FILTERS)
+		" AS obj"
 		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
@@ -165,7 +173,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit)};
 		return run_text(c, &all, p, 6, out_json);
 	}
-	int rc = plan_per_call(c);
+	int rc = st_plan_per_call(c);
 	if (rc < 0)
 		return rc;
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
@@ -194,12 +202,12 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	" max(d.last_seen) AS last_seen, " SEVERITY_SUMS " FROM " TABLE " d"            \
 	" WHERE d.app_id = $1 AND d.level = 1 AND d.key = $2 AND" WHERE ")"              \
 	" SELECT json_build_object('group', (SELECT "                                  \
-	GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", "t", TABLE,   \
-		     WHERE)                                                             \
+	TRIAGE(GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", "t", TABLE, \
+			    WHERE), FILTERS)                                           \
 	" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"     \
 	" 'subgroups', (SELECT coalesce(json_agg("                                      \
-	GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", "a", TABLE,   \
-		     WHERE)                                                             \
+	TRIAGE(GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", "a", TABLE, \
+			    WHERE), FILTERS)                                           \
 	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
 	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"      \
 	GROUP_KNOWN
@@ -210,12 +218,12 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 	static const st_stmt all = {
 		"group_detail",
 		"SELECT json_build_object('group', (SELECT "
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-			     "group_days", "true")
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+				    "group_days", "true"), NO_FILTERS)
 		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
-		GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-			     "group_days", "true")
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+				    "group_days", "true"), NO_FILTERS)
 		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
 		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
 		2};
@@ -227,7 +235,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
 		return run_text(c, &all, p, 2, out_json);
 	}
-	int rc = plan_per_call(c);
+	int rc = st_plan_per_call(c);
 	if (rc < 0)
 		return rc;
 	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
@@ -267,7 +275,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 			ST_INT64(after_us),	ST_INT64(after_id), ST_INT64(limit),
 			ST_TEXT(f->from),	ST_TEXT(f->to),	    ST_TEXT(f->version),
 			ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind)};
-	int rc = filtered(f) ? plan_per_call(c) : 0;
+	int rc = filtered(f) ? st_plan_per_call(c) : 0;
 	return rc < 0 ? rc : run_text(c, &q, p, 12, out_json);
 }
 

@@ -88,6 +88,11 @@ int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls);
  */
 int st_exec_script(st_conn *c, const char *sql, const char *label);
 
+/* Plans the transaction's next statements at every call, with the memory
+ * their sorts need (store/groups.c): for statements whose optional
+ * filters ("$3 IS NULL OR …") a generic plan would keep as filters. */
+int st_plan_per_call(st_conn *c);
+
 /* Appends ITEMS[0..N) (NULL items are SQL NULLs; LENS NULL means strlen)
  * to W as a one-dimensional text[] in array_recv's form, to be sent as
  * ST_BYTES: the JSON or user text inside needs no quoting or escaping,

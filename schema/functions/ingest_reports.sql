@@ -17,7 +17,9 @@
 --  * group counters: reports summed, users as hll sketches unioned
 --    (schema/016: exact up to 1,024 users per row); durations summed,
 --    their max and histogram kept (schema/021: a NULL duration counts in
---    none of them).
+--    none of them); group_dim_days keeps the whitelisted users' reports in
+--    rows of their own (in_sample false, schema/023), which affected users
+--    leave out.
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, the
 -- missing images' shared advisory locks, then
@@ -178,12 +180,12 @@ BEGIN
     INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
                          source, app_version, build, os, os_version, os_build, device,
                          client_timestamp, duration_ms, key1, key2, pending, raw,
-                         symbolized, raw_stacks, symbolized_stacks)
+                         symbolized, raw_stacks, symbolized_stacks, in_sample)
     SELECT id, p_app, p_days[o], p_ats[o], p_report_ids[o], p_user_ids[o], p_kinds[o],
            p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
            p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
            p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
-           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[]
+           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[], NOT listed[o]
       FROM stored
   ), wait_rows AS (
     -- A report listing one UUID under two images waits for it once.
@@ -229,25 +231,43 @@ BEGIN
            p_user_ids[o] AS uid, p_days[o] AS day,
            coalesce(p_app_versions[o], '') AS app_version,
            coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
-           p_kinds[o] AS kind, p_ats[o] AS at, p_culprits[o]::jsonb AS culprit, o,
-           p_durations[o] AS ms
+           p_kinds[o] AS kind, NOT listed[o] AS in_sample, p_ats[o] AS at,
+           p_culprits[o]::jsonb AS culprit, o, p_durations[o] AS ms
       FROM stored, (VALUES (1), (2)) AS l(lvl)
+  ), version_days AS (
+    -- Both levels' rows per day and version, the in-sample users' sketch
+    -- and its count (schema/023); locked after the dimensions' rows (run
+    -- after them), in key order.
+    INSERT INTO group_version_days AS v (app_id, level, key, day, app_version, reports,
+                                         affected, users)
+    SELECT p_app, level, key, day, app_version, count(*),
+           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0)
+                                      FILTER (WHERE in_sample)), 0),
+           coalesce(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0) FILTER (WHERE in_sample),
+                    hll_empty(12, 5, 1024, 0))
+      FROM counted
+     GROUP BY level, key, day, app_version
+     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C"
+    ON CONFLICT (app_id, level, key, day, app_version) DO UPDATE SET
+      reports = v.reports + excluded.reports,
+      affected = hll_cardinality(hll_union(v.users, excluded.users)),
+      users = hll_union(v.users, excluded.users)
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the batch's users
     -- of a row made into one sketch, then one upsert per row. Statements
     -- of a WITH run last to first, so these rows are locked after
     -- group_days and the groups', in key order (schema/016).
     INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
-                                     kind, reports, users, first_seen, last_seen,
+                                     kind, in_sample, reports, users, first_seen, last_seen,
                                      stall_ms, max_duration_ms, duration_hist)
-    SELECT p_app, level, key, day, app_version, os_version, device, kind, count(*),
+    SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
            hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
            coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
       FROM counted
-     GROUP BY level, key, day, app_version, os_version, device, kind
+     GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
      ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
-              device COLLATE "C", kind COLLATE "C"
-    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind)
+              device COLLATE "C", kind COLLATE "C", in_sample
+    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
     DO UPDATE SET reports = d.reports + excluded.reports,
                   users = hll_union(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),

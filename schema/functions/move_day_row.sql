@@ -40,7 +40,13 @@ DECLARE
   left_reports bigint;
   left_max bigint;
   recount_now boolean;
+  moved_in_sample boolean;
 BEGIN
+  IF p_dims THEN
+    -- The dimension rows keep whitelisted users apart (schema/023).
+    moved_in_sample := report_in_sample(p_app, p_day, p_from_key1,
+                                        CASE p_level WHEN 2 THEN p_from_key2 END, p_user, p_at);
+  END IF;
   FOR step IN 1..2 LOOP
     IF (step = 1) = (from_key COLLATE "C" <= p_to_key COLLATE "C") THEN
       recount_now := coalesce((SELECT d.reports <= 1000 FROM group_days d
@@ -69,7 +75,8 @@ BEGIN
                    AND (NOT p_dims OR (coalesce(r.app_version, '') = p_app_version
                                        AND coalesce(r.os_version, '') = p_os_version
                                        AND coalesce(r.device, '') = p_device
-                                       AND r.kind = p_kind))) AS k
+                                       AND r.kind = p_kind
+                                       AND r.in_sample = moved_in_sample))) AS k
          WHERE NOT (k.user_id = p_user AND k.received_at = p_at
                     AND k.duration_ms IS NOT DISTINCT FROM p_duration AND k.nth = 1);
         left_users := coalesce(left_users, hll_empty(12, 5, 1024, 0));
@@ -83,11 +90,13 @@ BEGIN
                duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND app_version = p_app_version AND os_version = p_os_version
-           AND device = p_device AND kind = p_kind AND reports > 0;
+           AND device = p_device AND kind = p_kind AND in_sample = moved_in_sample
+           AND reports > 0;
         DELETE FROM group_dim_days
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND app_version = p_app_version AND os_version = p_os_version
-           AND device = p_device AND kind = p_kind AND reports = 0;
+           AND device = p_device AND kind = p_kind AND in_sample = moved_in_sample
+           AND reports = 0;
       ELSE
         UPDATE group_days SET reports = reports - 1, users = coalesce(left_users, users),
                first_seen = coalesce(left_first, first_seen),
@@ -103,12 +112,13 @@ BEGIN
       END IF;
     ELSIF p_dims THEN
       INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version,
-                                       device, kind, reports, users, first_seen, last_seen,
-                                       stall_ms, max_duration_ms, duration_hist)
+                                       device, kind, in_sample, reports, users, first_seen,
+                                       last_seen, stall_ms, max_duration_ms, duration_hist)
       VALUES (p_app, p_level, p_to_key, p_day, p_app_version, p_os_version, p_device, p_kind,
-              1, hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at,
-              coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1))
-      ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind)
+              moved_in_sample, 1, hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
+              p_at, p_at, coalesce(p_duration, 0), p_duration,
+              count_durations(ARRAY[p_duration], 1))
+      ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
                     last_seen = greatest(d.last_seen, excluded.last_seen),

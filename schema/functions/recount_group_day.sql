@@ -37,20 +37,32 @@ BEGIN
          last_seen = x.last_seen, max_duration_ms = x.max_duration_ms
     FROM (SELECT coalesce(r.app_version, '') AS app_version,
                  coalesce(r.os_version, '') AS os_version, coalesce(r.device, '') AS device,
-                 r.kind, hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
+                 r.kind, r.in_sample,
+                 hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
                  min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
                  max(r.duration_ms) AS max_duration_ms
             FROM reports r
            WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
-           GROUP BY 1, 2, 3, 4) AS x
+           GROUP BY 1, 2, 3, 4, 5) AS x
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
      AND d.app_version = x.app_version AND d.os_version = x.os_version
-     AND d.device = x.device AND d.kind = x.kind;
+     AND d.device = x.device AND d.kind = x.kind AND d.in_sample = x.in_sample;
+  UPDATE group_version_days v SET users = coalesce(x.users, hll_empty(12, 5, 1024, 0)),
+         affected = coalesce(hll_cardinality(x.users), 0)::bigint
+    FROM (SELECT coalesce(r.app_version, '') AS app_version,
+                 hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0)
+                   FILTER (WHERE r.in_sample) AS users
+            FROM reports r
+           WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
+             AND (m.level = 1 OR r.key2 = m.key)
+           GROUP BY 1) AS x
+   WHERE v.app_id = m.app_id AND v.level = m.level AND v.key = m.key AND v.day = m.day
+     AND v.app_version = x.app_version;
   PERFORM count_out_of_group(m.app_id, m.level, m.key, true);
   DELETE FROM group_day_recounts
    WHERE app_id = m.app_id AND level = m.level AND key = m.key AND day = m.day;
   RETURN true;
 END $$;
 COMMENT ON FUNCTION recount_group_day() IS
-  'Reprocessing: recounts the users, first and last seen and longest duration of one group-day marked in group_day_recounts (its group_days row, its group_dim_days rows, then the group''s all-time users) from the kept reports and unmarks it; false when none is marked.';
+  'Reprocessing: recounts the users, first and last seen and longest duration of one group-day marked in group_day_recounts (its group_days row, its group_dim_days rows, its group_version_days rows'' in-sample users, then the group''s all-time users) from the kept reports and unmarks it; false when none is marked.';

@@ -6,7 +6,6 @@
  * retention window keeps; without to, it runs to the newest counted day.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
@@ -49,6 +48,9 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)
 		free(t.json);
 		return srv_reply_store_error(conn, rc);
 	}
-	/* PostgreSQL wrote the JSON: sent as it is, not parsed again. */
-	return srv_reply_text(conn, 200, "application/json", t.json, strlen(t.json));
+	/* PostgreSQL's JSON text is spaced: written again compact, like
+	 * every other reply. */
+	json_t *body = json_loads(t.json, 0, NULL);
+	free(t.json);
+	return srv_reply_json(conn, 200, body);
 }

@@ -69,6 +69,10 @@ enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *r
  * stalled users per day and version. */
 enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req);
 
+/* GET /api/v1/apps/{app}/compare?base=&target=&from=&to= — every level-1
+ * group of two versions with its affected users, rates and verdict. */
+enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req);
+
 /* GET /api/v1/apps/{app}/dsyms/missing */
 enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
 

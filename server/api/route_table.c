@@ -47,6 +47,7 @@ static const srv_route routes[] = {
 	{"GET", "/api/v1/apps/{app}/dimensions", srv_h_dimensions_get, SRV_AUTH_ADMIN,
 	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/stats", srv_h_stats_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/compare", srv_h_compare_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 };
 
 const srv_route *srv_routes(size_t *out_count)

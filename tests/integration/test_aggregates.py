@@ -58,6 +58,33 @@ def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL"):
     assert stored == str(n)
 
 
+def recount_setup(cluster, make_server, name):
+    """A database NAME of its own and a server whose periodic pass is an
+    hour away (no server recounts before the test looks at the rows
+    waiting for it): (db, server, app, app_id, policy version)."""
+    db = cluster.create_db(name)
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
+    app = create_app(db)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    allow_everyone(server, app, retention_days=30)
+    return db, server, app, app_id, psql(db, "SELECT version FROM app_config"
+                                             f" WHERE app_id = {app_id}")
+
+
+def move_hot_to_cool(db, app_id, users):
+    """The reports of USERS (made by ingest_users) moved from groups hot
+    to cool, as reprocessing does: the counts, then the keys."""
+    for user in users:
+        psql(db, f"""
+            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
+                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
+                               'stall', r.user_id, r.duration_ms)
+              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
+            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
+             WHERE app_id = {app_id} AND user_id = '{user}'""")
+
+
 def users_everywhere(server, app, key):
     """The users the API shows for group KEY on every read path."""
     today = day_of(time.time())
@@ -105,15 +132,8 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
     ends with) exact on every read path. So is the longest duration
     (schema/021), the moved reports holding the longest: their sum and
     histogram move at once."""
-    # A database of its own and a periodic pass an hour away: no server
-    # recounts before the test looks at the rows waiting for it.
-    db = cluster.create_db("it_recount_after_moves")
-    migrate(db)
-    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
-    app = create_app(db)
-    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    allow_everyone(server, app, retention_days=30)
-    version = psql(db, f"SELECT version FROM app_config WHERE app_id = {app_id}")
+    db, server, app, app_id, version = recount_setup(cluster, make_server,
+                                                     "it_recount_after_moves")
     ingest_users(db, app_id, version, "hot", 1, 1010, duration_sql="(1011 - i) * 10")
     moved = [f"user-{i}" for i in range(1, 11)]
     duration = lambda i: (1011 - i) * 10
@@ -124,14 +144,7 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
     durations = lambda table, key: psql(db, "SELECT stall_ms, max_duration_ms, duration_hist"
                                             f" FROM {table} WHERE app_id = {app_id}"
                                             f" AND key = '{key}'")
-    for user in moved:  # as reprocessing does: the counts, then the keys
-        psql(db, f"""
-            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
-                               r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
-                               'stall', r.user_id, r.duration_ms)
-              FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';
-            UPDATE reports SET key1 = 'cool', key2 = 'cool-2'
-             WHERE app_id = {app_id} AND user_id = '{user}'""")
+    move_hot_to_cool(db, app_id, moved)
     waiting = psql(db, "SELECT level, key FROM group_day_recounts"
                        f" WHERE app_id = {app_id} ORDER BY 1")
     assert waiting.splitlines() == ["1|hot", "2|hot-2"]

@@ -14,6 +14,10 @@
 #      reports for the same SEED on every build. DAYS=1 (default): all
 #      through POST /api/v1/ingest, today; DAYS=N: spread over N days up to
 #      today through the admin route POST …/backfill?received_at=.
+#      Then bench/dashboard_checkins.py checks in the 200,000 users
+#      (GET /api/v1/sampling with their version; the days before today
+#      through the check-in backfill): the rates' denominators (issue 26).
+#      CHECKINS=0 skips it (builds before issue 26 have no such route).
 #   3. bench/dashboard_measure.py: IDLE_SECONDS (30) of CPU with no request,
 #      the database's size, every dashboard route cold and then warm
 #      (REPEATS rounds, 20): a table, and one JSON per run in
@@ -91,10 +95,16 @@ echo "loading $REPORTS reports over $DAYS day(s), $CONCURRENCY connections…"
 build/bench/dashboard_load 127.0.0.1 "$port" "$auth" "$app" "$work/run/profile" "$REPORTS" \
 	"$CONCURRENCY" "$DAYS" "$SEED" >"$work/run/load.json"
 stored=$(sed -n 's/.*"accepted":\([0-9]*\).*/\1/p' "$work/run/load.json")
+echo '{}' >"$work/run/checkins.json"
+if [ "${CHECKINS:-1}" != 0 ]; then
+	echo "checking in 200000 users over $DAYS day(s)…"
+	python3 bench/dashboard_checkins.py "$port" "$app" "$ingest_key" "$admin_token" 200000 \
+		"$DAYS" 8 >"$work/run/checkins.json"
+fi
 
 BIN=$bin WORK=$work PORT=$port APP=$app ADMIN_TOKEN=$admin_token \
 	SERVER_PID=$server_pid DATABASE_URL=$url REPORTS_STORED=$stored \
-	LOAD_JSON=$work/run/load.json LABEL=$label REPEATS=$REPEATS IDLE_SECONDS=$IDLE_SECONDS \
+	LOAD_JSON=$work/run/load.json CHECKINS_JSON=$work/run/checkins.json LABEL=$label REPEATS=$REPEATS IDLE_SECONDS=$IDLE_SECONDS \
 	DAYS=$DAYS SEED=$SEED CONCURRENCY=$CONCURRENCY TODAY=$today \
 	RESULT=$work/results/$(date -u +%Y%m%dT%H%M%SZ)-$(echo "$label" | tr -c 'A-Za-z0-9._\n-' _).json \
 	python3 bench/dashboard_measure.py

@@ -177,6 +177,7 @@ def discover(conn, today):
         ("groups 7 days", g(**{"from": week, "to": today})),
         ("groups 7 days version=", g(version="8.4.0", **{"from": week, "to": today})),
         ("groups level=2", f"{a}/groups" + q(level=2, limit=50)),
+        ("groups sort=stall_ms version=", g(sort="stall_ms", version="8.4.0")),
     ]
     first = get(conn, routes[0][1])[2]
     routes.append(("groups page 2", g(sort="count", cursor=first["next_cursor"])))
@@ -191,7 +192,12 @@ def discover(conn, today):
         ("group detail version=", f"{a}/groups/{key1}" + q(version="8.4.0")),
         ("group detail 7 days", f"{a}/groups/{key1}" + q(**{"from": week, "to": today})),
         ("group tree (largest group)", f"{a}/groups/{key1}/tree"),
+<<<<<<< HEAD
         ("group tree version=", f"{a}/groups/{key1}/tree" + q(version="8.4.0")),
+=======
+        ("compare 8.3.0 → 8.4.0", f"{a}/compare" + q(base="8.3.0", target="8.4.0")),
+        ("stats", f"{a}/stats"),
+>>>>>>> h/demo
         ("group reports", reps + q(limit=50)),
         ("group reports page 2", reps + q(limit=50, cursor=page1["next_cursor"])),
         ("report", f"/api/v1/reports/{rid}"),
@@ -255,6 +261,10 @@ def print_table(r):
           f" loadavg {r['loadavg_before']} before, {r['loadavg_after']} after")
     print(f"ingest           {load['reports_per_second']:9.1f} reports/s  (p50 {load['p50_ms']} ms,"
           f" p99 {load['p99_ms']} ms, errors {load['errors']}, concurrency {r['concurrency']})")
+    ci = r.get("check_ins") or {}
+    if ci:
+        print(f"check-ins        {ci['per_second']:9.1f} /s  ({ci['check_ins']} in {ci['seconds']} s,"
+              f" errors {ci['errors']})")
     print(f"idle {idle_['seconds']:.0f} s        postgres {idle_['postgres_cpu_pct']:.2f}% of one core,"
           f" server {idle_['server_cpu_pct']:.2f}%")
     print(f"bytes/report     {sz['bytes_per_report']:9.1f}  (database {sz['database_bytes'] / 2**20:.0f} MB)")
@@ -278,7 +288,8 @@ def main():
               "repeats": int(E["REPEATS"]), "today": E["TODAY"],
               "started_at": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
               "loadavg_before": open("/proc/loadavg").read().split()[0],
-              "load": json.load(open(E["LOAD_JSON"]))}
+              "load": json.load(open(E["LOAD_JSON"])),
+              "check_ins": json.load(open(E["CHECKINS_JSON"]))}
     print(f"idle for {E['IDLE_SECONDS']} s…", file=sys.stderr)
     result["idle"] = idle(float(E["IDLE_SECONDS"]), int(E["SERVER_PID"]))
     result["sizes"] = sizes(reports)

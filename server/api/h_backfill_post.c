@@ -1,7 +1,8 @@
 /*
  * h_backfill_post.c — POST /api/v1/apps/{app}/backfill?received_at=T
- * [&format=native|metrickit|kscrash|ips] (admin token): reports as the
- * ingest routes take them, stored as if received at T. The day a report
+ * [&format=native|metrickit|kscrash|ips|check_ins] (admin token): reports
+ * as the ingest routes take them, stored as if received at T, or sampling
+ * check-ins made at T (server/api/backfill_check_ins.c). The day a report
  * belongs to is the day it was received (SPEC §4.1), so importing history
  * (`stallscope demo`, a migration from another tool) needs to say when;
  * devices cannot: the ingest key is not accepted here, and the device
@@ -12,6 +13,7 @@
  * oldest day the app's retention keeps (its partition would be purged at
  * once); anything else is 400 bad_query.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -75,9 +77,10 @@ enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *re
 	const char *at = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "received_at");
 	const char *fmt = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "format");
 	ing_format format = ING_FORMAT_NATIVE;
-	if (fmt && !parse_format(fmt, &format))
+	bool check_ins = fmt && !strcmp(fmt, "check_ins");
+	if (fmt && !check_ins && !parse_format(fmt, &format))
 		return srv_reply_error(conn, ERR_BAD_QUERY,
-				       "format: native, metrickit, kscrash or ips");
+				       "format: native, metrickit, kscrash, ips or check_ins");
 	time_t received;
 	if (!at || !parse_utc(at, &received))
 		return srv_reply_error(conn, ERR_BAD_QUERY,
@@ -98,5 +101,7 @@ enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *re
 				       "received_at: before the oldest day the app's "
 				       "retention keeps (%lld days)",
 				       (long long)days);
+	if (check_ins)
+		return srv_backfill_check_ins(conn, req, received);
 	return srv_ingest_handle_at(conn, req, format, received);
 }

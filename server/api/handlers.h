@@ -6,6 +6,8 @@
 #ifndef STALLSCOPE_SERVER_HANDLERS_H
 #define STALLSCOPE_SERVER_HANDLERS_H
 
+#include <time.h>
+
 #include "server/http/http.h"
 
 /* GET /healthz — 200 {"status":"ok","database":"ok"} or 503. */
@@ -38,6 +40,10 @@ enum MHD_Result srv_h_ingest_kscrash_post(struct MHD_Connection *conn, srv_reque
 enum MHD_Result srv_h_ingest_ips_post(struct MHD_Connection *conn, srv_request *req);
 /* POST /api/v1/apps/{app}/backfill?received_at=&format= — reports received earlier (admin). */
 enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *req);
+/* Its format=check_ins: sampling calls made at RECEIVED, counted as active
+ * users of that day (server/api/backfill_check_ins.c). */
+enum MHD_Result srv_backfill_check_ins(struct MHD_Connection *conn, srv_request *req,
+				       time_t received);
 
 /* GET /api/v1/sampling?user_id= (ingest key). */
 enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req);

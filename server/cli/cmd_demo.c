@@ -237,18 +237,26 @@ static int upload_dsym(session *s, const uint8_t *dwarf, size_t len, const srv_d
 	return call(s, "POST", path, headers, dwarf, len, 201, 200, NULL);
 }
 
-/* Sampling would refuse most demo users (the default keeps 5% a day):
- * an operator's choice for a demo app, made through the admin API.
+/* The default sample rate (5% a day) would leave a demo of a few hundred
+ * users a handful of reports: an operator's choice for a demo app, made
+ * through the admin API, with the demo's testers on the whitelist.
  * Returns the days the app keeps, or -1. */
 static int prepare_config(session *s)
 {
-	char path[512], auth[SRV_TOKEN_SIZE + 32];
-	snprintf(path, sizeof path, "/api/v1/apps/%s/config", s->cfg->app);
+	char path[512], auth[SRV_TOKEN_SIZE + 32], body[64];
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", s->cfg->admin);
 	const char *headers[] = {auth, "Content-Type: application/json", NULL};
-	static const char body[] = "{\"sample_rate\":1}";
+	for (int i = 0; i < SRV_DEMO_WHITELISTED; i++) {
+		static const char note[] = "{\"note\":\"demo tester\"}";
+		snprintf(path, sizeof path, "/api/v1/apps/%s/whitelist/%s", s->cfg->app,
+			 srv_demo_whitelist[i]);
+		if (call(s, "PUT", path, headers, note, sizeof note - 1, 200, 201, NULL) < 0)
+			return -1;
+	}
+	snprintf(path, sizeof path, "/api/v1/apps/%s/config", s->cfg->app);
+	int len = snprintf(body, sizeof body, "{\"sample_rate\":%g}", SRV_DEMO_SAMPLE_RATE);
 	json_t *reply = NULL;
-	if (call(s, "PUT", path, headers, body, sizeof body - 1, 200, 0, &reply) < 0)
+	if (call(s, "PUT", path, headers, body, (size_t)len, 200, 0, &reply) < 0)
 		return -1;
 	json_int_t days = json_integer_value(json_object_get(reply, "retention_days"));
 	json_decref(reply);
@@ -259,8 +267,43 @@ typedef struct tally {
 	size_t accepted, rejected;
 } tally;
 
+/* The day's check-ins R: a device's GET each today, one backfill before. */
+static int send_check_ins(session *s, const srv_demo_request *r)
+{
+	char path[512], cred[SRV_TOKEN_SIZE + 32];
+	if (r->received_at) {
+		char at[32];
+		struct tm tm;
+		gmtime_r(&r->received_at, &tm);
+		strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(path, sizeof path,
+			 "/api/v1/apps/%s/backfill?received_at=%s&format=check_ins", s->cfg->app,
+			 at);
+		snprintf(cred, sizeof cred, "Authorization: Bearer %s", s->cfg->admin);
+		const char *headers[] = {cred, "Content-Type: application/json", NULL};
+		return call(s, "POST", path, headers, r->body, strlen(r->body), 200, 0, NULL);
+	}
+	json_t *body = json_loads(r->body, 0, NULL);
+	const json_t *calls = json_object_get(body, "check_ins");
+	snprintf(cred, sizeof cred, "X-Stallscope-Key: %s", s->cfg->ingest);
+	const char *headers[] = {cred, NULL};
+	int rc = body ? 0 : -1;
+	for (size_t i = 0; rc == 0 && i < json_array_size(calls); i++) {
+		const json_t *c = json_array_get(calls, i);
+		/* Demo user ids and versions need no escaping. */
+		snprintf(path, sizeof path, "/api/v1/sampling?user_id=%s&app_version=%s",
+			 json_string_value(json_object_get(c, "user_id")),
+			 json_string_value(json_object_get(c, "app_version")));
+		rc = call(s, "GET", path, headers, NULL, 0, 200, 0, NULL);
+	}
+	json_decref(body);
+	return rc;
+}
+
 static int send_request(session *s, const srv_demo_request *r, tally *t)
 {
+	if (r->route == SRV_DEMO_CHECK_INS)
+		return send_check_ins(s, r);
 	static const char *const device_paths[] = {
 		[SRV_DEMO_NATIVE] = "/api/v1/ingest",
 		[SRV_DEMO_METRICKIT] = "/api/v1/ingest/metrickit",
@@ -337,7 +380,8 @@ int srv_cmd_demo(int argc, char **argv)
 	if (call(&s, "GET", "/healthz", NULL, NULL, 0, 200, 0, NULL) < 0 ||
 	    upload_dsym(&s, dwarf, len, set) < 0 || (days = prepare_config(&s)) < 0)
 		goto done;
-	srv_demo_options opt = {.seed = cfg.seed, .reports = cfg.reports, .days = days,
+	srv_demo_options opt = {.app = cfg.app,
+				.seed = cfg.seed, .reports = cfg.reports, .days = days,
 				.now = time(NULL)};
 	if (srv_demo_requests(set, &opt, &reqs, &nreqs) < 0) {
 		fprintf(stderr, "stallscope demo: out of memory\n");

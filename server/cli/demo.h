@@ -62,7 +62,19 @@ typedef enum srv_demo_route {
 	SRV_DEMO_NATIVE,
 	SRV_DEMO_METRICKIT,
 	SRV_DEMO_KSCRASH,
+	/* {"check_ins":[{"user_id","app_version"}]}: today one GET
+	 * /api/v1/sampling per call, before through the backfill */
+	SRV_DEMO_CHECK_INS,
 } srv_demo_route;
+
+/* The share of users the demo app samples a day (set by `stallscope demo`
+ * through the config API): the demo shows rates under sampling. */
+#define SRV_DEMO_SAMPLE_RATE 0.5
+
+/* Testers on the app's whitelist: they report every day and count in no
+ * rate (SPEC §10.2). */
+#define SRV_DEMO_WHITELISTED 2
+extern const char *const srv_demo_whitelist[SRV_DEMO_WHITELISTED];
 
 typedef struct srv_demo_request {
 	srv_demo_route route;
@@ -73,6 +85,7 @@ typedef struct srv_demo_request {
 } srv_demo_request;
 
 typedef struct srv_demo_options {
+	const char *app; /* bundle id: who is sampled depends on it */
 	uint64_t seed;
 	size_t reports; /* native reports over all days */
 	int days;       /* today and DAYS - 1 days before */

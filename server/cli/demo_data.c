@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/sampling.h"
 #include "server/cli/demo.h"
 #include "symbolizer/symbolizer.h"
 
@@ -116,6 +117,14 @@ typedef struct stack_row {
 	outer_kind outer;
 	frame_row frames[8]; /* innermost first, up to the outer part */
 } stack_row;
+
+/* The regression the demo shows (docs/TRIAGE.md): a stack that became
+ * FACTOR times as frequent from version FROM (index in versions[]) on. */
+static const struct {
+	const char *what;
+	int from;
+	double factor;
+} regression = {"lock held by a background sync", 2, 4.0};
 
 static const stack_row stacks[] = {
 	{"hashing every cell's text on the main thread", 0, OUTER_EVENT,
@@ -215,6 +224,13 @@ static const char *const devices[] = {"iPhone12,1", "iPhone13,2", "iPhone14,2",
 				      "iPhone14,5", "iPhone15,2", "iPhone15,3",
 				      "iPad13,4"};
 #define NDEVICES (sizeof devices / sizeof devices[0])
+
+/* How often a user of each version stalls, relative to the others: 2.4.0
+ * fixed some stalls, 2.5.0 brought more (with the stacks' own changes). */
+static const double version_stalls[NVERSIONS] = {1.0, 0.75, 1.3};
+
+/* Share of a user's days they open the app (and check in), per mille. */
+#define ACTIVE_PER_MILLE 800
 
 /* Share of a day's reports by UTC hour: evenings are busy. */
 static const unsigned hourly[24] = {3, 2, 2, 1, 1, 1, 2, 3, 4, 5, 5, 5,
@@ -432,6 +448,8 @@ const char *srv_demo_set_image_name(const srv_demo_set *s)
 	return APP_IMAGE;
 }
 
+const char *const srv_demo_whitelist[SRV_DEMO_WHITELISTED] = {"tester-1", "tester-2"};
+
 /* ---- making reports ----------------------------------------------------------- */
 
 typedef struct user_row {
@@ -517,20 +535,30 @@ static void utc_text(time_t t, char out[32])
 	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* How often stack I stalls in version V, relative to the others. */
+static double stack_weight(size_t i, int v)
+{
+	if (stacks[i].since > v)
+		return 0;
+	double w = pow((double)(i + 1), -1.1);
+	return v >= regression.from && !strcmp(stacks[i].what, regression.what)
+		       ? w * regression.factor
+		       : w;
+}
+
 /* Zipf-like pick among the stacks of version V. */
 static size_t pick_stack(rng *r, int v)
 {
 	double total = 0;
 	for (size_t i = 0; i < NSTACKS; i++)
-		if (stacks[i].since <= v)
-			total += pow((double)(i + 1), -1.1);
+		total += stack_weight(i, v);
 	double x = unit(r) * total;
 	size_t last = 0;
 	for (size_t i = 0; i < NSTACKS; i++) {
-		if (stacks[i].since > v)
+		if (stack_weight(i, v) == 0)
 			continue;
 		last = i;
-		x -= pow((double)(i + 1), -1.1);
+		x -= stack_weight(i, v);
 		if (x < 0)
 			return i;
 	}
@@ -558,10 +586,29 @@ typedef struct gen {
 	const srv_demo_set *set;
 	const srv_demo_options *opt;
 	rng r;
-	user_row users[USERS];
+	/* USERS, then the whitelisted testers (srv_demo_whitelist). */
+	user_row users[USERS + SRV_DEMO_WHITELISTED];
+	/* The day being made: who may send reports (active and sampled, or
+	 * whitelisted), as indexes into users. */
+	int eligible[USERS + SRV_DEMO_WHITELISTED];
+	size_t neligible;
 	char day_tag[16]; /* today's date: report ids are per seed and day */
 	size_t serial;
 } gen;
+
+/* A user who may report on the day being made (AGO days before today),
+ * those of a version that stalls more picked more often. */
+static const user_row *pick_user(gen *g, int ago)
+{
+	double most = 0;
+	for (size_t v = 0; v < NVERSIONS; v++)
+		most = fmax(most, version_stalls[v]);
+	for (;;) {
+		const user_row *u = &g->users[g->eligible[below(&g->r, g->neligible)]];
+		if (unit(&g->r) * most < version_stalls[version_of(u, ago)])
+			return u;
+	}
+}
 
 static layout make_layout(gen *g, const user_row *u)
 {
@@ -575,7 +622,7 @@ static layout make_layout(gen *g, const user_row *u)
 
 static json_t *native_report(gen *g, time_t at, int ago)
 {
-	const user_row *u = &g->users[below(&g->r, USERS)];
+	const user_row *u = pick_user(g, ago);
 	int v = version_of(u, ago);
 	size_t k = pick_stack(&g->r, v);
 	const resolved_stack *st = &g->set->stacks[k];
@@ -667,7 +714,7 @@ static json_t *metrickit_payload(gen *g, const user_row *u, time_t at, int ago)
 
 static json_t *kscrash_report(gen *g, time_t at, int ago)
 {
-	const user_row *u = &g->users[below(&g->r, USERS)];
+	const user_row *u = pick_user(g, ago);
 	int v = version_of(u, ago);
 	const resolved_stack *st = &g->set->stacks[pick_stack(&g->r, v)];
 	layout l = make_layout(g, u);
@@ -750,6 +797,55 @@ static int push(req_list *l, srv_demo_route route, time_t at, const char *user, 
 	return 0;
 }
 
+/*
+ * The day starting at START (AGO days before today): who opens the app
+ * checks in (a request of its own, before the day's reports: the device
+ * route today, the backfill before), and G's eligible users become those
+ * of them the app samples that day, and the testers. 0, or -1 when out of
+ * memory.
+ */
+static int open_day(gen *g, req_list *l, time_t start, int ago)
+{
+	char day[ING_DAY_LEN];
+	ing_utc_day(start, day);
+	json_t *calls = json_array();
+	g->neligible = 0;
+	for (int i = 0; i < USERS + SRV_DEMO_WHITELISTED && calls; i++) {
+		const user_row *u = &g->users[i];
+		bool tester = i >= USERS;
+		if (!tester && below(&g->r, 1000) >= ACTIVE_PER_MILLE)
+			continue;
+		json_array_append_new(calls, json_pack("{s:s,s:s}", "user_id", u->id, "app_version",
+						       versions[version_of(u, ago)].version));
+		if (tester || ing_sampled(g->opt->app, u->id, day, SRV_DEMO_SAMPLE_RATE))
+			g->eligible[g->neligible++] = i;
+	}
+	/* An hour into the day: the backfill takes no time in the future. */
+	time_t at = ago ? start + 3600 : 0;
+	return push(l, SRV_DEMO_CHECK_INS, at, NULL, json_pack("{s:o}", "check_ins", calls), 0);
+}
+
+/* The day's MetricKit payloads and KSCrash reports, at random times of
+ * the SPAN seconds from START. */
+static int other_formats(gen *g, req_list *l, time_t start, time_t span, int ago)
+{
+	int rc = 0;
+	for (int i = 0; i < METRICKIT_PER_DAY && rc == 0; i++) {
+		const user_row *u = pick_user(g, ago);
+		time_t at = start + (time_t)((double)span * unit(&g->r));
+		rc = push(l, SRV_DEMO_METRICKIT, ago ? at : 0, u->id,
+			  metrickit_payload(g, u, at, ago), 1);
+	}
+	json_t *ks = json_array();
+	time_t at = start + (time_t)((double)span * unit(&g->r));
+	for (int i = 0; i < KSCRASH_PER_DAY && ks; i++)
+		json_array_append_new(ks, kscrash_report(g, at, ago));
+	if (rc == 0)
+		return push(l, SRV_DEMO_KSCRASH, ago ? at : 0, NULL, ks, KSCRASH_PER_DAY);
+	json_decref(ks);
+	return rc;
+}
+
 void srv_demo_requests_free(srv_demo_request *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -765,12 +861,16 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 	struct tm tm;
 	gmtime_r(&today, &tm);
 	strftime(g.day_tag, sizeof g.day_tag, "%Y%m%d", &tm);
-	for (int i = 0; i < USERS; i++) {
+	for (int i = 0; i < USERS + SRV_DEMO_WHITELISTED; i++) {
 		user_row *u = &g.users[i];
-		snprintf(u->id, sizeof u->id, "user-%03d", i + 1);
+		if (i < USERS)
+			snprintf(u->id, sizeof u->id, "user-%03d", i + 1);
+		else
+			snprintf(u->id, sizeof u->id, "%s", srv_demo_whitelist[i - USERS]);
 		u->os = (int)below(&g.r, NOSES);
 		u->device = (int)below(&g.r, NDEVICES);
-		u->lag = (int)below(&g.r, 3);
+		/* Testers run the newest build the day it ships. */
+		u->lag = i < USERS ? (int)below(&g.r, 3) : 0;
 	}
 	unsigned hour_total = 0;
 	for (int h = 0; h < 24; h++)
@@ -791,6 +891,9 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 		time_t span = ago ? DAY_SECONDS : opt->now - 60 - start;
 		if (span < 1)
 			span = 1;
+		rc = open_day(&g, &l, start, ago);
+		if (rc < 0)
+			break;
 		size_t day_reports = d == opt->days - 1
 					     ? opt->reports - made
 					     : (size_t)((double)opt->reports * (1.0 + 0.1 * d) / day_total);
@@ -812,20 +915,8 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 				json_decref(batch);
 		}
 		made += day_reports;
-		for (int i = 0; i < METRICKIT_PER_DAY && rc == 0; i++) {
-			const user_row *u = &g.users[below(&g.r, USERS)];
-			time_t at = start + (time_t)((double)span * unit(&g.r));
-			rc = push(&l, SRV_DEMO_METRICKIT, ago ? at : 0, u->id,
-				  metrickit_payload(&g, u, at, ago), 1);
-		}
-		json_t *ks = json_array();
-		time_t at = start + (time_t)((double)span * unit(&g.r));
-		for (int i = 0; i < KSCRASH_PER_DAY && ks; i++)
-			json_array_append_new(ks, kscrash_report(&g, at, ago));
 		if (rc == 0)
-			rc = push(&l, SRV_DEMO_KSCRASH, ago ? at : 0, NULL, ks, KSCRASH_PER_DAY);
-		else
-			json_decref(ks);
+			rc = other_formats(&g, &l, start, span, ago);
 	}
 	if (rc < 0) {
 		srv_demo_requests_free(l.v, l.n);

@@ -330,3 +330,89 @@ def test_backfill_refuses_times_outside_retention(server, db):
     r = backfill(server, app, f"{oldest}T00:00:00Z", lone_report("edge"), token=tok)
     assert r.status == 202, r
     assert stored(server, app) == {"edge": f"{oldest}T00:00:00Z"}
+
+
+# ---- what the triage views show (issue 26) -------------------------------------
+
+def test_demo_counts_active_and_sampled_users_every_day(server, demo):
+    app = demo["app"]
+    stats = get(server, app, f"/api/v1/apps/{app['app']}/stats")["days"]
+    now = time.time()
+    week = {utc_day(now - d * DAY) for d in range(7)}
+    assert {s["day"] for s in stats} == week, stats
+    reports_by_day = Counter(r["received_at"][:10] for r in demo["reports"].values())
+    testers = {"tester-1", "tester-2"}
+    for day in week:
+        rows = [s for s in stats if s["day"] == day]
+        active = sum(s["active_users"] for s in rows)
+        sampled = sum(s["sampled_users"] for s in rows)
+        # 200 users open the app on 80% of days, half of them sampled;
+        # the two testers check in every day and are in no sample.
+        assert 130 <= active <= 202, (day, rows)
+        assert 0.3 * active <= sampled <= 0.7 * active, (day, rows)
+        assert sum(s["reports"] for s in rows) == reports_by_day[day], (day, rows)
+        # Every reporter but the testers was sampled that day.
+        reporters = {r["user_id"] for r in demo["reports"].values()
+                     if r["received_at"][:10] == day}
+        assert sum(s["stalled_users"] for s in rows) == len(reporters - testers), day
+    assert {r["user_id"] for r in demo["reports"].values()} >= testers
+
+
+def test_demo_shows_a_regression_in_the_newest_version(demo):
+    """One stack became four times as frequent in 2.5.0: its share of the
+    version's reports is at least twice its share in 2.4.0."""
+    lock = [g["key"] for g in demo["groups"]
+            if any("__psynch_mutexwait" in f for f in g["frames"])]
+    assert len(lock) == 1, [g["frames"] for g in demo["groups"]]
+    per_version = Counter(r["app_version"] for r in demo["reports"].values())
+    in_lock = Counter(r["app_version"] for rid, r in demo["reports"].items()
+                      if demo["group_of"][rid] == lock[0])
+    share = {v: in_lock[v] / per_version[v] for v in per_version}
+    assert share["2.5.0"] >= 2 * share["2.4.0"], share
+
+
+def test_backfill_check_ins_count_active_users_on_that_day(server, db):
+    app = create_app(db)
+    admin = app["admin_token"]
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config", token=admin,
+                       body=b'{"sample_rate":0.5}')
+    assert r.status == 200, r
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/w-1", token=admin,
+                       body=b'{}')
+    assert r.status in (200, 201), r
+    day = utc_day(time.time() - DAY)
+    at = f"{day}T09:00:00Z"
+    users = [f"u-{i}" for i in range(40)]
+    calls = [{"user_id": u, "app_version": "3.1"} for u in users + ["w-1", "u-0"]]
+
+    assert backfill(server, app, at, {"check_ins": calls}, key=app["ingest_key"],
+                    fmt="check_ins").status == 401
+    for bad in ({"check_ins": []}, {"check_ins": [{"user_id": "u-1"}]}, {"calls": calls},
+                {"check_ins": [{"user_id": "x" * 300, "app_version": "1"}]}):
+        r = backfill(server, app, at, bad, token=admin, fmt="check_ins")
+        assert r.status == 400 and r.error_code == "bad_field", (bad, r)
+
+    r = backfill(server, app, at, {"check_ins": calls}, token=admin, fmt="check_ins")
+    assert r.status == 200, r
+    answers = r.json["check_ins"]
+    assert [a["user_id"] for a in answers] == [c["user_id"] for c in calls]
+    upload = {a["user_id"]: a["upload"] for a in answers}
+    assert answers[40] == {"user_id": "w-1", "upload": True, "reason": "whitelisted"}
+    assert {a["reason"] for a in answers[:40]} <= {"sampled", "not_sampled"}
+    assert 5 <= sum(upload[u] for u in users) <= 35
+
+    # The answers are the ones ingest applies on that day: a report of
+    # each user backfilled at the same time is stored exactly when told.
+    for u in users[:12]:
+        r = backfill(server, app, at, dict(lone_report(f"r-{u}", u), app_version="3.1"),
+                     token=admin)
+        assert r.status == (202 if upload[u] else 403), (u, r)
+
+    # Counted once per user and day, whitelisted users as active only.
+    stats = get(server, app, f"/api/v1/apps/{app['app']}/stats?from={day}&to={day}")
+    assert len(stats["days"]) == 1, stats
+    row = stats["days"][0]
+    assert (row["day"], row["version"]) == (day, "3.1")
+    assert row["active_users"] == 41
+    assert row["sampled_users"] == sum(upload[u] for u in users)
+    assert row["stalled_users"] == row["reports"] == sum(upload[u] for u in users[:12])

@@ -1,0 +1,85 @@
+"""Sampling check-ins of the dashboard load's users (bench/dashboard.sh,
+issue 26): each of USERS users asks GET /api/v1/sampling once a day with
+its app version, as devices do, so active and sampled users and every rate
+have their denominators. Today through the device route on CONCURRENCY
+kept-alive connections; the days before through the admin backfill
+(format=check_ins, 10,000 calls a request). A user's version is the same
+every day, drawn with the load's weights (bench/dashboard_load.c).
+
+usage: dashboard_checkins.py PORT APP INGEST_KEY ADMIN_TOKEN USERS DAYS CONCURRENCY
+Prints one JSON line: {"check_ins", "seconds", "per_second", "errors"}."""
+
+import datetime
+import http.client
+import json
+import sys
+import threading
+import time
+import zlib
+
+VERSIONS = ["8.0.0", "8.1.0", "8.2.0", "8.3.0", "8.4.0"]
+WEIGHTS = [5, 10, 15, 30, 40]
+BATCH = 10000
+
+
+def version_of(user):
+    r = zlib.crc32(user.encode()) % 100
+    for v, w in zip(VERSIONS, WEIGHTS):
+        if r < w:
+            return v
+        r -= w
+    return VERSIONS[-1]
+
+
+def device_route(port, key, users, errors):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for u in users:
+        conn.request("GET", f"/api/v1/sampling?user_id={u}&app_version={version_of(u)}",
+                     headers={"X-Stallscope-Key": key})
+        resp = conn.getresponse()
+        resp.read()
+        if resp.status != 200:
+            errors.append(resp.status)
+    conn.close()
+
+
+def backfill(port, app, token, day, users, errors):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    for i in range(0, len(users), BATCH):
+        body = json.dumps({"check_ins": [{"user_id": u, "app_version": version_of(u)}
+                                         for u in users[i:i + BATCH]]})
+        conn.request("POST", f"/api/v1/apps/{app}/backfill?received_at={day}T12:00:00Z"
+                     "&format=check_ins", body=body,
+                     headers={"Authorization": f"Bearer {token}",
+                              "Content-Type": "application/json"})
+        resp = conn.getresponse()
+        resp.read()
+        if resp.status != 200:
+            errors.append(resp.status)
+    conn.close()
+
+
+def main():
+    port, app, key, token = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+    n, days, concurrency = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+    users = [f"user-{i}" for i in range(n)]
+    errors = []
+    started = time.perf_counter()
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    for ago in range(days - 1, 0, -1):
+        backfill(port, app, token, (today - datetime.timedelta(days=ago)).isoformat(), users,
+                 errors)
+    threads = [threading.Thread(target=device_route,
+                                args=(port, key, users[i::concurrency], errors))
+               for i in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - started
+    print(json.dumps({"check_ins": n * days, "seconds": round(seconds, 1),
+                      "per_second": round(n * days / seconds, 1), "errors": len(errors)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -192,12 +192,9 @@ def discover(conn, today):
         ("group detail version=", f"{a}/groups/{key1}" + q(version="8.4.0")),
         ("group detail 7 days", f"{a}/groups/{key1}" + q(**{"from": week, "to": today})),
         ("group tree (largest group)", f"{a}/groups/{key1}/tree"),
-<<<<<<< HEAD
         ("group tree version=", f"{a}/groups/{key1}/tree" + q(version="8.4.0")),
-=======
         ("compare 8.3.0 → 8.4.0", f"{a}/compare" + q(base="8.3.0", target="8.4.0")),
         ("stats", f"{a}/stats"),
->>>>>>> h/demo
         ("group reports", reps + q(limit=50)),
         ("group reports page 2", reps + q(limit=50, cursor=page1["next_cursor"])),
         ("report", f"/api/v1/reports/{rid}"),

@@ -1,0 +1,113 @@
+// A group's call tree (GET …/groups/{key1}/tree, SPEC §10.4) as a flame
+// graph drawn top down (an icicle): the outermost frames on top, each
+// node as wide as the reports passing through it. Clicking a node zooms
+// into it (its ancestors stay above, full width); clicking one of those
+// zooms back out. Hover or focus says what a node is.
+
+import { h } from './lib-dom.js';
+import { basename, num } from './lib-format.js';
+
+const ROW_PX = 22;
+// Narrower than this share of the view a node is not drawn, nor anything
+// under it: a big group's tree has thousands of nodes no one can read.
+const MIN_SHARE = 0.001;
+
+// The API's nodes with their parents and paths, under one root for all
+// reports (the API's root has no count of its own).
+function wrap(tree) {
+  const top = tree.root?.children || [];
+  const sum = top.reduce((a, c) => a + c.count, 0);
+  const root = { node: { frame: '', function: 'all reports', count: Math.max(tree.reports || 0, sum), self: 0 }, path: [] };
+  const adopt = (parent, children) => {
+    parent.children = (children || []).map((n) => {
+      const w = { node: n, parent, path: [...parent.path, n.frame] };
+      adopt(w, n.children);
+      return w;
+    });
+  };
+  adopt(root, top);
+  return root;
+}
+
+const label = (n) => n.function || n.frame || '?';
+
+function describe(w, total) {
+  const n = w.node;
+  if (!w.parent) return `All ${num(n.count)} reports of the group.`;
+  const where = n.file ? `${basename(n.file)}${n.line ? `:${n.line}` : ''}` : (n.image || 'no file');
+  const share = total ? ` (${((n.count / total) * 100).toFixed(1)}%)` : '';
+  return `${label(n)} — ${where} — in ${num(n.count)} reports${share}, innermost in ${num(n.self)}`;
+}
+
+// One hue per function, so a function reads the same wherever it sits.
+function hue(text) {
+  let x = 0;
+  for (const ch of text) x = (x * 31 + ch.codePointAt(0)) >>> 0;
+  return `flame-h${x % 6}`;
+}
+
+function nodeEl(w, box, cls) {
+  const n = w.node;
+  const dataset = { path: JSON.stringify(w.path), count: String(n.count), self: String(n.self ?? 0) };
+  if (!w.parent) dataset.root = 'true';
+  const el = h('button', { type: 'button', class: `flame-node ${cls}`, dataset },
+    h('span', { class: 'flame-label' }, label(n)));
+  // The CSSOM, not a style attribute: the CSP forbids inline styles.
+  el.style.left = `${box.x * 100}%`;
+  el.style.width = `${box.w * 100}%`;
+  el.style.top = `${box.depth * ROW_PX}px`;
+  return el;
+}
+
+// FOCUS's ancestors full width, then FOCUS's subtree scaled to the width.
+function layout(focus) {
+  const out = [];
+  const chain = [];
+  for (let a = focus; a; a = a.parent) chain.unshift(a);
+  chain.forEach((a, depth) => out.push({ w: a, box: { x: 0, w: 1, depth }, cls: a === focus ? 'focus' : 'ancestor' }));
+  const whole = focus.node.count || 1;
+  const walk = (w, x, depth) => {
+    let at = x;
+    for (const c of w.children) {
+      const share = c.node.count / whole;
+      if (share >= MIN_SHARE) {
+        out.push({ w: c, box: { x: at, w: share, depth }, cls: hue(label(c.node)) });
+        walk(c, at, depth + 1);
+      }
+      at += share;
+    }
+  };
+  walk(focus, 0, chain.length);
+  return out;
+}
+
+export function flameGraph(tree) {
+  const root = wrap(tree);
+  const total = root.node.count;
+  const graph = h('div', { class: 'flame', id: 'flame', role: 'group', 'aria-label': 'Call tree, outermost frames on top' });
+  const detail = h('p', { class: 'flame-detail', id: 'flame-detail', 'aria-live': 'polite' }, describe(root, total));
+  const reset = h('button', { type: 'button', id: 'flame-reset', class: 'button-link', disabled: true }, 'Show all');
+  const show = (focus) => {
+    const boxes = layout(focus);
+    graph.replaceChildren(...boxes.map(({ w, box, cls }) => {
+      const el = nodeEl(w, box, cls);
+      el.title = describe(w, total);
+      // The focused node zooms out a step; any other zooms to itself.
+      el.addEventListener('click', () => show(w === focus && w.parent ? w.parent : w));
+      const tell = () => { detail.textContent = describe(w, total); };
+      el.addEventListener('mouseenter', tell);
+      el.addEventListener('focus', tell);
+      return el;
+    }));
+    graph.style.height = `${(Math.max(...boxes.map((b) => b.box.depth)) + 1) * ROW_PX}px`;
+    graph.dataset.focus = JSON.stringify(focus.path);
+    reset.disabled = focus === root;
+    detail.textContent = describe(focus, total);
+  };
+  reset.addEventListener('click', () => show(root));
+  show(root);
+  return h('div', { class: 'flame-box' },
+    h('div', { class: 'flame-tools' }, detail, reset),
+    graph,
+    h('p', { class: 'hint' }, 'Width is the share of reports passing through a frame; the outermost frame is on top. Click a frame to zoom into it, the top one to zoom out. Frames in under 0.1% of the view are left out.'));
+}

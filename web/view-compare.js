@@ -1,0 +1,72 @@
+// #/compare?base=&target=: a release against the one before (GET
+// …/compare, SPEC §10.3): every group of either version with its rate in
+// each, new and worse first as the API orders them, and the verdict of
+// the test behind them.
+
+import { badge, clickable, h, title } from './lib-dom.js';
+import { api, appPath, withQuery } from './lib-api.js';
+import { identities, num } from './lib-format.js';
+import { dimensions } from './lib-filters.js';
+import { hashFor } from './lib-router.js';
+import { newestFirst, pct } from './lib-triage.js';
+
+const VERDICTS = ['new', 'worse', 'better', 'same'];
+
+function side(s) {
+  return h('td', { class: 'num', dataset: { rate: String(s.rate ?? '') } },
+    h('span', { class: 'rate' }, pct(s.rate)),
+    h('span', { class: 'muted of' }, `${num(s.affected)} / ${num(s.sampled)}`));
+}
+
+function compareRow(g, target) {
+  const href = hashFor(['groups', g.key], { version: target });
+  return clickable(h('tr', { dataset: { key1: g.key, verdict: g.verdict } },
+    h('td', { class: 'frames' }, h('a', { href }, identities(g.frames))),
+    side(g.base), side(g.target),
+    h('td', {}, badge(g.verdict, `verdict verdict-${g.verdict}`))), href);
+}
+
+function versionPicker(id, name, label, versions, chosen) {
+  // A version from the address may have check-ins but no report yet.
+  const listed = versions.includes(chosen) ? versions : [chosen, ...versions];
+  return h('label', { for: id }, label,
+    h('select', { id, name }, listed.map((v) => h('option', { value: v, selected: v === chosen }, v))));
+}
+
+function tally(groups) {
+  const n = (v) => groups.filter((g) => g.verdict === v).length;
+  return VERDICTS.map((v) => `${n(v)} ${v}`).join(', ');
+}
+
+export async function compareView(f) {
+  title('Compare releases');
+  const versions = newestFirst((await dimensions()).versions.map((d) => d.value));
+  if (versions.length < 2) {
+    return h('div', {}, h('h1', {}, 'Compare releases'),
+      h('p', { class: 'empty' }, 'Two app versions with reports are needed to compare them.'));
+  }
+  // Without a choice: the newest version against the one before it.
+  const target = f.target || versions[0];
+  const base = f.base || versions[versions.indexOf(target) + 1] || versions[1];
+  const form = h('form', { id: 'compare-form', class: 'filters' },
+    versionPicker('compare-base', 'base', 'Base version', versions, base),
+    versionPicker('compare-target', 'target', 'Target version', versions, target),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'compare-apply' }, 'Compare')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    location.hash = hashFor(['compare'], { base: form.elements.base.value, target: form.elements.target.value });
+  });
+  const data = await api('GET', withQuery(appPath('compare'), { base, target }));
+  const table = h('table', { id: 'compare', class: 'data compare', dataset: { base, target } },
+    h('thead', {}, h('tr', {},
+      h('th', {}, 'Frames (innermost first)'),
+      h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${base}`),
+      h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${target}`),
+      h('th', {}, 'Verdict'))),
+    h('tbody', {}, data.groups.map((g) => compareRow(g, target))));
+  return h('div', {},
+    h('h1', {}, 'Compare releases'),
+    form,
+    h('p', { class: 'hint' }, `${target} against ${base}: ${tally(data.groups)}. A group is worse or better when a two-proportion test gives p < 0.01 and its rate grew 1.5 times or more (or fell to 2/3 or less); new when only ${target} has it, in at least 5 user-days.`),
+    data.groups.length ? table : h('p', { class: 'empty' }, 'Neither version has a stall group.'));
+}

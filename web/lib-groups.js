@@ -14,19 +14,6 @@ const triageData = (g) => ({
   rate: String(g.rate ?? ''), p90: String(p90Bucket(g.duration_hist)),
 });
 
-export function groupRow(g, href, dataset, win) {
-  return clickable(h('tr', { dataset: { ...dataset, ...triageData(g) } },
-    h('td', { class: 'frames' }, h('a', { href }, groupTitle(g))),
-    h('td', { class: 'num' }, num(g.reports)),
-    h('td', { class: 'num' }, num(g.users)),
-    h('td', { class: 'num' }, num(g.affected)),
-    h('td', { class: 'num' }, pct(g.rate)),
-    h('td', { class: 'num' }, stallTime(g.stall_ms)),
-    h('td', { class: 'num' }, p90Text(g.duration_hist)),
-    h('td', {}, timeEl(g.last_seen)),
-    h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
-}
-
 export const sparkHead = (win) => `Per UTC day, ${win[0]} → ${win[1]}`;
 
 const HEADS = [
@@ -38,10 +25,20 @@ const HEADS = [
   ['p90', 'the duration bucket that holds the 90th percentile'],
 ];
 
+export function groupRow(g, href, dataset, win) {
+  const values = [num(g.reports), num(g.users), num(g.affected), pct(g.rate),
+    stallTime(g.stall_ms), p90Text(g.duration_hist)];
+  return clickable(h('tr', { dataset: { ...dataset, ...triageData(g) } },
+    h('td', { class: 'frames' }, h('a', { href }, groupTitle(g))),
+    values.map((v, i) => h('td', { class: 'num', dataset: { label: HEADS[i][0] } }, v)),
+    h('td', { dataset: { label: 'Last seen' } }, timeEl(g.last_seen)),
+    h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
+}
+
 export function groupTable(id, win) {
   const tbody = h('tbody');
   const head = h('th', { class: 'spark-cell' }, sparkHead(win));
-  const table = h('table', { id, class: 'data groups' },
+  const table = h('table', { id, class: 'data groups cards' },
     h('thead', {}, h('tr', {},
       h('th', {}, 'Culprit · frames (innermost first)'),
       HEADS.map(([t, why]) => h('th', { class: 'num', title: why }, t)),

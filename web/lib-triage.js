@@ -43,6 +43,7 @@ export function p90Text(hist) {
 // with three significant figures at most.
 export function pct(rate) {
   if (rate == null) return '—';
+  if (rate === 0) return '0%';
   const v = rate * 100;
   return `${v.toFixed(v >= 10 ? 1 : v >= 1 ? 2 : 3)}%`;
 }

@@ -12,17 +12,17 @@ import { newestFirst, pct } from './lib-triage.js';
 
 const VERDICTS = ['new', 'worse', 'better', 'same'];
 
-function side(s) {
-  return h('td', { class: 'num', dataset: { rate: String(s.rate ?? '') } },
+function side(s, version) {
+  return h('td', { class: 'num', dataset: { rate: String(s.rate ?? ''), label: `Rate in ${version}` } },
     h('span', { class: 'rate' }, pct(s.rate)),
     h('span', { class: 'muted of' }, `${num(s.affected)} / ${num(s.sampled)}`));
 }
 
-function compareRow(g, target) {
+function compareRow(g, base, target) {
   const href = hashFor(['groups', g.key], { version: target });
   return clickable(h('tr', { dataset: { key1: g.key, verdict: g.verdict } },
     h('td', { class: 'frames' }, h('a', { href }, identities(g.frames))),
-    side(g.base), side(g.target),
+    side(g.base, base), side(g.target, target),
     h('td', {}, badge(g.verdict, `verdict verdict-${g.verdict}`))), href);
 }
 
@@ -57,13 +57,13 @@ export async function compareView(f) {
     location.hash = hashFor(['compare'], { base: form.elements.base.value, target: form.elements.target.value });
   });
   const data = await api('GET', withQuery(appPath('compare'), { base, target }));
-  const table = h('table', { id: 'compare', class: 'data compare', dataset: { base, target } },
+  const table = h('table', { id: 'compare', class: 'data compare cards', dataset: { base, target } },
     h('thead', {}, h('tr', {},
       h('th', {}, 'Frames (innermost first)'),
       h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${base}`),
       h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${target}`),
       h('th', {}, 'Verdict'))),
-    h('tbody', {}, data.groups.map((g) => compareRow(g, target))));
+    h('tbody', {}, data.groups.map((g) => compareRow(g, base, target))));
   return h('div', {},
     h('h1', {}, 'Compare releases'),
     form,

@@ -34,15 +34,14 @@ function overviewForm(f, versions) {
 
 function statsTable(rows) {
   const heads = ['Active users', 'Sampled users', 'Stalled users', 'Stall rate', 'Reports', 'Stall time'];
-  return h('table', { id: 'overview', class: 'data' },
+  const cells = (r) => [num(r.active_users), num(r.sampled_users), num(r.stalled_users),
+    pct(stallRate(r)), num(r.reports), stallTime(r.stall_ms)];
+  return h('table', { id: 'overview', class: 'data cards' },
     h('thead', {}, h('tr', {}, h('th', {}, 'UTC day'), h('th', {}, 'Version'),
       heads.map((t) => h('th', { class: 'num' }, t)))),
     h('tbody', {}, rows.map((r) => h('tr', { dataset: { day: r.day, version: r.version } },
-      h('td', { class: 'nowrap' }, r.day), h('td', {}, r.version),
-      [r.active_users, r.sampled_users, r.stalled_users].map((n) => h('td', { class: 'num' }, num(n))),
-      h('td', { class: 'num' }, pct(stallRate(r))),
-      h('td', { class: 'num' }, num(r.reports)),
-      h('td', { class: 'num' }, stallTime(r.stall_ms))))));
+      h('td', { class: 'nowrap' }, r.day), h('td', { dataset: { label: 'Version' } }, r.version),
+      cells(r).map((v, i) => h('td', { class: 'num', dataset: { label: heads[i] } }, v))))));
 }
 
 export async function overviewView(f) {

@@ -129,7 +129,7 @@ try {
   seen.phone = await step('phone width', async () => {
     await page.setViewportSize({ width: 390, height: 800 });
     const out = [];
-    for (const [hash, ready] of [['#/groups', '#groups tr[data-key1]'], ['#/compare', '#compare tr'],
+    for (const [hash, ready] of [['#/groups', '#groups tr[data-key1]'], ['#/compare', '#compare tr[data-key1]'],
       ['#/overview', '#rate-chart'], [`#/groups/${s.hist_key}`, '#duration-hist'],
       [`#/groups/${s.tree_key}`, '#flame .flame-node']]) {
       await go(hash, ready);

@@ -168,6 +168,7 @@ def flatten(children, path=()):
 def test_triage_views(db, make_server, image, tmp_path):
     app = create_app(db)
     server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    assert server.upload(app, image.dwarf).status in (200, 201)
     allow_everyone(server, app)
     r = server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/{VIP}", body=b"{}",
                        token=app["admin_token"])

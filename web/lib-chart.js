@@ -7,7 +7,7 @@ import { num } from './lib-format.js';
 import { dayRange } from './lib-sparkline.js';
 import { pct } from './lib-triage.js';
 
-const W = 720, H = 260, ML = 64, MR = 16, MT = 12, MB = 30;
+const W = 720, H = 260, ML = 76, MR = 16, MT = 16, MB = 30;
 const SERIES = 8; // colours in style.css, reused beyond that
 
 // A day's rate, or null when nobody of that version was sampled.

@@ -5,6 +5,7 @@
 // zooms back out. Hover or focus says what a node is.
 
 import { h } from './lib-dom.js';
+import { api, appPath, plainMessage, withQuery } from './lib-api.js';
 import { basename, num } from './lib-format.js';
 
 const ROW_PX = 22;
@@ -110,4 +111,24 @@ export function flameGraph(tree) {
     h('div', { class: 'flame-tools' }, detail, reset),
     graph,
     h('p', { class: 'hint' }, 'Width is the share of reports passing through a frame; the outermost frame is on top. Click a frame to zoom into it, the top one to zoom out. Frames in under 0.1% of the view are left out.'));
+}
+
+// The flame graph of group KEY1 (of its subgroup KEY2 when given) under
+// the filters F. The tree takes the days and the version only (SPEC
+// §10.4), and it reads the retained reports: a failure leaves the rest
+// of the page standing.
+export async function treeSection(key1, f, key2) {
+  const q = { from: f.from, to: f.to, version: f.version, level2: key2 };
+  const narrowed = f.os_version != null || f.device != null || f.kind != null;
+  let body;
+  try {
+    const tree = await api('GET', withQuery(appPath('groups', key1, 'tree'), q));
+    body = tree.reports ? flameGraph(tree)
+      : h('p', { class: 'empty', id: 'flame-empty' }, 'No retained report to draw the call tree from.');
+  } catch (e) {
+    body = h('p', { class: 'error', id: 'flame-error' }, plainMessage(e));
+  }
+  return h('div', {}, narrowed
+    ? h('p', { class: 'hint' }, 'The call tree follows the days and version chosen, not the OS version, device or kind.')
+    : null, body);
 }

@@ -90,6 +90,13 @@ export function durationHistogram(hist) {
     }));
 }
 
+// The histogram under its heading, as the group pages show it.
+export function durationsSection(hist) {
+  return [h('h2', {}, 'Durations'),
+    h('div', { class: 'card' }, durationHistogram(hist),
+      h('p', { class: 'hint' }, 'Reports per duration bucket; reports without a duration are in none. The highlighted bucket holds the 90th percentile.'))];
+}
+
 // A version's sort key (SPEC §10.3, as schema/functions/app_version_key
 // orders them): dot-separated parts, each of digit runs (compared as
 // numbers, leading zeros ignored) and other runs (compared as text, after

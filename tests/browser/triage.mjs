@@ -1,14 +1,14 @@
 // Drives the dashboard's triage views in headless Chromium for
 // tests/integration/test_dashboard_triage.py: the groups list as it opens
-// (sorted by stall time), the release comparison with its default
+// (sorted by stall time, then by reports), the release comparison with its default
 // versions, the app overview, a group's duration histogram, and another
-// group's flame graph, zoomed in and out. It asserts nothing itself: it
+// group's flame graph, zoomed in and out, and one of its subgroups'. It asserts nothing itself: it
 // prints what the pages showed as JSON, and the Python test compares
 // that with what it posted and with the API. Every view is measured for
 // sideways scroll at 1280 px and at a phone's 390 px.
 //
 //   node triage.mjs SCENARIO.json
-// SCENARIO: {url, app, token, tree_key, hist_key, zoom_path: [frame, …]}
+// SCENARIO: {url, app, token, tree_key, tree_key2, hist_key, zoom_path: [frame, …]}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { launch, overflowOf, settled } from './common.mjs';
@@ -35,6 +35,14 @@ try {
     if (r.status() >= 400) seen.failed_requests.push({ url: r.url(), status: r.status() });
   });
   const measure = async (view) => seen.overflow.push({ view, ...(await overflowOf(page)) });
+  // Every node of the flame graph but the root, with its drawn width.
+  const flameNodes = () => page.$$eval('#flame .flame-node', (els) => {
+    const graph = document.getElementById('flame').getBoundingClientRect();
+    return els.filter((e) => !e.dataset.root).map((e) => ({
+      path: e.dataset.path, count: Number(e.dataset.count), self: Number(e.dataset.self),
+      width: e.getBoundingClientRect().width, graph_width: graph.width,
+    }));
+  });
   const go = async (hash, ready) => {
     await page.evaluate((h) => { location.hash = h; }, hash);
     await settled(page);
@@ -57,6 +65,15 @@ try {
       rate: r.dataset.rate, p90: r.dataset.p90, text: r.innerText,
       title: r.querySelector('td.frames').innerText,
     })));
+  });
+
+  seen.by_count = await step('the list sorted by reports', async () => {
+    await page.selectOption('#filter-sort', 'count');
+    await page.click('#filters-apply');
+    await page.waitForFunction(() => location.hash.includes('sort=count'));
+    await settled(page);
+    await page.waitForSelector('#groups tr[data-key1]');
+    return page.$$eval('#groups tr[data-key1]', (rows) => rows.map((r) => r.dataset.key1));
   });
 
   seen.compare = await step('release comparison', async () => {
@@ -98,14 +115,7 @@ try {
   seen.flame = await step('flame graph', async () => {
     await go(`#/groups/${s.tree_key}`, '#flame .flame-node');
     await measure('flame');
-    const nodes = () => page.$$eval('#flame .flame-node', (els) => {
-      const graph = document.getElementById('flame').getBoundingClientRect();
-      return els.filter((e) => !e.dataset.root).map((e) => ({
-        path: e.dataset.path, count: Number(e.dataset.count), self: Number(e.dataset.self),
-        width: e.getBoundingClientRect().width, graph_width: graph.width,
-      }));
-    });
-    const all = await nodes();
+    const all = await flameNodes();
     const rootCount = Number(await page.getAttribute('#flame .flame-node[data-root]', 'data-count'));
     const target = `#flame .flame-node${attr('data-path', JSON.stringify(s.zoom_path))}`;
     await page.hover(target);
@@ -113,7 +123,7 @@ try {
     await page.click(target);
     await page.waitForFunction((p) => document.getElementById('flame').dataset.focus === p,
       JSON.stringify(s.zoom_path));
-    const zoomedNodes = await nodes();
+    const zoomedNodes = await flameNodes();
     const zoomed = {
       focus: await page.getAttribute('#flame', 'data-focus'),
       nodes: zoomedNodes, graph_width: zoomedNodes[0]?.graph_width,
@@ -126,12 +136,20 @@ try {
       unzoomed_focus: await page.getAttribute('#flame', 'data-focus') };
   });
 
+  seen.subgroup_flame = await step('a subgroup\'s flame graph', async () => {
+    await go(`#/groups/${s.tree_key}/${s.tree_key2}`, '#flame .flame-node');
+    await measure('subgroup');
+    return flameNodes();
+  });
+
   seen.phone = await step('phone width', async () => {
     await page.setViewportSize({ width: 390, height: 800 });
     const out = [];
-    for (const [hash, ready] of [['#/groups', '#groups tr[data-key1]'], ['#/compare', '#compare tr[data-key1]'],
+    const views = [['#/groups', '#groups tr[data-key1]'], ['#/compare', '#compare tr[data-key1]'],
       ['#/overview', '#rate-chart'], [`#/groups/${s.hist_key}`, '#duration-hist'],
-      [`#/groups/${s.tree_key}`, '#flame .flame-node']]) {
+      [`#/groups/${s.tree_key}`, '#flame .flame-node'],
+      [`#/groups/${s.tree_key}/${s.tree_key2}`, '#flame .flame-node']];
+    for (const [hash, ready] of views) {
       await go(hash, ready);
       out.push({ view: hash, ...(await overflowOf(page)) });
     }

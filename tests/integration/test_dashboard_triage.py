@@ -181,17 +181,19 @@ def test_triage_views(db, make_server, image, tmp_path):
     nodes = flatten(tree["root"]["children"])
     zoom = max(nodes, key=lambda n: (n[3], len(n[0])))
     assert zoom[3] >= 2, nodes
+    key2 = p.api(f"{base}/groups/{keys['tree']}")["subgroups"][0]["key"]
     seen = run_browser("triage.mjs", {"url": f"http://127.0.0.1:{server.port}",
                                       "app": app["app"], "token": app["admin_token"],
-                                      "tree_key": keys["tree"], "hist_key": keys["same"],
+                                      "tree_key": keys["tree"], "tree_key2": key2,
+                                      "hist_key": keys["same"],
                                       "zoom_path": list(zoom[0])}, tmp_path)
     assert not seen["page_errors"] and not seen["console_errors"], seen
     assert not seen["failed_requests"], seen["failed_requests"]
 
     # No view scrolls sideways, at 1280 px or at 390.
     assert {m["view"] for m in seen["overflow"]} == {"groups", "compare", "overview",
-                                                     "group", "flame"}
-    assert len(seen["phone"]) == 5
+                                                     "group", "flame", "subgroup"}
+    assert len(seen["phone"]) == 6
     for m in seen["overflow"] + seen["phone"]:
         assert m["client_width"] in (1280, 390) and m["scroll_width"] <= m["client_width"], m
 
@@ -201,7 +203,9 @@ def test_triage_views(db, make_server, image, tmp_path):
     stall = {g: sum(r[4] or 0 for r in p.of(g)) for g in keys}
     rows = seen["groups"]
     assert [names[r["key"]] for r in rows] == sorted(keys, key=lambda g: -stall[g])
+    # Sorted by reports when the user picks it.
     by_count = sorted(keys, key=lambda g: -len(p.of(g)))
+    assert [names[k] for k in seen["by_count"]] == by_count
     assert by_count != [names[r["key"]] for r in rows], "the data cannot tell the two sorts apart"
     api_groups = {g["key"]: g for g in p.api(f"{base}/groups", sort="stall_ms")["groups"]}
     for r in rows:
@@ -257,3 +261,9 @@ def test_triage_views(db, make_server, image, tmp_path):
         assert abs(n["width"] / fl["zoomed"]["graph_width"] - n["count"] / zoom[1]) < 0.01, n
     assert tuple(json.loads(fl["unzoomed_focus"])) == zoom[0][:-1]
     assert f"in {zoom[1]} reports" in fl["hover"], fl["hover"]
+    # A subgroup's page draws the subgroup's own tree.
+    sub_tree = p.api(f"{base}/groups/{keys['tree']}/tree", level2=key2)
+    assert sub_tree["reports"] < tree["reports"]
+    assert sorted((tuple(json.loads(n["path"])), n["count"], n["self"])
+                  for n in seen["subgroup_flame"]) == \
+        sorted(n[:3] for n in flatten(sub_tree["root"]["children"]))

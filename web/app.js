@@ -29,7 +29,7 @@ function viewFor(parts, query, gen) {
   }
   if (head === 'reports' && a && !b) return () => reportView(a, f);
   if (head === 'overview' && !a) return () => overviewView(paramsOf(query, ['from', 'to', 'version']));
-  if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target']));
+  if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', 'from', 'to']));
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);
   if (head === 'config' && !a) return () => configView();

@@ -1,4 +1,4 @@
-// #/compare?base=&target=: a release against the one before (GET
+// #/compare?base=&target=&from=&to=: a release against the one before (GET
 // …/compare, SPEC §10.3): every group of either version with its rate in
 // each, new and worse first as the API orders them, and the verdict of
 // the test behind them.
@@ -18,8 +18,10 @@ function side(s, version) {
     h('span', { class: 'muted of' }, `${num(s.affected)} / ${num(s.sampled)}`));
 }
 
+// A row opens its group filtered to the version that has it (the target,
+// unless only the base does).
 function compareRow(g, base, target) {
-  const href = hashFor(['groups', g.key], { version: target });
+  const href = hashFor(['groups', g.key], { version: g.target.affected || !g.base.affected ? target : base });
   return clickable(h('tr', { dataset: { key1: g.key, verdict: g.verdict } },
     h('td', { class: 'frames' }, h('a', { href }, identities(g.frames))),
     side(g.base, base), side(g.target, target),
@@ -47,16 +49,23 @@ export async function compareView(f) {
   }
   // Without a choice: the newest version against the one before it.
   const target = f.target || versions[0];
-  const base = f.base || versions[versions.indexOf(target) + 1] || versions[1];
+  const older = versions.slice(versions.indexOf(target) + 1);
+  const base = f.base || older[0] || versions.find((v) => v !== target);
+  const day = (id, name, label) => h('label', { for: id }, label,
+    h('input', { id, name, type: 'date', value: f[name] || '' }));
   const form = h('form', { id: 'compare-form', class: 'filters' },
     versionPicker('compare-base', 'base', 'Base version', versions, base),
     versionPicker('compare-target', 'target', 'Target version', versions, target),
+    day('compare-from', 'from', 'From (UTC day, optional)'),
+    day('compare-to', 'to', 'To (UTC day, optional)'),
     h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'compare-apply' }, 'Compare')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    location.hash = hashFor(['compare'], { base: form.elements.base.value, target: form.elements.target.value });
+    const chosen = {};
+    for (const k of ['base', 'target', 'from', 'to']) if (form.elements[k].value) chosen[k] = form.elements[k].value;
+    location.hash = hashFor(['compare'], chosen);
   });
-  const data = await api('GET', withQuery(appPath('compare'), { base, target }));
+  const data = await api('GET', withQuery(appPath('compare'), { base, target, from: f.from, to: f.to }));
   const table = h('table', { id: 'compare', class: 'data compare cards', dataset: { base, target } },
     h('thead', {}, h('tr', {},
       h('th', {}, 'Frames (innermost first)'),

@@ -1,14 +1,16 @@
 // Drives the dashboard's triage views in headless Chromium for
 // tests/integration/test_dashboard_triage.py: the groups list as it opens
-// (sorted by stall time, then by reports), the release comparison with its default
-// versions, the app overview, a group's duration histogram, and another
-// group's flame graph, zoomed in and out, and one of its subgroups'. It asserts nothing itself: it
-// prints what the pages showed as JSON, and the Python test compares
-// that with what it posted and with the API. Every view is measured for
-// sideways scroll at 1280 px and at a phone's 390 px.
+// (sorted by stall time) and sorted by reports, the release comparison
+// with its default versions and with two chosen ones, the app overview, a
+// group's duration histogram, another group's flame graph zoomed in and
+// out, and one of its subgroups'. It asserts nothing itself: it prints
+// what the pages showed as JSON, and the Python test compares that with
+// what it posted and with the API. Every view is measured for sideways
+// scroll at 1280 px and at a phone's 390 px.
 //
 //   node triage.mjs SCENARIO.json
-// SCENARIO: {url, app, token, tree_key, tree_key2, hist_key, zoom_path: [frame, …]}
+// SCENARIO: {url, app, token, tree_key, tree_key2, hist_key, zoom_path: [frame, …],
+//            choose: {base, target}}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { attr, launch, openPage, overflowOf, settled, step } from './common.mjs';
@@ -60,19 +62,30 @@ try {
     return page.$$eval('#groups tr[data-key1]', (rows) => rows.map((r) => r.dataset.key1));
   });
 
-  seen.compare = await step('release comparison', async () => {
-    await page.click('#nav-compare');
-    await settled(page);
-    await page.waitForSelector('#compare tr[data-key1]');
-    await measure('compare');
-    return page.$eval('#compare', (t) => ({
+  const compared = () => page.$eval('#compare', (t) => ({
       base: t.dataset.base, target: t.dataset.target,
       rows: [...t.querySelectorAll('tr[data-key1]')].map((r) => ({
         key: r.dataset.key1, verdict: r.dataset.verdict,
         badge: r.querySelector('.badge').textContent,
         rates: [...r.querySelectorAll('td[data-rate]')].map((td) => td.dataset.rate),
+        href: r.querySelector('a').getAttribute('href'),
       })),
     }));
+  seen.compare = await step('release comparison', async () => {
+    await page.click('#nav-compare');
+    await settled(page);
+    await page.waitForSelector('#compare tr[data-key1]');
+    await measure('compare');
+    return compared();
+  });
+  seen.compare_chosen = await step('two versions chosen', async () => {
+    await page.selectOption('#compare-base', s.choose.base);
+    await page.selectOption('#compare-target', s.choose.target);
+    await page.click('#compare-apply');
+    await page.waitForFunction((t) => location.hash.includes(`target=${t}`), s.choose.target);
+    await settled(page);
+    await page.waitForSelector('#compare tr[data-key1]');
+    return compared();
   });
 
   seen.overview = await step('overview', async () => {

@@ -186,6 +186,7 @@ def test_triage_views(db, make_server, image, tmp_path):
                                       "app": app["app"], "token": app["admin_token"],
                                       "tree_key": keys["tree"], "tree_key2": key2,
                                       "hist_key": keys["same"],
+                                      "choose": {"base": OLD, "target": BASE},
                                       "zoom_path": list(zoom[0])}, tmp_path)
     assert not seen["page_errors"] and not seen["console_errors"], seen
     assert not seen["failed_requests"], seen["failed_requests"]
@@ -232,6 +233,16 @@ def test_triage_views(db, make_server, image, tmp_path):
     assert {names[r["key"]]: r["verdict"] for r in cmp["rows"]} == \
         {"tree": "new", "worse": "worse", "better": "better", "same": "same"}
     assert cmp["rows"][0]["verdict"] in ("new", "worse")
+    # Each row opens its group at the version that has it.
+    for r in cmp["rows"]:
+        assert r["href"] == f"#/groups/{r['key']}?version={TARGET}", r
+    # Two versions picked: the API's answer for those.
+    chosen = seen["compare_chosen"]
+    assert (chosen["base"], chosen["target"]) == (OLD, BASE)
+    assert [(r["key"], r["verdict"]) for r in chosen["rows"]] == \
+        [(g["key"], g["verdict"]) for g in p.api(f"{base}/compare", base=OLD, target=BASE)["groups"]]
+    (old_row,) = [r for r in chosen["rows"] if names[r["key"]] == "old"]
+    assert old_row["href"] == f"#/groups/{old_row['key']}?version={OLD}", old_row
 
     # The overview: every (day, version) with its users as posted, and the
     # chart's points at stalled ÷ sampled.

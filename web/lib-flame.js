@@ -82,7 +82,7 @@ function layout(focus) {
   return out;
 }
 
-export function flameGraph(tree) {
+function flameGraph(tree) {
   const root = wrap(tree);
   const total = root.node.count;
   const graph = h('div', { class: 'flame', id: 'flame', role: 'group', 'aria-label': 'Call tree, outermost frames on top' });

@@ -7,13 +7,13 @@ import { basename, duration, identities, num } from './lib-format.js';
 
 // Lower edges of duration_hist's buckets in ms (SPEC §10.1); the last one
 // has no upper edge.
-export const HIST_EDGES = [0, 250, 500, 1000, 2000, 5000, 10000, 30000];
+const HIST_EDGES = [0, 250, 500, 1000, 2000, 5000, 10000, 30000];
 
 const edge = (ms) => (ms < 1000 ? `${ms}` : `${ms / 1000}`);
 const unit = (ms) => (ms < 1000 ? 'ms' : 's');
 
 // "250–500 ms", "0.5–1 s", "≥ 30 s": bucket I's range.
-export function bucketLabel(i) {
+function bucketLabel(i) {
   const lo = HIST_EDGES[i];
   const hi = HIST_EDGES[i + 1];
   if (hi == null) return `≥ ${edge(lo)} ${unit(lo)}`;
@@ -55,7 +55,7 @@ export function stallTime(ms) {
   return `${(ms / 3600000).toFixed(1)} h`;
 }
 
-export function newInBadge(g) {
+function newInBadge(g) {
   return g.new_in ? badge(`new in ${g.new_in}`, 'new-tag') : null;
 }
 
@@ -74,7 +74,7 @@ export function groupTitle(g) {
 }
 
 // The 8 buckets as bars, tallest = most; each bar carries its count.
-export function durationHistogram(hist) {
+function durationHistogram(hist) {
   const counts = hist || HIST_EDGES.map(() => 0);
   const max = Math.max(1, ...counts);
   const p90 = p90Bucket(counts);

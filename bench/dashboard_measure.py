@@ -177,7 +177,6 @@ def discover(conn, today):
         ("groups 7 days", g(**{"from": week, "to": today})),
         ("groups 7 days version=", g(version="8.4.0", **{"from": week, "to": today})),
         ("groups level=2", f"{a}/groups" + q(level=2, limit=50)),
-        ("groups sort=stall_ms version=", g(sort="stall_ms", version="8.4.0")),
     ]
     first = get(conn, routes[0][1])[2]
     routes.append(("groups page 2", g(sort="count", cursor=first["next_cursor"])))
@@ -199,7 +198,6 @@ def discover(conn, today):
         ("group reports page 2", reps + q(limit=50, cursor=page1["next_cursor"])),
         ("report", f"/api/v1/reports/{rid}"),
         ("report trace", f"/api/v1/reports/{rid}/trace"),
-        ("compare 8.3.0 → 8.4.0", f"{a}/compare" + q(base="8.3.0", target="8.4.0")),
         ("dimensions", f"{a}/dimensions"),
         ("dimensions from=to=today", f"{a}/dimensions" + q(**{"from": today, "to": today})),
         ("dsyms/missing images=app", f"{a}/dsyms/missing" + q(images="app", limit=50)),

@@ -6,10 +6,12 @@
 import { $ } from './lib-dom.js';
 import { LIST_PARAMS, paramsOf } from './lib-filters.js';
 import { parseHash, route, startRouter } from './lib-router.js';
+import { compareView } from './view-compare.js';
 import { configView } from './view-config.js';
 import { groupView } from './view-group.js';
 import { groupsView } from './view-groups.js';
 import { missingView } from './view-missing.js';
+import { overviewView } from './view-overview.js';
 import { reportView } from './view-report.js';
 import { groupReportsView } from './view-reports.js';
 import { signIn, signOut } from './view-signin.js';
@@ -26,6 +28,8 @@ function viewFor(parts, query, gen) {
     return () => groupReportsView(a, b, f, gen);
   }
   if (head === 'reports' && a && !b) return () => reportView(a, f);
+  if (head === 'overview' && !a) return () => overviewView(paramsOf(query, ['from', 'to', 'version']));
+  if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', 'from', 'to']));
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);
   if (head === 'config' && !a) return () => configView();

@@ -67,7 +67,9 @@ export function filtersForm(f, dims) {
     input('filter-from', 'from', 'From (UTC day)', 'date'),
     input('filter-to', 'to', 'To (UTC day)', 'date'),
     DIMENSIONS.map(([name, , label]) => pick(name, label)),
-    select('filter-sort', 'sort', 'Sort by', [['', 'reports'], ['users', 'users'], ['last_seen', 'last seen']]),
+    // The dashboard's default is the blocked time (the API's is count).
+    select('filter-sort', 'sort', 'Sort by',
+      [['', 'stall time'], ['count', 'reports'], ['users', 'users'], ['last_seen', 'last seen']]),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', id: 'filters-apply' }, 'Apply'),
       h('a', { href: '#/groups', class: 'button-link' }, 'Clear')));

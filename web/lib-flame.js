@@ -1,68 +1,134 @@
-// A group's call tree (GET …/groups/{key1}/tree, SPEC §10.4) as an
-// icicle: the outermost frame on top, each frame as wide as the reports
-// whose stack passes through it. Click a frame to zoom into it, one of the
-// frames above it (the path it was reached by) to zoom back out; hover for
-// its file:line and counts. SVG attributes only (x and width in percent),
-// no inline styles: the page's CSP forbids them.
+// A group's call tree (GET …/groups/{key1}/tree, SPEC §10.4) as a flame
+// graph drawn top down (an icicle): the outermost frames on top, each
+// node as wide as the reports passing through it. Clicking a node zooms
+// into it (its ancestors stay above, full width); clicking one of those
+// zooms back out. Hover or focus says what a node is.
 
-import { h, svg } from './lib-dom.js';
-import { num } from './lib-format.js';
+import { h } from './lib-dom.js';
+import { api, appPath, plainMessage, withQuery } from './lib-api.js';
+import { basename, num } from './lib-format.js';
 
-const ROW = 20;        // px per depth
-const CHAR_PX = 7.5;   // a label's character, at most, at the flame's font size
-const MAX_ROWS = 64;   // rows drawn below the focus; zoom in to see deeper
+const ROW_PX = 22;
+// Narrower than this share of the view a node is not drawn, nor anything
+// under it: a big group's tree has thousands of nodes no one can read.
+const MIN_SHARE = 0.001;
 
-function tip(n) {
-  const where = n.file ? `\n${n.file}${n.line ? `:${n.line}` : ''}` : '';
-  return `${n.frame}${where}\n${num(n.count)} reports, ${num(n.self)} ending here`;
-}
-
-function bar(n, x, w, depth, px, onclick, cls) {
-  const label = n.frame.length * CHAR_PX < (w / 100) * px ? n.frame
-    : n.frame.slice(0, Math.max(0, Math.floor(((w / 100) * px) / CHAR_PX) - 1)) + '…';
-  return svg('g', {
-    class: `flame-node ${cls}`, onclick,
-    dataset: { frame: n.frame, count: n.count, self: n.self, depth },
-  },
-  svg('title', {}, tip(n)),
-  svg('rect', { x: `${x}%`, y: depth * ROW, width: `${w}%`, height: ROW - 1 }),
-  (w / 100) * px >= 3 * CHAR_PX
-    ? svg('text', { x: `${x + 0.3}%`, y: depth * ROW + ROW - 6 }, label) : '');
-}
-
-// FOCUS's descendants below it, each as wide as its share of FOCUS.
-function drawBelow(out, focus, x, w, depth, px, zoom) {
-  if (depth > MAX_ROWS || !focus.count) return depth - 1;
-  let deepest = depth - 1;
-  let at = x;
-  for (const c of focus.children || []) {
-    const cw = (w * c.count) / focus.count;
-    out.push(bar(c, at, cw, depth, px, () => zoom(c), ''));
-    deepest = Math.max(deepest, drawBelow(out, c, at, cw, depth + 1, px, zoom));
-    at += cw;
-  }
-  return deepest;
-}
-
-export function flameGraph(tree) {
-  const top = { frame: 'all reports', count: tree.reports, self: 0, children: tree.root.children };
-  const box = h('div', { class: 'flame', id: 'flame' });
-  const parents = new Map();
-  const index = (n) => (n.children || []).forEach((c) => { parents.set(c, n); index(c); });
-  index(top);
-  const zoom = (focus) => {
-    const px = box.clientWidth || 1000;
-    const path = [];
-    for (let n = focus; n; n = parents.get(n)) path.unshift(n);
-    const nodes = path.map((n, i) => bar(n, 0, 100, i, px, () => zoom(n),
-      n === focus ? 'flame-focus' : 'flame-path'));
-    const deepest = drawBelow(nodes, focus, 0, 100, path.length, px, zoom);
-    box.replaceChildren(svg('svg', {
-      class: 'flame-svg', width: '100%', height: (deepest + 1) * ROW,
-      role: 'img', 'aria-label': `Call tree of ${num(tree.reports)} reports`,
-    }, ...nodes));
+// The API's nodes with their parents and paths, under one root for all
+// reports (the API's root has no count of its own).
+function wrap(tree) {
+  const top = tree.root?.children || [];
+  const sum = top.reduce((a, c) => a + c.count, 0);
+  const root = { node: { frame: '', function: 'all reports', count: Math.max(tree.reports || 0, sum), self: 0 }, path: [] };
+  const adopt = (parent, children) => {
+    parent.children = (children || []).map((n) => {
+      const w = { node: n, parent, path: [...parent.path, n.frame] };
+      adopt(w, n.children);
+      return w;
+    });
   };
-  // Drawn once the box is in the page, when its width is known.
-  requestAnimationFrame(() => zoom(top));
-  return box;
+  adopt(root, top);
+  return root;
+}
+
+const label = (n) => n.function || n.frame || '?';
+
+function describe(w, total) {
+  const n = w.node;
+  if (!w.parent) return `All ${num(n.count)} reports of the group.`;
+  const where = n.file ? `${basename(n.file)}${n.line ? `:${n.line}` : ''}` : (n.image || 'no file');
+  const share = total ? ` (${((n.count / total) * 100).toFixed(1)}%)` : '';
+  return `${label(n)} — ${where} — in ${num(n.count)} reports${share}, innermost in ${num(n.self)}`;
+}
+
+// One hue per function, so a function reads the same wherever it sits.
+function hue(text) {
+  let x = 0;
+  for (const ch of text) x = (x * 31 + ch.codePointAt(0)) >>> 0;
+  return `flame-h${x % 6}`;
+}
+
+function nodeEl(w, box, cls) {
+  const n = w.node;
+  const dataset = { path: JSON.stringify(w.path), count: String(n.count), self: String(n.self ?? 0) };
+  if (!w.parent) dataset.root = 'true';
+  const el = h('button', { type: 'button', class: `flame-node ${cls}`, dataset },
+    h('span', { class: 'flame-label' }, label(n)));
+  // The CSSOM, not a style attribute: the CSP forbids inline styles.
+  el.style.left = `${box.x * 100}%`;
+  el.style.width = `${box.w * 100}%`;
+  el.style.top = `${box.depth * ROW_PX}px`;
+  return el;
+}
+
+// FOCUS's ancestors full width, then FOCUS's subtree scaled to the width.
+function layout(focus) {
+  const out = [];
+  const chain = [];
+  for (let a = focus; a; a = a.parent) chain.unshift(a);
+  chain.forEach((a, depth) => out.push({ w: a, box: { x: 0, w: 1, depth }, cls: a === focus ? 'focus' : 'ancestor' }));
+  const whole = focus.node.count || 1;
+  const walk = (w, x, depth) => {
+    let at = x;
+    for (const c of w.children) {
+      const share = c.node.count / whole;
+      if (share >= MIN_SHARE) {
+        out.push({ w: c, box: { x: at, w: share, depth }, cls: hue(label(c.node)) });
+        walk(c, at, depth + 1);
+      }
+      at += share;
+    }
+  };
+  walk(focus, 0, chain.length);
+  return out;
+}
+
+function flameGraph(tree) {
+  const root = wrap(tree);
+  const total = root.node.count;
+  const graph = h('div', { class: 'flame', id: 'flame', role: 'group', 'aria-label': 'Call tree, outermost frames on top' });
+  const detail = h('p', { class: 'flame-detail', id: 'flame-detail', 'aria-live': 'polite' }, describe(root, total));
+  const reset = h('button', { type: 'button', id: 'flame-reset', class: 'button-link', disabled: true }, 'Show all');
+  const show = (focus) => {
+    const boxes = layout(focus);
+    graph.replaceChildren(...boxes.map(({ w, box, cls }) => {
+      const el = nodeEl(w, box, cls);
+      el.title = describe(w, total);
+      // The focused node zooms out a step; any other zooms to itself.
+      el.addEventListener('click', () => show(w === focus && w.parent ? w.parent : w));
+      const tell = () => { detail.textContent = describe(w, total); };
+      el.addEventListener('mouseenter', tell);
+      el.addEventListener('focus', tell);
+      return el;
+    }));
+    graph.style.height = `${(Math.max(...boxes.map((b) => b.box.depth)) + 1) * ROW_PX}px`;
+    graph.dataset.focus = JSON.stringify(focus.path);
+    reset.disabled = focus === root;
+    detail.textContent = describe(focus, total);
+  };
+  reset.addEventListener('click', () => show(root));
+  show(root);
+  return h('div', { class: 'flame-box' },
+    h('div', { class: 'flame-tools' }, detail, reset),
+    graph,
+    h('p', { class: 'hint' }, 'Width is the share of reports passing through a frame; the outermost frame is on top. Click a frame to zoom into it, the top one to zoom out. Frames in under 0.1% of the view are left out.'));
+}
+
+// The flame graph of group KEY1 (of its subgroup KEY2 when given) under
+// the filters F. The tree takes the days and the version only (SPEC
+// §10.4), and it reads the retained reports: a failure leaves the rest
+// of the page standing.
+export async function treeSection(key1, f, key2) {
+  const q = { from: f.from, to: f.to, version: f.version, level2: key2 };
+  const narrowed = f.os_version != null || f.device != null || f.kind != null;
+  let body;
+  try {
+    const tree = await api('GET', withQuery(appPath('groups', key1, 'tree'), q));
+    body = tree.reports ? flameGraph(tree)
+      : h('p', { class: 'empty', id: 'flame-empty' }, 'No retained report to draw the call tree from.');
+  } catch (e) {
+    body = h('p', { class: 'error', id: 'flame-error' }, plainMessage(e));
+  }
+  return h('div', {}, narrowed
+    ? h('p', { class: 'hint' }, 'The call tree follows the days and version chosen, not the OS version, device or kind.')
+    : null, body);
 }

@@ -1,50 +1,73 @@
 // A group as the group pages draw it: a row of a groups table (the list,
-// a group's subgroups) and the header of a group's own page.
+// a group's subgroups) and the header of a group's own page, titled by
+// its culprit, with what triage asks of it (SPEC §10): blocked time,
+// affected users and their rate, the p90 duration.
 
 import { clickable, h } from './lib-dom.js';
-import { identities, num, timeEl } from './lib-format.js';
+import { duration, num, timeEl } from './lib-format.js';
 import { sparkline } from './lib-sparkline.js';
+import { groupTitle, p90Bucket, p90Text, pct, stallTime } from './lib-triage.js';
 
-export function groupRow(g, href, dataset, win) {
-  return clickable(h('tr', { dataset },
-    h('td', { class: 'frames' }, h('a', { href }, culprit(g), identities(g.frames))),
-    h('td', { class: 'num' }, num(g.reports)),
-    h('td', { class: 'num' }, num(g.users)),
-    h('td', {}, timeEl(g.first_seen)),
-    h('td', {}, timeEl(g.last_seen)),
-    h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
-}
-
-// The group's title (SPEC §10.5): its innermost frame in the app's own
-// code, above the frames it is keyed by; nothing when it has none.
-function culprit(g) {
-  return g.culprit ? h('span', { class: 'culprit' }, g.culprit.frame) : null;
-}
+// The raw values ride along as data attributes: the page rounds them.
+const triageData = (g) => ({
+  stallMs: String(g.stall_ms ?? ''), affected: String(g.affected ?? ''),
+  rate: String(g.rate ?? ''), p90: String(p90Bucket(g.duration_hist)),
+});
 
 export const sparkHead = (win) => `Per UTC day, ${win[0]} → ${win[1]}`;
+
+const HEADS = [
+  ['Reports', 'reports stored'],
+  ['Users', 'distinct users with a report'],
+  ['Affected', 'sampled user-days with a report (whitelisted users left out)'],
+  ['Rate', 'affected ÷ sampled user-days of the same days and version'],
+  ['Stall time', 'summed durations of the reports'],
+  ['p90', 'the duration bucket that holds the 90th percentile'],
+];
+
+export function groupRow(g, href, dataset, win) {
+  const values = [num(g.reports), num(g.users), num(g.affected), pct(g.rate),
+    stallTime(g.stall_ms), p90Text(g.duration_hist)];
+  return clickable(h('tr', { dataset: { ...dataset, ...triageData(g) } },
+    h('td', { class: 'frames' }, h('a', { href }, groupTitle(g))),
+    values.map((v, i) => h('td', { class: 'num', dataset: { label: HEADS[i][0] } }, v)),
+    h('td', { dataset: { label: 'Last seen' } }, timeEl(g.last_seen)),
+    h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);
+}
 
 export function groupTable(id, win) {
   const tbody = h('tbody');
   const head = h('th', { class: 'spark-cell' }, sparkHead(win));
-  const table = h('table', { id, class: 'data groups' },
+  const table = h('table', { id, class: 'data groups cards' },
     h('thead', {}, h('tr', {},
-      h('th', {}, 'Frames (innermost first)'), h('th', { class: 'num' }, 'Reports'),
-      h('th', { class: 'num' }, 'Users'), h('th', {}, 'First seen (UTC)'), h('th', {}, 'Last seen (UTC)'),
-      head)),
+      h('th', {}, 'Culprit · frames (innermost first)'),
+      HEADS.map(([t, why]) => h('th', { class: 'num', title: why }, t)),
+      h('th', {}, 'Last seen (UTC)'), head)),
     tbody);
   return { table, tbody, head };
 }
 
+const versions = (g) => (g.first_version
+  ? (g.first_version === g.last_version ? g.first_version : `${g.first_version} → ${g.last_version}`)
+  : null);
+
 export function groupHeader(g, level, win) {
+  const stat = (label, id, value) => [h('dt', {}, label), h('dd', { id }, value ?? '—')];
   return h('div', { class: 'card group-head' },
-    h('div', { class: 'frames' }, culprit(g), identities(g.frames)),
+    groupTitle(g),
     h('dl', { class: 'stats' },
-      h('dt', {}, 'Key'), h('dd', { class: 'mono' }, g.key),
-      h('dt', {}, 'Reports'), h('dd', { id: 'group-reports' }, num(g.reports)),
-      h('dt', {}, 'Users'), h('dd', { id: 'group-users' }, num(g.users)),
-      h('dt', {}, 'First seen'), h('dd', {}, timeEl(g.first_seen)),
-      h('dt', {}, 'Last seen'), h('dd', {}, timeEl(g.last_seen)),
-      h('dt', {}, 'Per UTC day'), h('dd', { id: 'group-spark' }, sparkline(g.daily, ...win))),
+      stat('Key', null, h('span', { class: 'mono' }, g.key)),
+      stat('Reports', 'group-reports', num(g.reports)),
+      stat('Users', 'group-users', num(g.users)),
+      stat('Affected user-days', 'group-affected', num(g.affected)),
+      stat('Rate', 'group-rate', pct(g.rate)),
+      stat('Stall time', 'group-stall', stallTime(g.stall_ms)),
+      stat('Longest', 'group-max', duration(g.max_duration_ms)),
+      stat('p90 duration', 'group-p90', p90Text(g.duration_hist)),
+      stat('Versions', 'group-versions', versions(g)),
+      stat('First seen', null, timeEl(g.first_seen)),
+      stat('Last seen', null, timeEl(g.last_seen)),
+      stat('Per UTC day', 'group-spark', sparkline(g.daily, ...win))),
     h('p', { class: 'hint' }, level === 1
       ? 'Grouped by the innermost two frames; subgroups by the innermost four.'
       : 'Grouped by the innermost four frames.'));

@@ -9,7 +9,7 @@ const SPARK_MAX_DAYS = 365;
 
 // Every UTC day from FROM to TO inclusive, at most SPARK_MAX_DAYS (the
 // sparkline would be unreadable beyond that anyway).
-function dayRange(from, to) {
+export function dayRange(from, to) {
   let start = dayMs(from);
   const end = dayMs(to);
   if (isNaN(start) || isNaN(end) || start > end) return [];

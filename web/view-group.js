@@ -1,18 +1,19 @@
-// #/groups/KEY1: a level-1 group and its level-2 subgroups.
+// #/groups/KEY1: a level-1 group, its durations, its call tree as a flame
+// graph, and its level-2 subgroups.
 
 import { crumbs, h, title } from './lib-dom.js';
 import { api, appPath, withQuery } from './lib-api.js';
 import { hashFor } from './lib-router.js';
 import { filterSummary, onlyFilters } from './lib-filters.js';
+import { treeSection } from './lib-flame.js';
 import { sparkWindow } from './lib-sparkline.js';
 import { groupHeader, groupRow, groupTable } from './lib-groups.js';
-import { flameGraph } from './lib-flame.js';
+import { durationsSection } from './lib-triage.js';
 
 export async function groupView(key1, f) {
   title(`Group ${key1}`);
   const [data, tree] = await Promise.all([
-    api('GET', withQuery(appPath('groups', key1), onlyFilters(f))),
-    api('GET', withQuery(appPath('groups', key1, 'tree'), onlyFilters(f)))]);
+    api('GET', withQuery(appPath('groups', key1), onlyFilters(f))), treeSection(key1, f)]);
   // The subgroups share their group's axis: they hold its reports.
   const win = sparkWindow(f, [data.group.daily]);
   const { table, tbody } = groupTable('subgroups', win);
@@ -24,10 +25,9 @@ export async function groupView(key1, f) {
     h('h1', {}, 'Group'),
     filterSummary(f, ['groups', key1]),
     groupHeader(data.group, 1, win),
-    h('h2', {}, 'Call tree'),
-    h('p', { class: 'hint' }, 'The representative stacks of the retained reports, outermost frame on top; '
-      + 'click a frame to zoom in, one above it to zoom out.'),
-    tree.reports ? flameGraph(tree) : h('p', { class: 'empty' }, 'No retained reports.'),
+    durationsSection(data.group.duration_hist),
+    h('h2', {}, 'Where the time goes'),
+    tree,
     h('h2', {}, `Subgroups (${data.subgroups.length})`),
     data.subgroups.length ? table : h('p', { class: 'empty' }, 'No subgroups with reports.'));
 }

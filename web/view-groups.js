@@ -19,7 +19,8 @@ export async function groupsView(f, gen) {
   let cursor = null;
 
   const load = async () => {
-    const data = await api('GET', withQuery(appPath('groups'), { level: 1, ...f, limit: PAGE, cursor }));
+    const data = await api('GET', withQuery(appPath('groups'),
+      { level: 1, ...f, sort: f.sort || 'stall_ms', limit: PAGE, cursor }));
     if (!current(gen)) return;
     shown.push(...data.groups);
     // A later page may hold older days: every row is redrawn on one axis.

@@ -1,4 +1,5 @@
-// #/groups/KEY1/KEY2: a level-2 group's reports, newest first, paged.
+// #/groups/KEY1/KEY2: a level-2 group, its durations, its call tree as a
+// flame graph, and its reports, newest first, paged.
 
 import { badge, clickable, crumbs, h, title } from './lib-dom.js';
 import { PAGE, api, appPath, withQuery } from './lib-api.js';
@@ -8,6 +9,8 @@ import { current, hashFor } from './lib-router.js';
 import { filterSummary, isFiltered, onlyFilters } from './lib-filters.js';
 import { sparkWindow } from './lib-sparkline.js';
 import { groupHeader } from './lib-groups.js';
+import { treeSection } from './lib-flame.js';
+import { durationsSection } from './lib-triage.js';
 
 function reportRow(r, f) {
   const href = hashFor(['reports', String(r.id)], f);
@@ -43,13 +46,17 @@ export async function groupReportsView(key1, key2, f, gen) {
   };
   more.addEventListener('click', () => act(more, load));
   // The level-2 group's own counters come with its parent's detail.
-  const [detail] = await Promise.all([api('GET', withQuery(appPath('groups', key1), carried)), load()]);
+  const [detail, tree] = await Promise.all([api('GET', withQuery(appPath('groups', key1), carried)),
+    treeSection(key1, f, key2), load()]);
   const sub = detail.subgroups.find((s) => s.key === key2);
   return h('div', {},
     crumbs(['Groups', hashFor(['groups'], f)], [key1, hashFor(['groups', key1], f)], [key2]),
     h('h1', {}, 'Subgroup'),
     filterSummary(f, ['groups', key1, key2]),
     sub ? groupHeader(sub, 2, sparkWindow(f, [sub.daily])) : h('p', { class: 'mono' }, key2),
+    sub ? durationsSection(sub.duration_hist) : null,
+    h('h2', {}, 'Where the time goes'),
+    tree,
     h('h2', {}, 'Reports, newest first'),
     tbody.rows.length ? table : h('p', { class: 'empty' },
       isFiltered(f) ? 'No stored reports match these filters.' : 'No stored reports (they may have been purged by retention).'),

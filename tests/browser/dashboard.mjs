@@ -15,38 +15,16 @@
 //            filtered_report_id, sample_rate}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import { launch, overflowOf, settled } from './common.mjs';
+import { attr, launch, openPage, overflowOf, settled, step } from './common.mjs';
 
 const s = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const STEP_MS = 15000;
-const seen = { console_errors: [], page_errors: [], dialogs: [], failed_requests: [] };
+const seen = { dialogs: [] };
 
-// CSS attribute selectors with the value quoted for CSS.
-const attr = (name, value) => `[${name}="${String(value).replace(/["\\]/g, '\\$&')}"]`;
-
-async function step(name, fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    throw new Error(`step "${name}": ${e.message.split('\n')[0]}`);
-  }
-}
 
 const browser = await launch(chromium);
 try {
-  const context = await browser.newContext({
-    viewport: { width: 1280, height: 800 }, timezoneId: 'America/Los_Angeles',
-  });
-  const page = await context.newPage();
-  page.setDefaultTimeout(STEP_MS);
   // Every view is measured at 1280 px once it has shown.
-  seen.overflow = [];
-  const measure = async (view) => seen.overflow.push({ view, ...(await overflowOf(page)) });
-  page.on('console', (m) => { if (m.type() === 'error') seen.console_errors.push(m.text()); });
-  page.on('pageerror', (e) => seen.page_errors.push(String(e)));
-  page.on('response', (r) => {
-    if (r.status() >= 400) seen.failed_requests.push({ url: r.url(), status: r.status() });
-  });
+  const { page, measure } = await openPage(browser, seen, { timezoneId: 'America/Los_Angeles' });
   // A dialog would mean markup from a report ran as script.
   page.on('dialog', async (d) => { seen.dialogs.push(d.message()); await d.dismiss(); });
 

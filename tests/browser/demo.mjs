@@ -9,29 +9,14 @@
 //   node demo.mjs SCENARIO.json      SCENARIO: {url, app, token, version}
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
-import { launch, overflowOf, settled } from './common.mjs';
+import { launch, openPage, settled, step } from './common.mjs';
 
 const s = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const seen = { console_errors: [], page_errors: [], failed_requests: [], overflow: [] };
-
-async function step(name, fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    throw new Error(`step "${name}": ${e.message.split('\n')[0]}`);
-  }
-}
+const seen = {};
 
 const browser = await launch(chromium);
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(20000);
-  page.on('console', (m) => { if (m.type() === 'error') seen.console_errors.push(m.text()); });
-  page.on('pageerror', (e) => seen.page_errors.push(String(e)));
-  page.on('response', (r) => {
-    if (r.status() >= 400) seen.failed_requests.push({ url: r.url(), status: r.status() });
-  });
-  const measure = async (view) => seen.overflow.push({ view, ...(await overflowOf(page)) });
+  const { page, measure } = await openPage(browser, seen);
   const rowsOf = (table, key) => page.$$eval(`#${table} tr[data-${key}]`, (rows, k) =>
     rows.map((r) => ({ key: r.getAttribute(`data-${k}`), text: r.innerText })), key);
 

@@ -1,0 +1,81 @@
+// #/compare?base=&target=&from=&to=: a release against the one before (GET
+// …/compare, SPEC §10.3): every group of either version with its rate in
+// each, new and worse first as the API orders them, and the verdict of
+// the test behind them.
+
+import { badge, clickable, h, title } from './lib-dom.js';
+import { api, appPath, withQuery } from './lib-api.js';
+import { identities, num } from './lib-format.js';
+import { dimensions } from './lib-filters.js';
+import { hashFor } from './lib-router.js';
+import { newestFirst, pct } from './lib-triage.js';
+
+const VERDICTS = ['new', 'worse', 'better', 'same'];
+
+function side(s, version) {
+  return h('td', { class: 'num', dataset: { rate: String(s.rate ?? ''), label: `Rate in ${version}` } },
+    h('span', { class: 'rate' }, pct(s.rate)),
+    h('span', { class: 'muted of' }, `${num(s.affected)} / ${num(s.sampled)}`));
+}
+
+// A row opens its group filtered to the version that has it (the target,
+// unless only the base does).
+function compareRow(g, base, target) {
+  const href = hashFor(['groups', g.key], { version: g.target.affected || !g.base.affected ? target : base });
+  return clickable(h('tr', { dataset: { key1: g.key, verdict: g.verdict } },
+    h('td', { class: 'frames' }, h('a', { href }, identities(g.frames))),
+    side(g.base, base), side(g.target, target),
+    h('td', {}, badge(g.verdict, `verdict verdict-${g.verdict}`))), href);
+}
+
+function versionPicker(id, name, label, versions, chosen) {
+  // A version from the address may have check-ins but no report yet.
+  const listed = versions.includes(chosen) ? versions : [chosen, ...versions];
+  return h('label', { for: id }, label,
+    h('select', { id, name }, listed.map((v) => h('option', { value: v, selected: v === chosen }, v))));
+}
+
+function tally(groups) {
+  const n = (v) => groups.filter((g) => g.verdict === v).length;
+  return VERDICTS.map((v) => `${n(v)} ${v}`).join(', ');
+}
+
+export async function compareView(f) {
+  title('Compare releases');
+  const versions = newestFirst((await dimensions()).versions.map((d) => d.value));
+  if (versions.length < 2) {
+    return h('div', {}, h('h1', {}, 'Compare releases'),
+      h('p', { class: 'empty' }, 'Two app versions with reports are needed to compare them.'));
+  }
+  // Without a choice: the newest version against the one before it.
+  const target = f.target || versions[0];
+  const older = versions.slice(versions.indexOf(target) + 1);
+  const base = f.base || older[0] || versions.find((v) => v !== target);
+  const day = (id, name, label) => h('label', { for: id }, label,
+    h('input', { id, name, type: 'date', value: f[name] || '' }));
+  const form = h('form', { id: 'compare-form', class: 'filters' },
+    versionPicker('compare-base', 'base', 'Base version', versions, base),
+    versionPicker('compare-target', 'target', 'Target version', versions, target),
+    day('compare-from', 'from', 'From (UTC day, optional)'),
+    day('compare-to', 'to', 'To (UTC day, optional)'),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'compare-apply' }, 'Compare')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const chosen = {};
+    for (const k of ['base', 'target', 'from', 'to']) if (form.elements[k].value) chosen[k] = form.elements[k].value;
+    location.hash = hashFor(['compare'], chosen);
+  });
+  const data = await api('GET', withQuery(appPath('compare'), { base, target, from: f.from, to: f.to }));
+  const table = h('table', { id: 'compare', class: 'data compare cards', dataset: { base, target } },
+    h('thead', {}, h('tr', {},
+      h('th', {}, 'Frames (innermost first)'),
+      h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${base}`),
+      h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${target}`),
+      h('th', {}, 'Verdict'))),
+    h('tbody', {}, data.groups.map((g) => compareRow(g, base, target))));
+  return h('div', {},
+    h('h1', {}, 'Compare releases'),
+    form,
+    h('p', { class: 'hint' }, `${target} against ${base}: ${tally(data.groups)}. A group is worse or better when a two-proportion test gives p < 0.01 and its rate grew 1.5 times or more (or fell to 2/3 or less); new when only ${target} has it, in at least 5 user-days.`),
+    data.groups.length ? table : h('p', { class: 'empty' }, 'Neither version has a stall group.'));
+}

@@ -119,8 +119,8 @@ try {
     await measure('group');
     await page.waitForSelector('#flame .flame-node');
     const flame = await page.$$eval('#flame .flame-node', (els) => els.map((e) => ({
-      frame: e.dataset.frame, count: Number(e.dataset.count), self: Number(e.dataset.self),
-      depth: Number(e.dataset.depth),
+      path: JSON.parse(e.dataset.path), count: Number(e.dataset.count),
+      self: Number(e.dataset.self),
     })));
     return { ...(await groupHeader()), subgroups: await rowsOf('subgroups', 'key2'), flame };
   });

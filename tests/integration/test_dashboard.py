@@ -228,19 +228,21 @@ def test_dashboard_from_groups_to_stack(server, db, image, tmp_path):
     (subrow,) = [s for s in g["subgroups"] if s["key"] == sub["key"]]
     for identity in want[:4]:
         assert identity in subrow["text"]
-    # The call tree's icicle draws every node of the API's tree, depth
-    # first, under one bar for all the reports (SPEC §10.4).
+    # The call tree's icicle draws every node of the API's tree, each by
+    # its path of frames from the root, under one bar for all the reports
+    # (SPEC §10.4).
     tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{group['key']}/tree",
                           token=token).json
-    drawn = [{"frame": "all reports", "count": tree["reports"], "self": 0, "depth": 0}]
+    drawn = [{"path": [], "count": tree["reports"], "self": 0}]
 
-    def walk(children, depth):
+    def walk(children, path):
         for c in children:
-            drawn.append({"frame": c["frame"], "count": c["count"], "self": c["self"],
-                          "depth": depth})
-            walk(c["children"], depth + 1)
-    walk(tree["root"]["children"], 1)
-    assert tree["reports"] == len(deep_rows) and g["flame"] == drawn
+            drawn.append({"path": path + [c["frame"]], "count": c["count"], "self": c["self"]})
+            walk(c["children"], path + [c["frame"]])
+    walk(tree["root"]["children"], [])
+    key = lambda n: (json.dumps(n["path"]), n["count"], n["self"])
+    assert tree["reports"] == len(deep_rows)
+    assert sorted(map(key, g["flame"])) == sorted(map(key, drawn))
     # Its reports, the hostile user id shown as text, not markup, each
     # received time in UTC although the browser's zone is Los Angeles.
     assert {r["id"] for r in seen["reports"]} == {str(i) for i in deep_ids}

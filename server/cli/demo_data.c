@@ -27,7 +27,7 @@
 
 #define DAY_SECONDS 86400
 #define MAX_FRAMES 24
-#define USERS 200
+#define USERS 800
 #define APP_IMAGE "StallDemo"
 #define APP_DIR "/private/var/containers/Bundle/Application/5F1C2D3A-8B4E-4C7F-9A61-2E0D7B3C4A15/StallDemo.app"
 
@@ -227,7 +227,7 @@ static const char *const devices[] = {"iPhone12,1", "iPhone13,2", "iPhone14,2",
 
 /* How often a user of each version stalls, relative to the others: 2.4.0
  * fixed some stalls, 2.5.0 brought more (with the stacks' own changes). */
-static const double version_stalls[NVERSIONS] = {1.0, 0.75, 1.3};
+static const double version_stalls[NVERSIONS] = {1.0, 0.8, 1.15};
 
 /* Share of a user's days they open the app (and check in), per mille. */
 #define ACTIVE_PER_MILLE 800

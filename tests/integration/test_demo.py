@@ -98,7 +98,7 @@ def test_demo_spreads_a_week_of_reports_over_groups_versions_and_users(demo):
     days = Counter(r["received_at"][:10] for r in reports)
     assert set(days) == week, days
     assert len({r["app_version"] for r in reports}) == 3
-    assert 150 <= len({r["user_id"] for r in reports}) <= 250
+    assert 400 <= len({r["user_id"] for r in reports}) <= 802
     durations = [r["duration_ms"] for r in reports if r["duration_ms"] is not None]
     assert min(durations) >= 250 and max(durations) <= 30000
     assert min(durations) < 500 and max(durations) > 10000
@@ -346,9 +346,9 @@ def test_demo_counts_active_and_sampled_users_every_day(server, demo):
         rows = [s for s in stats if s["day"] == day]
         active = sum(s["active_users"] for s in rows)
         sampled = sum(s["sampled_users"] for s in rows)
-        # 200 users open the app on 80% of days, half of them sampled;
+        # 800 users open the app on 80% of days, half of them sampled;
         # the two testers check in every day and are in no sample.
-        assert 130 <= active <= 202, (day, rows)
+        assert 560 <= active <= 722, (day, rows)
         assert 0.3 * active <= sampled <= 0.7 * active, (day, rows)
         assert sum(s["reports"] for s in rows) == reports_by_day[day], (day, rows)
         # Every reporter but the testers was sampled that day.

@@ -151,15 +151,14 @@ static int parse_duration(ing_ctx *c, const json_t *obj, const char *where,
 	ing_path_key(path, sizeof path, where, "duration_ms");
 	if (json_is_real(v)) {
 		double d = json_real_value(v);
-		if (!(d >= 0 && d <= (double)ING_JSON_INT_MAX))
-			return ing_fail(c, ERR_BAD_FIELD,
-					"%s: expected milliseconds, 0…2^53",
+		if (!(d >= 0 && d <= (double)ING_DURATION_MAX_MS))
+			return ing_fail(c, ERR_BAD_FIELD, "%s: expected milliseconds, 0…10^9",
 					path);
 		*out = (int64_t)floor(d);
 		return 0;
 	}
 	uint64_t u;
-	const char *why = ing_uint_value(v, ING_JSON_INT_MAX, &u);
+	const char *why = ing_uint_value(v, (uint64_t)ING_DURATION_MAX_MS, &u);
 	if (why)
 		return ing_fail(c, ERR_BAD_FIELD, "%s: %s", path, why);
 	*out = (int64_t)u;

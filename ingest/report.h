@@ -86,6 +86,12 @@ typedef struct ing_sample {
 	ing_stack stack;
 } ing_sample;
 
+/* The longest duration a report may claim, about 11.6 days: no main thread
+ * blocks longer, and the server sums durations per group for all time in
+ * 64 bits (SPEC §10.1), which claims of 2^53 ms overflow after a thousand
+ * reports. Longer claims are refused (native) or read as unknown. */
+#define ING_DURATION_MAX_MS INT64_C(1000000000)
+
 typedef struct ing_report {
 	const char *report_id; /* client idempotency key (never NULL once parsed) */
 	const char *app_version, *build, *os, *os_version, *device;
@@ -95,7 +101,7 @@ typedef struct ing_report {
 	const char *user_id;
 	const char *timestamp; /* client's ISO 8601 time, kept as metadata */
 	ing_kind kind;
-	int64_t duration_ms;   /* -1 when unknown */
+	int64_t duration_ms; /* -1 when unknown; at most ING_DURATION_MAX_MS */
 	ing_image *images;
 	size_t nimages;
 	ing_thread *threads;

@@ -35,6 +35,12 @@ BEGIN
     parent := CASE lvl WHEN 1 THEN NULL ELSE p_to_key1 END;
     frames := CASE lvl WHEN 1 THEN p_to_frames1 ELSE p_to_frames2 END;
     IF from_key = to_key THEN
+      -- Locked now all the same, in the order ingest_reports locks the
+      -- groups' rows: reprocessing offers the report's culprit to its
+      -- groups after the day rows (offer_culprit), and taking this row
+      -- only then would reverse ingest's order and deadlock with it.
+      PERFORM 1 FROM groups
+        WHERE app_id = p_app AND level = lvl AND key = to_key FOR UPDATE;
       CONTINUE;
     ELSIF from_key COLLATE "C" <= to_key COLLATE "C" THEN
       PERFORM count_out_of_group(p_app, lvl::smallint, from_key, false);

@@ -4,8 +4,10 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- Called after move_report in the same transaction: the rows are level 1's
--- then level 2's, the order every writer of groups locks them in; a report
+-- Called after move_report in the same transaction, which has locked both
+-- rows already, level 1's then level 2's, in the order every writer of
+-- groups locks them (updating them only now would take them after the day
+-- rows: ingest_reports' order reversed, a deadlock); a report
 -- whose keys did not change (its culprit lies deeper than its keys) is the
 -- one that can still name an unsymbolized culprit.
 

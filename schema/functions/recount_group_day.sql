@@ -32,7 +32,10 @@ BEGIN
             FROM reports r
            WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)) AS x
-   WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day;
+   WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
+     -- No report left: retention dropped the day since it was marked. The
+     -- row keeps its upper bounds rather than be recounted from nothing.
+     AND x.users IS NOT NULL;
   UPDATE group_dim_days d SET users = x.users, first_seen = x.first_seen,
          last_seen = x.last_seen, max_duration_ms = x.max_duration_ms
     FROM (SELECT coalesce(r.app_version, '') AS app_version,

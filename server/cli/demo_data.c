@@ -27,7 +27,7 @@
 
 #define DAY_SECONDS 86400
 #define MAX_FRAMES 24
-#define USERS 800
+#define USERS	    800
 #define APP_IMAGE "StallDemo"
 #define APP_DIR "/private/var/containers/Bundle/Application/5F1C2D3A-8B4E-4C7F-9A61-2E0D7B3C4A15/StallDemo.app"
 

@@ -167,6 +167,27 @@ def test_big_group_day_recounted_once_after_the_moves(cluster, make_server, tmp_
     assert kept.split("|")[0] == "1000" and kept.split("|")[2:] == bounds.split("|")[1:]
 
 
+def test_recount_after_retention_dropped_the_day_keeps_the_rows(cluster, make_server,
+                                                                 tmp_path):
+    """A group-day marked for a recount whose reports retention drops
+    before the recount runs keeps its day row as it was (its reports, its
+    longest duration and users as upper bounds), not NULL and empty beside
+    a non-zero sum and histogram."""
+    db, server, app, app_id, version = recount_setup(cluster, make_server,
+                                                     "it_recount_after_drop")
+    ingest_users(db, app_id, version, "hot", 1, 1010, duration_sql="(1011 - i) * 10")
+    move_hot_to_cool(db, app_id, [f"user-{i}" for i in range(1, 11)])
+    row = lambda: psql(db, "SELECT reports, max_duration_ms, hll_cardinality(users)"
+                           f" FROM group_days WHERE app_id = {app_id} AND level = 1"
+                           " AND key = 'hot'")
+    before = row()
+    assert before == f"1000|{(1011 - 1) * 10}|1010"
+    psql(db, f"SELECT drop_report_partitions({app_id}, current_date + 1)")
+    stallscope("reprocess", db_url=db, extra_env={"STALLSCOPE_DATA_DIR": str(tmp_path)})
+    assert psql(db, f"SELECT count(*) FROM group_day_recounts WHERE app_id = {app_id}") == "0"
+    assert row() == before
+
+
 def test_counts_exact_through_reprocessing_and_retention(db, tmp_root, image):
     """Reports of three past days stored before their dSYM: the lists and
     details (every read path: no range, a range, filters) agree with the

@@ -82,3 +82,32 @@ def test_one_user_counted_once_when_their_reports_overlap(db):
                     " AND key IN ('k1', 'k2')") == "0"
     assert psql(db, f"SELECT count(*) FROM group_dim_days WHERE app_id = {app_id}"
                     " AND key IN ('k1', 'k2')") == "0"
+
+
+def test_a_move_locks_its_unchanged_level1_group_before_any_day_row(db):
+    """A late dSYM that changes only a report's level-2 key still takes its
+    level-1 group's row first, as ingest_reports does, before the day
+    rows: reprocessing then offers the report's culprit to that row
+    (offer_culprit), and taking it only at that point would reverse
+    ingest's lock order and deadlock with a batch of the same group."""
+    bundle = create_app(db)["app"]
+    app_id = int(psql(db, f"SELECT id FROM apps WHERE bundle_id = '{bundle}'"))
+    version = psql(db, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app_id})"
+                       " RETURNING version) SELECT version FROM made")
+    psql(db, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app_id}, '{USER}')")
+    psql(db, ingest_sql(app_id, version, "8.0.1"))
+    move_k2_only = move_sql(app_id, "8.0.1").replace("'m1'", "'k1'")
+    holder = subprocess.Popen(
+        [PSQL, db, "-v", "ON_ERROR_STOP=1", "-Atc",
+         f"BEGIN; {move_k2_only}; SELECT pg_sleep(2); COMMIT;"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    probe = subprocess.run(
+        [PSQL, db, "-v", "ON_ERROR_STOP=1", "-Atc",
+         "SET lock_timeout = '300ms'; SELECT key FROM groups"
+         f" WHERE app_id = {app_id} AND level = 1 AND key = 'k1' FOR UPDATE"],
+        capture_output=True, text=True)
+    _, err = holder.communicate(timeout=60)
+    assert holder.returncode == 0, err
+    assert probe.returncode != 0 and "lock timeout" in probe.stderr, probe
+    assert counters(db, app_id) == ["k1|1|1", "k2|0|0", "m2|1|1"]

@@ -169,10 +169,12 @@ def test_unauthenticated_bodies_do_not_grow_memory(make_server, db):
                for method, path in targets
                for framing, size, status in FRAMINGS]
     # A body held for even one request shows in the peak: 8 MiB each.
+    # Under ASan the allocator maps its own regions 2 MiB at a time (one
+    # more of them was seen here), so the bound is half a body, not less.
     grown = vm_kib(pid, "VmHWM") - hwm_before
-    assert grown < 2048, f"peak RSS grew {grown} KiB"
+    assert grown < 4096, f"peak RSS grew {grown} KiB"
     grown = vm_kib(pid, "VmRSS") - rss_before
-    assert grown < 2048, f"RSS grew {grown} KiB"
+    assert grown < 4096, f"RSS grew {grown} KiB"
     for (path, framing, status), reply in replies:
         assert reply is not None and reply[0] == status, (path, framing, reply)
 

@@ -23,6 +23,13 @@
 #      (REPEATS rounds, 20): a table, and one JSON per run in
 #      build/bench/dashboard/results/.
 #
+# LOADED=DIR skips step 2: DIR is an earlier run's BENCH_WORK (its pg/, data/
+# and run/, left as they were: copied into BENCH_WORK, which must differ),
+# migrated by the build under test (the migration's time is printed), then
+# measured. The ingest figures are then that earlier load's, by its build:
+# for a build whose schema changes only the reading side, a before/after
+# of the routes on the very same rows in minutes instead of half an hour.
+#
 # The build under test: build/stallscope of this tree (made first), or
 # STALLSCOPE_BIN=path (its repository's schema/ and web/ beside its
 # build/), or BASE=<git rev> (cloned and built under build/bench/src-<rev>).
@@ -46,37 +53,36 @@ mkdir -p build/bench "$work/results"
 cc -O2 -Wall -Wextra -o build/bench/dashboard_load bench/dashboard_load.c bench/load_net.c \
 	-lz -lpthread
 
-if [ -n "${BASE:-}" ]; then
-	rev=$(git rev-parse --verify "$BASE^{commit}")
-	src=$top/build/bench/src-${rev:0:12}
-	if [ ! -x "$src/build/stallscope" ]; then
-		rm -rf "$src"
-		git clone -q --no-checkout "$top" "$src"
-		git -C "$src" checkout -q "$rev"
-		make -C "$src" -s all
-	fi
-	bin=$src/build/stallscope
-	label=${LABEL:-$BASE-${rev:0:12}}
-elif [ -n "${STALLSCOPE_BIN:-}" ]; then
-	bin=$(realpath "$STALLSCOPE_BIN")
-	label=${LABEL:-$bin}
-else
-	bin=$top/build/stallscope
-	label=${LABEL:-$(git rev-parse --abbrev-ref HEAD)-$(git rev-parse --short=12 HEAD)$(
-		git diff --quiet HEAD -- . ':!bench' ':!docs' || echo -dirty)}
-fi
-# The build's own schema and dashboard files, whichever tree it came from.
-root=$(dirname "$(dirname "$bin")")
-[ -d "$root/schema" ] || root=$top
-export STALLSCOPE_SCHEMA_DIR=$root/schema
+. bench/lib.sh
+bench_build "$top"
 echo "build under test: $bin ($label)"
 
 rm -rf "$work/data" "$work/run"
 mkdir -p "$work/run"
-. bench/lib.sh
 export ROOT=$root
-bench_cluster "$work/pg"
 app=com.bench.dashboard
+if [ -n "${LOADED:-}" ]; then
+	loaded=$(realpath "$LOADED")
+	[ "$loaded" != "$work" ] || { echo "LOADED must differ from BENCH_WORK" >&2; exit 2; }
+	bench_loaded_cluster "$loaded" "$work"
+	load_day=$(date -u -r "$work/run/load.json" +%F)
+	start=$(date +%s%N)
+	(cd "$root" && "$bin" migrate >/dev/null)
+	echo "migrated the loaded database in $((($(date +%s%N) - start) / 1000000)) ms"
+	admin_token=$(sed -n 's/.*"admin_token":"\([^"]*\)".*/\1/p' "$work/run/app.json")
+	bench_serve "$bin" "$work/data" "$work/server.log"
+	stored=$(sed -n 's/.*"accepted":\([0-9]*\).*/\1/p' "$work/run/load.json")
+	label="$label on $LOADED's rows"
+	BIN=$bin WORK=$work PORT=$port APP=$app ADMIN_TOKEN=$admin_token \
+		SERVER_PID=$server_pid DATABASE_URL=$url REPORTS_STORED=$stored \
+		LOAD_JSON=$work/run/load.json CHECKINS_JSON=$work/run/checkins.json LABEL=$label \
+		REPEATS=$REPEATS IDLE_SECONDS=$IDLE_SECONDS DAYS=$DAYS SEED=$SEED \
+		CONCURRENCY=$CONCURRENCY TODAY=$load_day LOADED_FROM=$loaded \
+		RESULT=$work/results/$(date -u +%Y%m%dT%H%M%SZ)-$(echo "$label" | tr -c 'A-Za-z0-9._\n-' _).json \
+		python3 bench/dashboard_measure.py
+	exit 0
+fi
+bench_cluster "$work/pg"
 bench_app "$bin" "$app" "$work/run/app.json"
 bench_serve "$bin" "$work/data" "$work/server.log"
 

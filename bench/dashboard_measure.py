@@ -21,7 +21,8 @@ same on every build, so a before/after pair times the same requests.
 
 Environment (set by dashboard.sh): BIN ROOT WORK PORT APP ADMIN_TOKEN
 SERVER_PID DATABASE_URL REPORTS_STORED LOAD_JSON RESULT LABEL REPEATS
-IDLE_SECONDS DAYS SEED CONCURRENCY TODAY.
+IDLE_SECONDS DAYS SEED CONCURRENCY TODAY, and LOADED_FROM when the rows were
+loaded by an earlier run (dashboard.sh LOADED=).
 """
 import datetime
 import http.client
@@ -254,6 +255,8 @@ def print_table(r):
     load, idle_, sz = r["load"], r["idle"], r["sizes"]
     print(f"\n{r['label']}: {load['accepted']} reports over {r['days']} day(s), seed {r['seed']},"
           f" loadavg {r['loadavg_before']} before, {r['loadavg_after']} after")
+    if r.get("loaded_from"):
+        print(f"(no load: {r['loaded_from']}'s rows, migrated; its ingest figures, by its build)")
     print(f"ingest           {load['reports_per_second']:9.1f} reports/s  (p50 {load['p50_ms']} ms,"
           f" p99 {load['p99_ms']} ms, errors {load['errors']}, concurrency {r['concurrency']})")
     ci = r.get("check_ins") or {}
@@ -284,7 +287,8 @@ def main():
               "started_at": datetime.datetime.utcnow().isoformat(timespec="seconds") + "Z",
               "loadavg_before": open("/proc/loadavg").read().split()[0],
               "load": json.load(open(E["LOAD_JSON"])),
-              "check_ins": json.load(open(E["CHECKINS_JSON"]))}
+              "check_ins": json.load(open(E["CHECKINS_JSON"])),
+              "loaded_from": E.get("LOADED_FROM")}
     print(f"idle for {E['IDLE_SECONDS']} s…", file=sys.stderr)
     result["idle"] = idle(float(E["IDLE_SECONDS"]), int(E["SERVER_PID"]))
     result["sizes"] = sizes(reports)

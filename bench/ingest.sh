@@ -18,6 +18,10 @@
 # tmpfs (BENCH_WORK=/dev/shm/stallscope-bench) a commit's flush costs next
 # to nothing: the ceiling then measures CPU alone, the case hardest for the
 # ratio, since batching saves us flushes that pgbench pays one per insert.
+# The build under test: this tree's build/stallscope, STALLSCOPE_BIN=path or
+# BASE=<git rev> (bench/lib.sh bench_build). Run it twice, BASE=<before>
+# then without, for a before/after pair: each round's ratio to pgbench on
+# the same cluster keeps the machine's weather out of the comparison.
 # Not part of `make test`: timings belong here, never in tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +31,7 @@ CONCURRENCY=${CONCURRENCY:-16}
 ROUNDS=${ROUNDS:-3}
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-14/bin}
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-bin=build/stallscope
+top=$(pwd)
 work=$(realpath -m "${BENCH_WORK:-build/bench/ingest}")
 
 make -s all fixtures
@@ -37,6 +41,9 @@ cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c bench/load_net.c -lz
 rm -rf "$work"
 mkdir -p "$work"
 . bench/lib.sh
+bench_build "$top"
+export ROOT=$root
+echo "build under test: $bin ($label)"
 bench_cluster "$work/pg"
 bench_app "$bin" com.bench.app "$work/app.json"
 bench_serve "$bin" "$work/data" "$work/server.log"
@@ -109,3 +116,4 @@ print(f"ratio              {rate / ceiling:9.2f}  (target >= 0.50; p99 target < 
 paired = statistics.median(l["reports_per_second"] / t for l, t in zip(loads, tps))
 print(f"  (median of the rounds' own ratios, each pair run back to back: {paired:.2f})")
 EOF
+echo "(build under test: $bin, $label)"

@@ -18,6 +18,23 @@ bench_cluster() {
 	export STALLSCOPE_DATABASE_URL=$url
 }
 
+# bench_loaded_cluster FROM WORK: an earlier run's cluster, server data and
+# run files (FROM/pg, FROM/data, FROM/run) copied into WORK and started,
+# FROM left as it was. Sets url and exports STALLSCOPE_DATABASE_URL.
+bench_loaded_cluster() {
+	local from=$1 work=$2
+	scripts/pg.sh stop "$work/pg" >/dev/null 2>&1 || true
+	rm -rf "$work/pg" "$work/data" "$work/run"
+	cp -a "$from/pg" "$from/data" "$from/run" "$work/"
+	# A port of its own: the copy and FROM's own cluster may both run.
+	rm -f "$work/pg/data/postmaster.pid" "$work/pg/port"
+	scripts/pg.sh start "$work/pg" >/dev/null
+	bench_pg_dir=$work/pg
+	trap bench_cleanup EXIT
+	url=$(scripts/pg.sh url "$work/pg" bench)
+	export STALLSCOPE_DATABASE_URL=$url
+}
+
 bench_cleanup() {
 	[ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
 	scripts/pg.sh stop "$bench_pg_dir" >/dev/null 2>&1 || true
@@ -46,4 +63,35 @@ bench_serve() {
 		curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
 		sleep 0.1
 	done
+}
+
+# bench_build TOP: the build under test — BASE=<git rev> (cloned and built
+# under TOP/build/bench/src-<rev>), STALLSCOPE_BIN=path, or TOP's own
+# build/stallscope. Sets bin, label and root (the build's tree: its schema/
+# and web/) and exports STALLSCOPE_SCHEMA_DIR.
+bench_build() {
+	local top=$1 rev src
+	if [ -n "${BASE:-}" ]; then
+		rev=$(git rev-parse --verify "$BASE^{commit}")
+		src=$top/build/bench/src-${rev:0:12}
+		if [ ! -x "$src/build/stallscope" ]; then
+			rm -rf "$src"
+			git clone -q --no-checkout "$top" "$src"
+			git -C "$src" checkout -q "$rev"
+			make -C "$src" -s all
+		fi
+		bin=$src/build/stallscope
+		label=${LABEL:-$BASE-${rev:0:12}}
+	elif [ -n "${STALLSCOPE_BIN:-}" ]; then
+		bin=$(realpath "$STALLSCOPE_BIN")
+		label=${LABEL:-$bin}
+	else
+		bin=$top/build/stallscope
+		label=${LABEL:-$(git rev-parse --abbrev-ref HEAD)-$(git rev-parse --short=12 HEAD)$(
+			git diff --quiet HEAD -- . ':!bench' ':!docs' || echo -dirty)}
+	fi
+	# The build's own schema and dashboard files, whichever tree it came from.
+	root=$(dirname "$(dirname "$bin")")
+	[ -d "$root/schema" ] || root=$top
+	export STALLSCOPE_SCHEMA_DIR=$root/schema
 }

@@ -64,18 +64,21 @@ psql -c "CREATE SEQUENCE bench_ids"
 psql -c "CREATE TABLE bench_rows (LIKE reports INCLUDING ALL)"
 psql -c "COPY (SELECT raw::text FROM reports LIMIT 1) TO STDOUT" >"$work/raw.json"
 psql -c "COPY (SELECT symbolized::text FROM reports LIMIT 1) TO STDOUT" >"$work/sym.json"
-python3 - "$work" <<'PY'
+# A BASE from before schema/023 has no in_sample column.
+in_sample=$(psql -c "SELECT count(*) FROM information_schema.columns
+  WHERE table_name = 'reports' AND column_name = 'in_sample'")
+python3 - "$work" "$in_sample" <<'PY'
 import sys
-w = sys.argv[1]
+w, in_sample = sys.argv[1], sys.argv[2] == "1"
 q = lambda s: "'" + s.replace("\\\\", "\\").replace("'", "''") + "'"
 raw, sym = open(f"{w}/raw.json").read().strip(), open(f"{w}/sym.json").read().strip()
 open(f"{w}/insert.sql", "w").write(
     "INSERT INTO bench_rows (id, app_id, received_day, received_at, report_id, user_id, kind,"
     " source, app_version, os_version, device, duration_ms, key1, key2, pending, raw,"
-    " symbolized, in_sample) VALUES (nextval('bench_ids'), 1, current_date, now(),"
-    " md5(random()::text), 'user-1', 'stall',"
+    " symbolized" + (", in_sample" if in_sample else "") + ") VALUES (nextval('bench_ids'), 1,"
+    " current_date, now(), md5(random()::text), 'user-1', 'stall',"
     " 'native', '8.0.1', '17.2', 'iPhone14,2', 2500, 'k1', 'k2', false, "
-    f"{q(raw)}, {q(sym)}, true);\n")
+    f"{q(raw)}, {q(sym)}" + (", true" if in_sample else "") + ");\n")
 PY
 pg_port=$(cat "$work/pg/port")
 

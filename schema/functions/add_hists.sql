@@ -8,9 +8,15 @@
 -- Its name sorts before the LANGUAGE sql functions that call it
 -- (count_into_group), which are checked when created.
 
+-- Written as one expression, not over unnest: PostgreSQL then inlines it
+-- into the calling statement; called through the SQL function executor,
+-- each call cost about 14 µs, a dozen times per ingest batch (not STRICT
+-- for the same reason: no caller passes NULL, every histogram column is
+-- NOT NULL).
 CREATE OR REPLACE FUNCTION add_hists(p_a bigint[], p_b bigint[])
-RETURNS bigint[] LANGUAGE sql IMMUTABLE STRICT AS $$
-  SELECT array_agg(a + b ORDER BY i) FROM unnest(p_a, p_b) WITH ORDINALITY AS u(a, b, i);
+RETURNS bigint[] LANGUAGE sql IMMUTABLE AS $$
+  SELECT ARRAY[p_a[1] + p_b[1], p_a[2] + p_b[2], p_a[3] + p_b[3], p_a[4] + p_b[4],
+               p_a[5] + p_b[5], p_a[6] + p_b[6], p_a[7] + p_b[7], p_a[8] + p_b[8]];
 $$;
 COMMENT ON FUNCTION add_hists(bigint[], bigint[]) IS
   'Element-wise sum of two duration histograms (bigint[8], schema/021).';

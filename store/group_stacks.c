@@ -77,10 +77,11 @@ static int open_cursor(st_conn *c, int64_t app_id, const char *key1, const char 
 {
 	if (!f->os_version && !f->device && !f->kind)
 		return ST_EXEC(c, &open_counted, NULL, NULL, ST_INT64(app_id), ST_TEXT(key1),
-			       ST_TEXT(key2), ST_TEXT(f->from), ST_TEXT(f->to), ST_TEXT(f->version));
+			       ST_TEXT(key2), ST_TEXT(f->from), ST_TEXT(f->to),
+			       ST_TEXT(f->version));
 	return ST_EXEC(c, &open_scan, NULL, NULL, ST_INT64(app_id), ST_TEXT(key1), ST_TEXT(key2),
-		       ST_TEXT(f->from), ST_TEXT(f->to), ST_TEXT(f->version), ST_TEXT(f->os_version),
-		       ST_TEXT(f->device), ST_TEXT(f->kind));
+		       ST_TEXT(f->from), ST_TEXT(f->to), ST_TEXT(f->version),
+		       ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind));
 }
 
 int st_group_stacks(st_conn *c, int64_t app_id, const char *key1, const char *key2,

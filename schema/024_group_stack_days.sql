@@ -20,7 +20,10 @@
 -- retained reports only). The identity of a report's stack is
 -- representative_stack()'s (schema/functions/); the backfill below
 -- derives it the same way, written out because a numbered migration calls
--- no function file (docs/STORAGE.md §Schema).
+-- no function file (docs/STORAGE.md §Schema). The function files that
+-- keep the counts are applied right after this file commits: a server of
+-- the previous build storing reports in between would leave them
+-- uncounted, so upgrade with the servers stopped.
 
 CREATE TABLE group_stack_days (
   app_id bigint NOT NULL,

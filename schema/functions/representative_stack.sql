@@ -8,9 +8,14 @@
 -- P_STACKS its stacks' hashes, the images' first: a "stack" naming thread
 -- i is the hash at i + 2. The skeleton is parsed once (OFFSET 0 keeps the
 -- parse a subquery of its own rather than one per output column).
+-- One row, yet declared as a set: a SQL set-returning function (not
+-- strict, not volatile, no SET) is inlined into the calling statement and
+-- planned with it, where a call per row planned its body anew at every
+-- statement, which cost ingest a fifth of its database CPU per report
+-- (docs/PERFORMANCE.md).
 
-CREATE OR REPLACE FUNCTION representative_stack(p_symbolized text, p_stacks uuid[],
-                                                OUT stack uuid, OUT frames text)
+CREATE OR REPLACE FUNCTION representative_stack(p_symbolized text, p_stacks uuid[])
+RETURNS TABLE (stack uuid, frames text)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN st ? 'thread'
               THEN coalesce(p_stacks[(st->>'thread')::int + 2],

@@ -10,9 +10,8 @@
 -- parse a subquery of its own rather than one per output column).
 -- One row, yet declared as a set: a SQL set-returning function (not
 -- strict, not volatile, no SET) is inlined into the calling statement and
--- planned with it, where a call per row planned its body anew at every
--- statement, which cost ingest a fifth of its database CPU per report
--- (docs/PERFORMANCE.md).
+-- planned with it; called instead, it ran its own executor for every row
+-- (20,000 skeletons: 145-178 ms called, 48-54 ms inlined).
 
 CREATE OR REPLACE FUNCTION representative_stack(p_symbolized text, p_stacks uuid[])
 RETURNS TABLE (stack uuid, frames text)

@@ -22,11 +22,13 @@ typedef int (*st_stack_cb)(void *cls, int64_t reports, const char *body);
  * Hands CB every distinct representative stack of the retained reports of
  * level-1 group KEY1 of APP_ID (only level-2 group KEY2's when KEY2 is not
  * NULL) that match F, as the group's reports page filters them, most
- * reports first. Reads the matching report rows once (their skeletons,
- * not their stacks) and aggregates them in PostgreSQL; the distinct stacks
- * then come through a cursor, ST_STACK_BATCH at a time, so the caller's
- * memory does not grow with the number of reports or stacks. Runs in the
- * caller's transaction. 1, 0 when the app never had a report in the group,
+ * reports first. Filtered by days and version only (or not at all), the
+ * counts are read from group_stack_days (schema/024); with an OS version,
+ * device or kind, the matching report rows are read once (their
+ * skeletons, not their stacks) and aggregated in PostgreSQL. Either way
+ * the distinct stacks come through a cursor, ST_STACK_BATCH at a time, so
+ * the caller's memory does not grow with the number of reports or stacks.
+ * Runs in the caller's transaction. 1, 0 when the app never had a report in the group,
  * or a negative st_status (or CB's).
  */
 #define ST_STACK_BATCH 256

@@ -27,10 +27,14 @@ BEGIN
                    ' FROM %I, unnest(raw_stacks || symbolized_stacks) h GROUP BY h) c',
                    part.relname) INTO hashes, counts;
     EXECUTE format('DROP TABLE %I', part.relname);
+    -- The tree is of retained reports: the day's counts go with them
+    -- (schema/024), locked after the partition, before the stacks.
+    DELETE FROM group_stack_days g
+     WHERE g.app_id = p_app AND g.day = to_date(right(part.relname, 8), 'YYYYMMDD');
     PERFORM count_stacks(p_app, hashes, counts, '{}', '{}');
     dropped := dropped + 1;
   END LOOP;
   RETURN dropped;
 END $$;
 COMMENT ON FUNCTION drop_report_partitions(bigint, date) IS
-  'Retention: drops every day partition of one app older than p_before, counting their reports'' stacks out (count_stacks); returns how many.';
+  'Retention: drops every day partition of one app older than p_before, counting their reports'' stacks out (count_stacks) and deleting their call-tree counts (group_stack_days); returns how many.';

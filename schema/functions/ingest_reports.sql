@@ -25,7 +25,9 @@
 -- missing images' shared advisory locks, then
 -- the contended group rows, level 1 by key and level 2 by key, last, so
 -- they stay locked only until the commit, then dsyms/missing's counters
--- (image_waits) by key.
+-- (image_waits) by key; then, in statements of their own, the call tree's
+-- counts (group_stack_days) by key, the stacks' counts by hash
+-- (count_stacks) and the users' activity (count_activity).
 --
 -- Element i of every array belongs to report i: its identity, arrival
 -- (UTC day and time), whether its user is sampled today, its metadata
@@ -338,6 +340,21 @@ BEGIN
       culprit = better_culprit(g.culprit, excluded.culprit)
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
+
+  -- The call tree's counts (group_stack_days, schema/024): per group, day,
+  -- version and representative stack, locked after the group rows (the
+  -- statement above) and before the stacks', in key order, like them.
+  INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
+                                     reports)
+  SELECT p_app, p_key1s[o], p_key2s[o], p_days[o], coalesce(p_app_versions[o], ''), x.stack,
+         min(x.frames), count(*)
+    FROM unnest(stored_at) o,
+         representative_stack(p_symbolized[o], p_symbolized_stacks[o]::uuid[]) x
+   GROUP BY p_key1s[o], p_key2s[o], p_days[o], coalesce(p_app_versions[o], ''), x.stack
+   ORDER BY p_key1s[o] COLLATE "C", p_key2s[o] COLLATE "C", p_days[o],
+            coalesce(p_app_versions[o], '') COLLATE "C", x.stack
+  ON CONFLICT (app_id, key1, key2, day, app_version, stack)
+  DO UPDATE SET reports = g.reports + excluded.reports;
 
   -- The stored reports' stacks, counted last: a popular stack's count is
   -- every batch's, like a popular group's row (count_stacks).

@@ -4,8 +4,10 @@
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- The caller holds the report's key row (st_report_lock) and has moved its
--- groups (move_report): the stacks' counts come last, as at ingest. The
--- new stacks are counted before the old ones are released, in the same
+-- groups (move_report): then the call tree's counts (group_stack_days,
+-- schema/024: the report's old representative stack out, its new one in,
+-- in key order), and the stacks' counts last, as at ingest. The new
+-- stacks are counted before the old ones are released, in the same
 -- upsert, so a stack both keep is never deleted on the way.
 
 CREATE OR REPLACE FUNCTION update_report_symbols(p_app bigint, p_day date, p_id bigint,
@@ -16,8 +18,14 @@ RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   old uuid[];
+  old_key1 text;
+  old_key2 text;
+  old_symbolized text;
+  old_version text;
 BEGIN
-  SELECT r.symbolized_stacks INTO old FROM reports r
+  SELECT r.symbolized_stacks, r.key1, r.key2, r.symbolized, coalesce(r.app_version, '')
+    INTO old, old_key1, old_key2, old_symbolized, old_version
+    FROM reports r
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
   IF NOT FOUND THEN
     RETURN;
@@ -25,6 +33,22 @@ BEGIN
   UPDATE reports r SET key1 = p_key1, key2 = p_key2, pending = p_pending,
                        symbolized = p_symbolized, symbolized_stacks = p_stacks
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
+  -- A stack both forms keep nets to 0 and is not touched.
+  INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
+                                     reports)
+  SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n)
+    FROM (SELECT p_key1 AS key1, p_key2 AS key2, x.stack, x.frames, 1 AS n
+            FROM representative_stack(p_symbolized, p_stacks) x
+          UNION ALL
+          SELECT old_key1, old_key2, y.stack, y.frames, -1
+            FROM representative_stack(old_symbolized, old) y) AS m
+   GROUP BY m.key1, m.key2, m.stack HAVING sum(m.n) <> 0
+   ORDER BY m.key1 COLLATE "C", m.key2 COLLATE "C", m.stack
+  ON CONFLICT (app_id, key1, key2, day, app_version, stack)
+  DO UPDATE SET reports = g.reports + excluded.reports;
+  DELETE FROM group_stack_days g
+   WHERE g.app_id = p_app AND g.key1 = old_key1 AND g.key2 = old_key2 AND g.day = p_day
+     AND g.app_version = old_version AND g.reports <= 0;
   PERFORM count_stacks(p_app, p_stacks || old,
                        array_fill(1::bigint, ARRAY[cardinality(p_stacks)])
                          || array_fill(-1::bigint, ARRAY[cardinality(old)]),
@@ -32,4 +56,4 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION update_report_symbols(bigint, date, bigint, text, text, boolean, text, uuid[],
                                           uuid[], text[]) IS
-  'Reprocessing: replaces report p_id''s keys, pending flag and symbolized form (skeleton and stack hashes, the texts of new stacks in p_hashes/p_bodies), counting the new stacks in and the replaced ones out.';
+  'Reprocessing: replaces report p_id''s keys, pending flag and symbolized form (skeleton and stack hashes, the texts of new stacks in p_hashes/p_bodies), counting the new stacks in and the replaced ones out, and its representative stack in group_stack_days.';

@@ -37,12 +37,19 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 /* clang-format off */
 /* Aggregate rows d matching the list filters ($3 … $8): group_days when
  * only the days are given (the C picks it then, so $5 … $8 are NULL: they
- * are named so both variants take the same parameters), group_dim_days
- * under a dimension filter. */
+ * are named so every variant takes the same parameters), group_facet_days
+ * under one dimension filter, group_dim_days under more. */
 #define DAYS " ($3::date IS NULL OR d.day >= $3::date) AND ($4::date IS NULL OR d.day <= $4::date)"
 #define DAYS_ONLY                                                                     \
 	DAYS " AND $5::text IS NULL AND $6::text IS NULL AND $7::text IS NULL"          \
 	     " AND $8::text IS NULL"
+/* Exactly one dimension filter: that value's group_facet_days rows (the
+ * constants fold in a per-call plan, so the index takes dim and value). */
+#define FACET                                                                         \
+	DAYS " AND d.dim = CASE WHEN $5::text IS NOT NULL THEN 'version'"               \
+	     " WHEN $6::text IS NOT NULL THEN 'os_version'"                             \
+	     " WHEN $7::text IS NOT NULL THEN 'device' ELSE 'kind' END"                 \
+	     " AND d.value = coalesce($5::text, $6::text, $7::text, $8::text)"
 #define DIMS                                                                          \
 	DAYS " AND ($5::text IS NULL OR d.app_version = $5)"                           \
 	     " AND ($6::text IS NULL OR d.os_version = $6)"                             \
@@ -120,14 +127,22 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" LATERAL (SELECT " SEVERITY_SUMS " FROM " TABLE " d"                            \
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") AS s) AS p"
 
-static bool by_dimension(const st_group_filter *f)
+static int dimensions(const st_group_filter *f)
 {
-	return f->version || f->os_version || f->device || f->kind;
+	return !!f->version + !!f->os_version + !!f->device + !!f->kind;
+}
+
+/* The variant of a filtered statement: days only, one dimension, more. */
+static const st_stmt *variant(const st_group_filter *f, const st_stmt *days,
+			      const st_stmt *facet, const st_stmt *dims)
+{
+	int n = dimensions(f);
+	return n == 0 ? days : n == 1 ? facet : dims;
 }
 
 static bool filtered(const st_group_filter *f)
 {
-	return f->from || f->to || by_dimension(f);
+	return f->from || f->to || dimensions(f) > 0;
 }
 
 /* The statements with optional filters are planned at every call: a
@@ -166,6 +181,8 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		6};
 	static const st_stmt by_days = {"groups_page_days",
 					FILTERED_PAGE("group_days", DAYS_ONLY), 12};
+	static const st_stmt by_facet = {"groups_page_facet",
+					 FILTERED_PAGE("group_facet_days", FACET), 12};
 	static const st_stmt by_dims = {"groups_page_dims",
 					FILTERED_PAGE("group_dim_days", DIMS), 12};
 	if (!filtered(f)) {
@@ -180,7 +197,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
 			ST_TEXT(after_key), ST_INT64(limit)};
-	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 12, out_json);
+	return run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 12, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */
@@ -229,6 +246,8 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		2};
 	static const st_stmt by_days = {"group_detail_days",
 					FILTERED_DETAIL("group_days", DAYS_ONLY), 8};
+	static const st_stmt by_facet = {"group_detail_facet",
+					 FILTERED_DETAIL("group_facet_days", FACET), 8};
 	static const st_stmt by_dims = {"group_detail_dims",
 					FILTERED_DETAIL("group_dim_days", DIMS), 8};
 	if (!filtered(f)) {
@@ -241,7 +260,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
 			ST_TEXT(f->to),	    ST_TEXT(f->version), ST_TEXT(f->os_version),
 			ST_TEXT(f->device), ST_TEXT(f->kind)};
-	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 8, out_json);
+	return run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 8, out_json);
 }
 /* clang-format on */
 

@@ -74,3 +74,8 @@ DROP TABLE group_version_days;
 -- Its mover, replaced by move_facet_days (one read for the four dimensions);
 -- only the function files made it (IF EXISTS: a fresh database has none yet).
 DROP FUNCTION IF EXISTS move_version_day(bigint, smallint, text, text, text, date, timestamptz, text, text);
+-- A group's triage members are read per page (groups_triage, one
+-- statement for the listed keys) instead of per group; only the function
+-- files made the old one.
+DROP FUNCTION IF EXISTS group_triage(bigint, smallint, text, date, date, text, text, text, text,
+                                     text);

@@ -72,11 +72,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key AND "     \
 	WHERE " GROUP BY d.day) AS s))"
 
-/* The triage members of the group object OBJ (json) of g under the filters
- * ARGS (schema/functions/group_triage.sql), as jsonb. */
-#define TRIAGE(OBJ, ARGS)                                                              \
-	"(" OBJ "::jsonb || group_triage(g.app_id, g.level, g.key, " ARGS ","              \
-	" (SELECT app_newest_version($1))))"
+/* The group object OBJ (json) with its triage members, the row tr of
+ * TRIAGE_JOIN (schema/functions/groups_triage.sql), as jsonb. */
+#define TRIAGE(OBJ) "(" OBJ "::jsonb || tr.triage)"
+/* The triage rows tr of the groups g of level LEVEL listed in KEYS (a
+ * text[]) under the filters ARGS: one statement for a page of groups. */
+#define TRIAGE_JOIN(LEVEL, KEYS, ARGS)                                                 \
+	" JOIN groups_triage($1, " LEVEL "::smallint, " KEYS ", " ARGS ") tr"            \
+	" ON tr.key = g.key"
 #define NO_FILTERS "NULL, NULL, NULL, NULL, NULL, NULL"
 #define FILTERS "$3::date, $4::date, $5::text, $6::text, $7::text, $8::text"
 
@@ -110,16 +113,18 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" FROM " TABLE " d WHERE d.app_id = $1 AND d.level = $2 AND" WHERE               \
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
-					    "a.last_seen", "a.stall_ms") " AS v FROM agg a)" \
+					    "a.last_seen", "a.stall_ms") " AS v FROM agg a),"   \
+	" listed AS (SELECT * FROM page a WHERE ($11::text IS NULL"                      \
+	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
+	" ORDER BY a.v DESC, a.key DESC LIMIT $12)"                                       \
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
 	TRIAGE(GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "s", TABLE, \
-			    WHERE), FILTERS)                                           \
-	" AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
-	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
-	" ORDER BY a.v DESC, a.key DESC LIMIT $12) AS a"                                  \
-	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key,"          \
+			    WHERE))                                                    \
+	" AS obj FROM listed a"                                                         \
+	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key"           \
+	TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", FILTERS) ","                \
 	" LATERAL (SELECT CASE WHEN $9::integer = 1 THEN " CARD("a.users")             \
 	" ELSE (SELECT " CARD("hll_union_agg(d.users)") " FROM " TABLE " d"               \
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") END"      \
@@ -165,19 +170,20 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	/* All time, no filter: the groups' own totals. */
 	static const st_stmt all = {
 		"groups_page_all",
-		"SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
-		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen",
-					     "g.stall_ms")
-		" AS v, "
-		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"), NO_FILTERS)
-		" AS obj"
-		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
+		"WITH listed AS (SELECT g.*, "
+		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
+		" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		", g.key) < ($4::bigint, $5::text))"
-		" ORDER BY v DESC, g.key DESC LIMIT $6) AS p",
+		" ORDER BY v DESC, g.key DESC LIMIT $6)"
+		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
+		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
+		" SELECT g.key, g.v, "
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+				    "group_days", "true"))
+		" AS obj FROM listed g"
+		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ") AS p",
 		6};
 	static const st_stmt by_days = {"groups_page_days",
 					FILTERED_PAGE("group_days", DAYS_ONLY), 12};
@@ -220,13 +226,15 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	" WHERE d.app_id = $1 AND d.level = 1 AND d.key = $2 AND" WHERE ")"              \
 	" SELECT json_build_object('group', (SELECT "                                  \
 	TRIAGE(GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", "t", TABLE, \
-			    WHERE), FILTERS)                                           \
-	" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"     \
+			    WHERE))                                                    \
+	" FROM top t, groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", FILTERS)               \
+	" WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"                         \
 	" 'subgroups', (SELECT coalesce(json_agg("                                      \
 	TRIAGE(GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", "a", TABLE, \
-			    WHERE), FILTERS)                                           \
+			    WHERE))                                                    \
 	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
-	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"      \
+	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key"             \
+	TRIAGE_JOIN("2", "ARRAY(SELECT key FROM sub)", FILTERS) "))::text"                \
 	GROUP_KNOWN
 
 int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group_filter *f,
@@ -236,13 +244,17 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		"group_detail",
 		"SELECT json_build_object('group', (SELECT "
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"), NO_FILTERS)
-		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
+				    "group_days", "true"))
+		" FROM groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", NO_FILTERS)
+		" WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"), NO_FILTERS)
-		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
-		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
+				    "group_days", "true"))
+		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g"
+		TRIAGE_JOIN("2", "ARRAY(SELECT key FROM groups WHERE app_id = $1 AND level = 2"
+			    " AND parent_key = $2 AND reports > 0)", NO_FILTERS)
+		" WHERE g.app_id = $1 AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text"
+		GROUP_KNOWN,
 		2};
 	static const st_stmt by_days = {"group_detail_days",
 					FILTERED_DETAIL("group_days", DAYS_ONLY), 8};

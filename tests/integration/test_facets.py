@@ -29,6 +29,8 @@ VIP = "vip"
 DIMENSIONS = {"version": ("1.0", "1.1", "2.0"), "os_version": ("16.4", "17.2"),
               "device": ("iPhone14,2", "iPad13,1"), "kind": ("stall", "hang")}
 DURATIONS = (None, 0, 249, 250, 900, 2500, 40000)
+# An image no dSYM is ever uploaded for: its reports stay where they are.
+OTHER_UUID = "0F0E0D0C-0B0A-4908-8706-050403020100"
 
 
 @pytest.fixture(scope="module")
@@ -142,9 +144,10 @@ def facets_agree(db, app_id):
 
 def make_dataset(db, tmp_root, image, seed):
     """Reports at four known times over three days, none symbolized yet
-    (no dSYM): dimensions, users (one whitelisted) and durations drawn at
-    random (seeded), version 2.0 only from the second day, a device
-    missing from some. Returns (app, app_id, recs, days)."""
+    (no dSYM; some name an image whose dSYM never comes): dimensions, users
+    (one whitelisted) and durations drawn at random (seeded), version 2.0
+    only from the second day, a device missing from some. Returns (app,
+    app_id, recs, days)."""
     app = create_app(db)
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
     base = (int(time.time()) // DAY - 3) * DAY
@@ -164,6 +167,7 @@ def make_dataset(db, tmp_root, image, seed):
              "os": rng.choice(DIMENSIONS["os_version"]),
              "device": rng.choice(DIMENSIONS["device"] + (None,)),
              "kind": rng.choice(DIMENSIONS["kind"]), "duration": rng.choice(DURATIONS),
+             "uuid": image.uuid if rng.random() < 0.6 else OTHER_UUID,
              "at": at} for _ in range(14)])
         assert server.stop() == 0
     return app, app_id, recs, sorted({day_of(t) for t in times})
@@ -178,8 +182,13 @@ def test_one_dimension_exact_through_reprocessing_and_retention(db, tmp_root, im
         facets_agree(db, app_id)
         for f in filters(days):
             check(server, app, recs, f)
-        # The late dSYM: every report moves to its real groups.
-        regroup(server, app, image, recs)
+        # The late dSYM: its reports move to their real groups, out of
+        # group-days that keep the other image's reports.
+        movers = [r for r in recs if r["uuid"] == image.uuid]
+        before = {(r["key1"], day_of(r["at"])) for r in movers}
+        assert before & {(r["key1"], day_of(r["at"])) for r in recs if r not in movers}
+        regroup(server, app, image, movers)
+        place(server, app, recs)
         facets_agree(db, app_id)
         for f in filters(days):
             check(server, app, recs, f)

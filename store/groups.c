@@ -37,12 +37,19 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 /* clang-format off */
 /* Aggregate rows d matching the list filters ($3 … $8): group_days when
  * only the days are given (the C picks it then, so $5 … $8 are NULL: they
- * are named so both variants take the same parameters), group_dim_days
- * under a dimension filter. */
+ * are named so every variant takes the same parameters), group_facet_days
+ * under one dimension filter, group_dim_days under more. */
 #define DAYS " ($3::date IS NULL OR d.day >= $3::date) AND ($4::date IS NULL OR d.day <= $4::date)"
 #define DAYS_ONLY                                                                     \
 	DAYS " AND $5::text IS NULL AND $6::text IS NULL AND $7::text IS NULL"          \
 	     " AND $8::text IS NULL"
+/* Exactly one dimension filter: that value's group_facet_days rows (the
+ * constants fold in a per-call plan, so the index takes dim and value). */
+#define FACET                                                                         \
+	DAYS " AND d.dim = CASE WHEN $5::text IS NOT NULL THEN 'version'"               \
+	     " WHEN $6::text IS NOT NULL THEN 'os_version'"                             \
+	     " WHEN $7::text IS NOT NULL THEN 'device' ELSE 'kind' END"                 \
+	     " AND d.value = coalesce($5::text, $6::text, $7::text, $8::text)"
 #define DIMS                                                                          \
 	DAYS " AND ($5::text IS NULL OR d.app_version = $5)"                           \
 	     " AND ($6::text IS NULL OR d.os_version = $6)"                             \
@@ -65,11 +72,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	"   WHERE d.app_id = g.app_id AND d.level = g.level AND d.key = g.key AND "     \
 	WHERE " GROUP BY d.day) AS s))"
 
-/* The triage members of the group object OBJ (json) of g under the filters
- * ARGS (schema/functions/group_triage.sql), as jsonb. */
-#define TRIAGE(OBJ, ARGS)                                                              \
-	"(" OBJ "::jsonb || group_triage(g.app_id, g.level, g.key, " ARGS ","              \
-	" (SELECT app_newest_version($1))))"
+/* The group object OBJ (json) with its triage members, the row tr of
+ * TRIAGE_JOIN (schema/functions/groups_triage.sql), as jsonb. */
+#define TRIAGE(OBJ) "(" OBJ "::jsonb || tr.triage)"
+/* The triage rows tr of the groups g of level LEVEL listed in KEYS (a
+ * text[]) under the filters ARGS: one statement for a page of groups. */
+#define TRIAGE_JOIN(LEVEL, KEYS, ARGS)                                                 \
+	" JOIN groups_triage($1, " LEVEL "::smallint, " KEYS ", " ARGS ") tr"            \
+	" ON tr.key = g.key"
 #define NO_FILTERS "NULL, NULL, NULL, NULL, NULL, NULL"
 #define FILTERS "$3::date, $4::date, $5::text, $6::text, $7::text, $8::text"
 
@@ -103,16 +113,18 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" FROM " TABLE " d WHERE d.app_id = $1 AND d.level = $2 AND" WHERE               \
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
-					    "a.last_seen", "a.stall_ms") " AS v FROM agg a)" \
+					    "a.last_seen", "a.stall_ms") " AS v FROM agg a),"   \
+	" listed AS (SELECT * FROM page a WHERE ($11::text IS NULL"                      \
+	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
+	" ORDER BY a.v DESC, a.key DESC LIMIT $12)"                                       \
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
 	TRIAGE(GROUP_OBJECT("a.reports", "u.users", "a.first_seen", "a.last_seen", "s", TABLE, \
-			    WHERE), FILTERS)                                           \
-	" AS obj FROM (SELECT * FROM page a WHERE ($11::text IS NULL"              \
-	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
-	" ORDER BY a.v DESC, a.key DESC LIMIT $12) AS a"                                  \
-	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key,"          \
+			    WHERE))                                                    \
+	" AS obj FROM listed a"                                                         \
+	" JOIN groups g ON g.app_id = $1 AND g.level = $2 AND g.key = a.key"           \
+	TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", FILTERS) ","                \
 	" LATERAL (SELECT CASE WHEN $9::integer = 1 THEN " CARD("a.users")             \
 	" ELSE (SELECT " CARD("hll_union_agg(d.users)") " FROM " TABLE " d"               \
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") END"      \
@@ -120,14 +132,22 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" LATERAL (SELECT " SEVERITY_SUMS " FROM " TABLE " d"                            \
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") AS s) AS p"
 
-static bool by_dimension(const st_group_filter *f)
+static int dimensions(const st_group_filter *f)
 {
-	return f->version || f->os_version || f->device || f->kind;
+	return !!f->version + !!f->os_version + !!f->device + !!f->kind;
+}
+
+/* The variant of a filtered statement: days only, one dimension, more. */
+static const st_stmt *variant(const st_group_filter *f, const st_stmt *days,
+			      const st_stmt *facet, const st_stmt *dims)
+{
+	int n = dimensions(f);
+	return n == 0 ? days : n == 1 ? facet : dims;
 }
 
 static bool filtered(const st_group_filter *f)
 {
-	return f->from || f->to || by_dimension(f);
+	return f->from || f->to || dimensions(f) > 0;
 }
 
 /* The statements with optional filters are planned at every call: a
@@ -150,22 +170,25 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	/* All time, no filter: the groups' own totals. */
 	static const st_stmt all = {
 		"groups_page_all",
-		"SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
-		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, " SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen",
-					     "g.stall_ms")
-		" AS v, "
-		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"), NO_FILTERS)
-		" AS obj"
-		" FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
+		"WITH listed AS (SELECT g.*, "
+		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
+		" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		", g.key) < ($4::bigint, $5::text))"
-		" ORDER BY v DESC, g.key DESC LIMIT $6) AS p",
+		" ORDER BY v DESC, g.key DESC LIMIT $6)"
+		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
+		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
+		" SELECT g.key, g.v, "
+		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
+				    "group_days", "true"))
+		" AS obj FROM listed g"
+		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ") AS p",
 		6};
 	static const st_stmt by_days = {"groups_page_days",
 					FILTERED_PAGE("group_days", DAYS_ONLY), 12};
+	static const st_stmt by_facet = {"groups_page_facet",
+					 FILTERED_PAGE("group_facet_days", FACET), 12};
 	static const st_stmt by_dims = {"groups_page_dims",
 					FILTERED_PAGE("group_dim_days", DIMS), 12};
 	if (!filtered(f)) {
@@ -180,7 +203,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
 			ST_TEXT(after_key), ST_INT64(limit)};
-	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 12, out_json);
+	return run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 12, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */
@@ -203,13 +226,15 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	" WHERE d.app_id = $1 AND d.level = 1 AND d.key = $2 AND" WHERE ")"              \
 	" SELECT json_build_object('group', (SELECT "                                  \
 	TRIAGE(GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", "t", TABLE, \
-			    WHERE), FILTERS)                                           \
-	" FROM groups g, top t WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"     \
+			    WHERE))                                                    \
+	" FROM top t, groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", FILTERS)               \
+	" WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"                         \
 	" 'subgroups', (SELECT coalesce(json_agg("                                      \
 	TRIAGE(GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", "a", TABLE, \
-			    WHERE), FILTERS)                                           \
+			    WHERE))                                                    \
 	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
-	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key))::text"      \
+	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key"             \
+	TRIAGE_JOIN("2", "ARRAY(SELECT key FROM sub)", FILTERS) "))::text"                \
 	GROUP_KNOWN
 
 int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group_filter *f,
@@ -219,16 +244,22 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		"group_detail",
 		"SELECT json_build_object('group', (SELECT "
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"), NO_FILTERS)
-		" FROM groups g WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
+				    "group_days", "true"))
+		" FROM groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", NO_FILTERS)
+		" WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"), NO_FILTERS)
-		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g WHERE g.app_id = $1"
-		" AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text" GROUP_KNOWN,
+				    "group_days", "true"))
+		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g"
+		TRIAGE_JOIN("2", "ARRAY(SELECT key FROM groups WHERE app_id = $1 AND level = 2"
+			    " AND parent_key = $2 AND reports > 0)", NO_FILTERS)
+		" WHERE g.app_id = $1 AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text"
+		GROUP_KNOWN,
 		2};
 	static const st_stmt by_days = {"group_detail_days",
 					FILTERED_DETAIL("group_days", DAYS_ONLY), 8};
+	static const st_stmt by_facet = {"group_detail_facet",
+					 FILTERED_DETAIL("group_facet_days", FACET), 8};
 	static const st_stmt by_dims = {"group_detail_dims",
 					FILTERED_DETAIL("group_dim_days", DIMS), 8};
 	if (!filtered(f)) {
@@ -241,7 +272,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
 			ST_TEXT(f->to),	    ST_TEXT(f->version), ST_TEXT(f->os_version),
 			ST_TEXT(f->device), ST_TEXT(f->kind)};
-	return run_text(c, by_dimension(f) ? &by_dims : &by_days, p, 8, out_json);
+	return run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 8, out_json);
 }
 /* clang-format on */
 

@@ -34,21 +34,19 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 	       const char *to, st_compare_cb cb, void *cls, int64_t *base_sampled,
 	       int64_t *target_sampled)
 {
-	/* The two versions' level-1 rows by group_version_days_version_idx:
-	 * per group, version and day one row, its in-sample users counted
-	 * (schema/023), summed over the days: distinct user-days without a
+	/* The two versions' level-1 rows by group_facet_days_value_idx: per
+	 * group, version and day one row, its in-sample users counted
+	 * (schema/025), summed over the days: distinct user-days without a
 	 * sketch read. */
 	static const st_stmt groups = {
 		"compare_groups",
 		"WITH per_group AS (SELECT key,"
-		" coalesce(sum(reports) FILTER (WHERE app_version = $2), 0)::bigint"
-		" AS base_reports,"
-		" coalesce(sum(affected) FILTER (WHERE app_version = $2), 0)::bigint"
-		" AS base_affected,"
-		" coalesce(sum(affected) FILTER (WHERE app_version = $5), 0)::bigint"
-		" AS target_affected FROM group_version_days"
-		" WHERE app_id = $1 AND app_version IN ($2, $5) AND level = 1 AND " DAYS
-		" GROUP BY key HAVING sum(reports) > 0)"
+		" coalesce(sum(reports) FILTER (WHERE value = $2), 0)::bigint AS base_reports,"
+		" coalesce(sum(affected) FILTER (WHERE value = $2), 0)::bigint AS base_affected,"
+		" coalesce(sum(affected) FILTER (WHERE value = $5), 0)::bigint"
+		" AS target_affected FROM group_facet_days"
+		" WHERE app_id = $1 AND level = 1 AND dim = 'version' AND value IN ($2, $5)"
+		" AND " DAYS " GROUP BY key HAVING sum(reports) > 0)"
 		" SELECT p.key, g.frames::text, p.base_reports, p.base_affected, p.target_affected"
 		" FROM per_group p JOIN groups g ON g.app_id = $1 AND g.level = 1 AND g.key = p.key"
 		" ORDER BY p.key",

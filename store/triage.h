@@ -1,6 +1,6 @@
 /*
  * triage.h — the release comparison's numbers (SPEC §10.3), read from the
- * aggregates kept at ingest (group_version_days, schema/023;
+ * aggregates kept at ingest (group_facet_days, schema/025;
  * activity_daily, schema/019), never from reports. Same conventions as
  * store.h: runs inside a st_run_tx callback; negative = failure.
  *

@@ -236,24 +236,36 @@ BEGIN
            p_kinds[o] AS kind, NOT listed[o] AS in_sample, p_ats[o] AS at,
            p_culprits[o]::jsonb AS culprit, o, p_durations[o] AS ms
       FROM stored, (VALUES (1), (2)) AS l(lvl)
-  ), version_days AS (
-    -- Both levels' rows per day and version, the in-sample users' sketch
-    -- and its count (schema/023); locked after the dimensions' rows (run
-    -- after them), in key order.
-    INSERT INTO group_version_days AS v (app_id, level, key, day, app_version, reports,
-                                         affected, users)
-    SELECT p_app, level, key, day, app_version, count(*),
-           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0)
-                                      FILTER (WHERE in_sample)), 0),
-           coalesce(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0) FILTER (WHERE in_sample),
-                    hll_empty(12, 5, 1024, 0))
-      FROM counted
-     GROUP BY level, key, day, app_version
-     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C"
-    ON CONFLICT (app_id, level, key, day, app_version) DO UPDATE SET
-      reports = v.reports + excluded.reports,
-      affected = hll_cardinality(hll_union(v.users, excluded.users)),
-      users = hll_union(v.users, excluded.users)
+  ), facet_days AS (
+    -- Both levels' rows per day and value of each filter dimension: all
+    -- users and the in-sample ones with their count (schema/025); locked
+    -- after the dimensions' rows (run after them), in key order.
+    INSERT INTO group_facet_days AS f (app_id, level, key, day, dim, value, reports, users,
+                                       sample_users, affected, first_seen, last_seen,
+                                       stall_ms, max_duration_ms, duration_hist)
+    SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
+           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
+           coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0) FILTER (WHERE c.in_sample),
+                    hll_empty(12, 5, 1024, 0)),
+           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
+                                      FILTER (WHERE c.in_sample)), 0),
+           min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
+           count_durations(array_agg(c.ms), 1)
+      FROM counted c,
+           LATERAL (VALUES ('version', c.app_version), ('os_version', c.os_version),
+                           ('device', c.device), ('kind', c.kind)) AS x(dim, value)
+     GROUP BY c.level, c.key, c.day, x.dim, x.value
+     ORDER BY c.level, c.key COLLATE "C", c.day, x.dim COLLATE "C", x.value COLLATE "C"
+    ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
+      reports = f.reports + excluded.reports,
+      users = hll_union(f.users, excluded.users),
+      affected = hll_cardinality(hll_union(f.sample_users, excluded.sample_users)),
+      sample_users = hll_union(f.sample_users, excluded.sample_users),
+      first_seen = least(f.first_seen, excluded.first_seen),
+      last_seen = greatest(f.last_seen, excluded.last_seen),
+      stall_ms = f.stall_ms + excluded.stall_ms,
+      max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
+      duration_hist = add_hists(f.duration_hist, excluded.duration_hist)
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the batch's users
     -- of a row made into one sketch, then one upsert per row. Statements

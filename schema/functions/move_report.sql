@@ -6,8 +6,8 @@
 --
 -- It keeps ingest_reports' order of row locks: the user; the groups rows,
 -- level 1's two in key order, then level 2's; their group_days rows in
--- the same order; their group_dim_days rows; their group_version_days
--- rows (schema/023). A level whose key does not
+-- the same order; their group_dim_days rows; their group_facet_days
+-- rows (schema/025). A level whose key does not
 -- change keeps its rows as they are. The old groups' users are the union
 -- of their day rows, so they are recounted last, from the rows this move
 -- left (their rows are locked already); so are their durations' sum, max
@@ -65,8 +65,9 @@ BEGIN
   FOR lvl IN 1..2 LOOP
     to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
     IF to_key <> (CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END) THEN
-      PERFORM move_version_day(p_app, lvl::smallint, p_from_key1, p_from_key2, to_key, p_day,
-                               p_at, p_user, p_app_version);
+      PERFORM move_facet_days(p_app, lvl::smallint, p_from_key1, p_from_key2, to_key, p_day,
+                              p_at, p_user, p_app_version, p_os_version, p_device, p_kind,
+                              p_duration);
     END IF;
   END LOOP;
   FOR lvl IN 1..2 LOOP
@@ -78,4 +79,4 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION move_report(bigint, text, text, text, text, jsonb, jsonb, date,
                                 timestamptz, text, text, text, text, text, bigint) IS
-  'Reprocessing: counts one report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days and group_dim_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports), under the user''s lock, in the order ingest_reports locks the rows.';
+  'Reprocessing: counts one report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days, group_dim_days and group_facet_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports), under the user''s lock, in the order ingest_reports locks the rows.';

@@ -51,21 +51,29 @@ BEGIN
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
      AND d.app_version = x.app_version AND d.os_version = x.os_version
      AND d.device = x.device AND d.kind = x.kind AND d.in_sample = x.in_sample;
-  UPDATE group_version_days v SET users = coalesce(x.users, hll_empty(12, 5, 1024, 0)),
-         affected = coalesce(hll_cardinality(x.users), 0)::bigint
-    FROM (SELECT coalesce(r.app_version, '') AS app_version,
-                 hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0)
-                   FILTER (WHERE r.in_sample) AS users
-            FROM reports r
+  UPDATE group_facet_days f SET users = x.users, sample_users = x.sample_users,
+         affected = hll_cardinality(x.sample_users)::bigint, first_seen = x.first_seen,
+         last_seen = x.last_seen, max_duration_ms = x.max_duration_ms
+    FROM (SELECT y.dim, y.value, hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
+                 coalesce(hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0)
+                            FILTER (WHERE r.in_sample), hll_empty(12, 5, 1024, 0))
+                   AS sample_users,
+                 min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
+                 max(r.duration_ms) AS max_duration_ms
+            FROM reports r,
+                 LATERAL (VALUES ('version', coalesce(r.app_version, '')),
+                                 ('os_version', coalesce(r.os_version, '')),
+                                 ('device', coalesce(r.device, '')), ('kind', r.kind))
+                   AS y(dim, value)
            WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
-           GROUP BY 1) AS x
-   WHERE v.app_id = m.app_id AND v.level = m.level AND v.key = m.key AND v.day = m.day
-     AND v.app_version = x.app_version;
+           GROUP BY 1, 2) AS x
+   WHERE f.app_id = m.app_id AND f.level = m.level AND f.key = m.key AND f.day = m.day
+     AND f.dim = x.dim AND f.value = x.value;
   PERFORM count_out_of_group(m.app_id, m.level, m.key, true);
   DELETE FROM group_day_recounts
    WHERE app_id = m.app_id AND level = m.level AND key = m.key AND day = m.day;
   RETURN true;
 END $$;
 COMMENT ON FUNCTION recount_group_day() IS
-  'Reprocessing: recounts the users, first and last seen and longest duration of one group-day marked in group_day_recounts (its group_days row, its group_dim_days rows, its group_version_days rows'' in-sample users, then the group''s all-time users) from the kept reports and unmarks it; false when none is marked.';
+  'Reprocessing: recounts the users, first and last seen and longest duration of one group-day marked in group_day_recounts (its group_days row, its group_dim_days rows, its group_facet_days rows (all and in-sample users), then the group''s all-time users) from the kept reports and unmarks it; false when none is marked.';

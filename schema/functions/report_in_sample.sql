@@ -25,4 +25,4 @@ BEGIN
   RETURN found_in_sample;
 END $$;
 COMMENT ON FUNCTION report_in_sample(bigint, date, text, text, text, timestamptz) IS
-  'Reprocessing: the in_sample of the report of p_user at p_at in group p_key1 (and level-2 group p_key2 when given) on p_day, which move_day_row and move_version_day move.';
+  'Reprocessing: the in_sample of the report of p_user at p_at in group p_key1 (and level-2 group p_key2 when given) on p_day, which move_day_row and move_facet_days move.';

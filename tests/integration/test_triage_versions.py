@@ -529,10 +529,12 @@ def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
     assert split.splitlines() == [
         f"{lv}|{k}|{v}|{'t' if s else 'f'}|{n}|{len(u)}"
         for (lv, k, v, s), (n, u) in sorted(want.items())]
-    # Per group, day and version: every report, the in-sample users.
-    per_version = psql(url, """SELECT level, key, app_version, reports, affected,
-                                      hll_cardinality(users)::int
-                                 FROM group_version_days ORDER BY 1, 2, 3""")
+    # Per group, day and version: every report, the in-sample users (023's
+    # group_version_days, kept by 025 as group_facet_days' version rows).
+    per_version = psql(url, """SELECT level, key, value, reports, affected,
+                                      hll_cardinality(sample_users)::int
+                                 FROM group_facet_days WHERE dim = 'version'
+                                ORDER BY 1, 2, 3""")
     versions = {}
     for (lv, k, v, s), (n, u) in want.items():
         reports, users = versions.get((lv, k, v), (0, set()))

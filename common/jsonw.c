@@ -1,6 +1,8 @@
 /*
  * jsonw.c — JSON text written value by value; see jsonw.h.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,6 +147,32 @@ void cm_jw_hex(cm_jw *w, uint64_t v)
 	text[--i] = '0';
 	text[--i] = '"';
 	cm_jw_raw(w, text + i, sizeof text - i);
+}
+
+void cm_jw_real(cm_jw *w, double v)
+{
+	if (!isfinite(v)) {
+		cm_jw_null(w);
+		return;
+	}
+	char text[40];
+	int n = snprintf(text, sizeof text - 2, "%.17g", v);
+	if (n < 0 || (size_t)n >= sizeof text - 2) {
+		cm_jw_null(w);
+		return;
+	}
+	char *e = strchr(text, 'e');
+	if (e) { /* jansson writes e-5 and e5 where printf writes e-05, e+05 */
+		char *digits = e + 1 + (e[1] == '-' || e[1] == '+'), *to = e[1] == '-' ? e + 2 : e + 1;
+		while (*digits == '0' && digits[1])
+			digits++;
+		memmove(to, digits, strlen(digits) + 1);
+		n = (int)strlen(text);
+	} else if (!strchr(text, '.')) {
+		text[n++] = '.';
+		text[n++] = '0';
+	}
+	cm_jw_raw(w, text, (size_t)n);
 }
 
 void cm_jw_bool(cm_jw *w, bool v)

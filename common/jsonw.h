@@ -49,6 +49,9 @@ void cm_jw_optional_string(cm_jw *w, const char *key, const char *s);
 void cm_jw_int(cm_jw *w, int64_t v);
 /* V as the string "0x…" (lowercase, no leading zeros). */
 void cm_jw_hex(cm_jw *w, uint64_t v);
+/* V as jansson prints a real (17 significant digits, ".0" when it would
+ * read as an integer); null when V is not finite, which JSON cannot say. */
+void cm_jw_real(cm_jw *w, double v);
 void cm_jw_bool(cm_jw *w, bool v);
 void cm_jw_null(cm_jw *w);
 /* N bytes of JSON text written as one value (the caller vouches for it). */

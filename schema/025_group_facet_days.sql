@@ -79,3 +79,8 @@ DROP FUNCTION IF EXISTS move_version_day(bigint, smallint, text, text, text, dat
 -- files made the old one.
 DROP FUNCTION IF EXISTS group_triage(bigint, smallint, text, date, date, text, text, text, text,
                                      text);
+
+-- Statistics now, for the rows built above: the lists' first reads after
+-- the upgrade would otherwise be planned for an empty table until
+-- autovacuum comes by.
+ANALYZE group_facet_days;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
@@ -18,9 +19,10 @@
 #include "store/triage.h"
 
 typedef struct compared {
-	json_t *obj; /* the group's reply object, owned */
+	char *key, *frames; /* owned; FRAMES is the groups row's JSON text */
+	int64_t base_affected, target_affected;
+	srv_verdict verdict;
 	double score;
-	const char *key; /* inside OBJ */
 } compared;
 
 typedef struct compare_tx {
@@ -33,18 +35,13 @@ typedef struct compare_tx {
 
 static void rows_free(compare_tx *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		json_decref(t->rows[i].obj);
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->rows[i].key);
+		free(t->rows[i].frames);
+	}
 	free(t->rows);
 	t->rows = NULL;
 	t->n = t->cap = 0;
-}
-
-static json_t *side(int64_t affected, int64_t sampled)
-{
-	json_t *rate = sampled > 0 ? json_real((double)affected / (double)sampled) : json_null();
-	return json_pack("{s:I,s:I,s:o}", "affected", (json_int_t)affected, "sampled",
-			 (json_int_t)sampled, "rate", rate);
 }
 
 static int add_row(void *cls, const st_compare_row *r)
@@ -60,18 +57,17 @@ static int add_row(void *cls, const st_compare_row *r)
 	}
 	srv_proportion base = {r->base_affected, t->base_sampled};
 	srv_proportion target = {r->target_affected, t->target_sampled};
-	srv_verdict v = srv_compare_verdict(r->base_reports, base, target);
-	json_t *frames = json_loads(r->frames ? r->frames : "[]", 0, NULL);
-	json_t *obj = json_pack(
-		"{s:s,s:o,s:o,s:o,s:s}", "key", r->key, "frames", frames ? frames : json_array(),
-		"base", side(base.affected, base.sampled), "target",
-		side(target.affected, target.sampled), "verdict", srv_verdict_name(v));
-	if (!obj)
-		return -1;
 	double scale =
 		t->base_sampled > 0 ? (double)t->target_sampled / (double)t->base_sampled : 0.0;
-	t->rows[t->n++] = (compared){obj, (double)target.affected - (double)base.affected * scale,
-				     json_string_value(json_object_get(obj, "key"))};
+	compared row = {strdup(r->key), strdup(r->frames ? r->frames : "[]"), base.affected,
+			target.affected, srv_compare_verdict(r->base_reports, base, target),
+			(double)target.affected - (double)base.affected * scale};
+	if (!row.key || !row.frames) {
+		free(row.key);
+		free(row.frames);
+		return -1;
+	}
+	t->rows[t->n++] = row;
 	return 0;
 }
 
@@ -89,6 +85,50 @@ static int by_score(const void *a, const void *b)
 	if (x->score != y->score)
 		return x->score < y->score ? 1 : -1;
 	return strcmp(x->key, y->key);
+}
+
+static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sampled)
+{
+	cm_jw_key(w, name);
+	cm_jw_object(w);
+	cm_jw_key(w, "affected");
+	cm_jw_int(w, affected);
+	cm_jw_key(w, "sampled");
+	cm_jw_int(w, sampled);
+	cm_jw_key(w, "rate");
+	if (sampled > 0)
+		cm_jw_real(w, (double)affected / (double)sampled);
+	else
+		cm_jw_null(w);
+	cm_jw_object_end(w);
+}
+
+/* The reply, written as text: every group of two versions (10,000 at a
+ * million reports) as jansson trees, their frames parsed and printed
+ * again, cost more than the statement (docs/PERFORMANCE.md). The frames
+ * are the database's JSON text, copied as they are. */
+static char *reply_text(const compare_tx *t, size_t *len)
+{
+	cm_jw w = {0};
+	cm_jw_object(&w);
+	cm_jw_key(&w, "groups");
+	cm_jw_array(&w);
+	for (size_t i = 0; i < t->n; i++) {
+		const compared *r = &t->rows[i];
+		cm_jw_object(&w);
+		cm_jw_key(&w, "key");
+		cm_jw_string(&w, r->key);
+		cm_jw_key(&w, "frames");
+		cm_jw_raw(&w, r->frames, strlen(r->frames));
+		write_side(&w, "base", r->base_affected, t->base_sampled);
+		write_side(&w, "target", r->target_affected, t->target_sampled);
+		cm_jw_key(&w, "verdict");
+		cm_jw_string(&w, srv_verdict_name(r->verdict));
+		cm_jw_object_end(&w);
+	}
+	cm_jw_array_end(&w);
+	cm_jw_object_end(&w);
+	return cm_jw_finish(&w, len);
 }
 
 /* VALUE of query NAME when it is a version: present, 1 to 256 bytes. */
@@ -117,9 +157,10 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 	}
 	if (t.n > 1)
 		qsort(t.rows, t.n, sizeof *t.rows, by_score);
-	json_t *groups = json_array();
-	for (size_t i = 0; i < t.n; i++)
-		json_array_append(groups, t.rows[i].obj);
+	size_t len = 0;
+	char *json = reply_text(&t, &len);
 	rows_free(&t);
-	return srv_reply_json(conn, 200, json_pack("{s:o}", "groups", groups));
+	if (!json)
+		return srv_reply_error(conn, ERR_INTERNAL, NULL);
+	return srv_reply_text(conn, 200, "application/json", json, len);
 }

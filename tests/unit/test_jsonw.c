@@ -1,6 +1,7 @@
 /* test_jsonw.c — the JSON text writer prints what jansson prints for the
  * same values, places commas itself, and writes hex and integers at their
  * limits. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,6 +133,33 @@ static void test_optional_and_lines(void **state)
 	free(got);
 }
 
+/* Reals as json_dumps prints them: the rates of the comparison reply. */
+static void test_reals_match_jansson(void **state)
+{
+	(void)state;
+	const double reals[] = {0.0,	 1.0,	  -2.0,	   0.1,	    0.2024451048912984,
+				1e-05,	 1.5e-300, 1e300,  -7.25e21, 123456789012345678.0,
+				1.0 / 3, 4.9e-324, 1e22,   100.0};
+	cm_jw w = {0};
+	json_t *want_tree = json_array();
+	cm_jw_array(&w);
+	for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+		cm_jw_real(&w, reals[i]);
+		json_array_append_new(want_tree, json_real(reals[i]));
+	}
+	cm_jw_real(&w, INFINITY);
+	cm_jw_real(&w, NAN);
+	json_array_append_new(want_tree, json_null());
+	json_array_append_new(want_tree, json_null());
+	cm_jw_array_end(&w);
+	char *got = cm_jw_finish(&w, NULL);
+	char *want = json_dumps(want_tree, JSON_COMPACT);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	json_decref(want_tree);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_finish_resets),
 		cmocka_unit_test(test_optional_and_lines),
+		cmocka_unit_test(test_reals_match_jansson),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,7 +163,8 @@ void cm_jw_real(cm_jw *w, double v)
 	}
 	char *e = strchr(text, 'e');
 	if (e) { /* jansson writes e-5 and e5 where printf writes e-05, e+05 */
-		char *digits = e + 1 + (e[1] == '-' || e[1] == '+'), *to = e[1] == '-' ? e + 2 : e + 1;
+		char *digits = e + 1 + (e[1] == '-' || e[1] == '+'),
+		     *to = e[1] == '-' ? e + 2 : e + 1;
 		while (*digits == '0' && digits[1])
 			digits++;
 		memmove(to, digits, strlen(digits) + 1);

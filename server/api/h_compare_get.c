@@ -59,8 +59,11 @@ static int add_row(void *cls, const st_compare_row *r)
 	srv_proportion target = {r->target_affected, t->target_sampled};
 	double scale =
 		t->base_sampled > 0 ? (double)t->target_sampled / (double)t->base_sampled : 0.0;
-	compared row = {strdup(r->key), strdup(r->frames ? r->frames : "[]"), base.affected,
-			target.affected, srv_compare_verdict(r->base_reports, base, target),
+	compared row = {strdup(r->key),
+			strdup(r->frames ? r->frames : "[]"),
+			base.affected,
+			target.affected,
+			srv_compare_verdict(r->base_reports, base, target),
 			(double)target.affected - (double)base.affected * scale};
 	if (!row.key || !row.frames) {
 		free(row.key);

@@ -137,9 +137,9 @@ static void test_optional_and_lines(void **state)
 static void test_reals_match_jansson(void **state)
 {
 	(void)state;
-	const double reals[] = {0.0,	 1.0,	  -2.0,	   0.1,	    0.2024451048912984,
-				1e-05,	 1.5e-300, 1e300,  -7.25e21, 123456789012345678.0,
-				1.0 / 3, 4.9e-324, 1e22,   100.0};
+	const double reals[] = {0.0,	 1.0,	   -2.0,  0.1,	    0.2024451048912984,
+				1e-05,	 1.5e-300, 1e300, -7.25e21, 123456789012345678.0,
+				1.0 / 3, 4.9e-324, 1e22,  100.0};
 	cm_jw w = {0};
 	json_t *want_tree = json_array();
 	cm_jw_array(&w);

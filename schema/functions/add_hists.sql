@@ -5,8 +5,6 @@
 --
 -- How ingest_reports' upserts and reprocessing's moves merge a row's
 -- histogram with a batch's or a report's (a negative one takes it out).
--- Its name sorts before the LANGUAGE sql functions that call it
--- (count_into_group), which are checked when created.
 
 -- Written as one expression, not over unnest: PostgreSQL then inlines it
 -- into the calling statement; called through the SQL function executor,

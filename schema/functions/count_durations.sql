@@ -10,8 +10,7 @@
 -- starts, and everything from 30000 in the last. A NULL (unknown)
 -- duration counts nowhere. The one place the edges are written, but for
 -- the backfill of schema/021 (a numbered migration calls no function
--- file). Its name sorts before count_into_group, a LANGUAGE sql function
--- calling it.
+-- file).
 
 -- A loop in PL/pgSQL: the same answer as a grouped query over unnest in
 -- a fifth of the time (5 against 23 µs a call; ingest calls it for every

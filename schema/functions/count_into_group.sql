@@ -10,7 +10,11 @@
 CREATE OR REPLACE FUNCTION count_into_group(p_app bigint, p_level smallint, p_key text,
                                             p_parent_key text, p_frames jsonb, p_at timestamptz,
                                             p_user text, p_duration bigint)
-RETURNS void LANGUAGE sql AS $$
+-- PL/pgSQL, not LANGUAGE sql: a SQL body is planned again at every call
+-- (move_report calls this per moved report), PL/pgSQL keeps its plans for
+-- the session (docs/STORAGE.md §Schema).
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
   INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
                            first_seen, last_seen, stall_ms, max_duration_ms, duration_hist)
   VALUES (p_app, p_level, p_key, p_parent_key, p_frames, 1, 1,
@@ -25,7 +29,7 @@ RETURNS void LANGUAGE sql AS $$
     stall_ms = g.stall_ms + excluded.stall_ms,
     max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
     duration_hist = add_hists(g.duration_hist, excluded.duration_hist);
-$$;
+END $$;
 COMMENT ON FUNCTION count_into_group(bigint, smallint, text, text, jsonb, timestamptz, text,
                                      bigint) IS
   'Reprocessing: one report of user p_user (and duration p_duration, NULL when unknown) more in a group''s counters, the group made if new; the caller holds the user''s lock and moves the report''s day rows.';

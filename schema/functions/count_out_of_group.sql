@@ -12,7 +12,11 @@
 
 CREATE OR REPLACE FUNCTION count_out_of_group(p_app bigint, p_level smallint, p_key text,
                                               p_recount boolean)
-RETURNS void LANGUAGE sql AS $$
+-- PL/pgSQL, not LANGUAGE sql: a SQL body is planned again at every call
+-- (move_report calls this per moved report), PL/pgSQL keeps its plans for
+-- the session (docs/STORAGE.md §Schema).
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
   UPDATE groups SET reports = reports - 1
    WHERE NOT p_recount AND app_id = p_app AND level = p_level AND key = p_key
      AND reports > 0;
@@ -30,6 +34,6 @@ RETURNS void LANGUAGE sql AS $$
             FROM group_days d
            WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key) AS u
    WHERE p_recount AND g.app_id = p_app AND g.level = p_level AND g.key = p_key;
-$$;
+END $$;
 COMMENT ON FUNCTION count_out_of_group(bigint, smallint, text, boolean) IS
   'Reprocessing: one report less in a group''s counters (p_recount false), then (p_recount true, once the group''s day rows are recomputed) its users as the union of its group_days rows and its durations'' sum, max and histogram from them; the caller holds the user''s lock.';

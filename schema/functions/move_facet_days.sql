@@ -13,8 +13,9 @@
 -- four rows: each kept report counts in the rows whose value it shares,
 -- and the one report left out is one of p_user at p_at with the moved
 -- report's duration and values (so the others are exactly the kept ones).
--- Rows are locked per dimension in key order, the old group's and the
--- new one's, under their groups rows' locks that move_report holds.
+-- The rows are locked in ingest_reports' order, (key, day, dim, value):
+-- all four of the group first in key order, then the other's, under the
+-- groups rows' locks that move_report holds.
 
 CREATE OR REPLACE FUNCTION move_facet_days(p_app bigint, p_level smallint, p_from_key1 text,
                                            p_from_key2 text, p_to_key text, p_day date,
@@ -30,8 +31,15 @@ DECLARE
   recount_now boolean := coalesce((SELECT d.reports <= 1000 FROM group_days d
                                     WHERE d.app_id = p_app AND d.level = p_level
                                       AND d.key = from_key AND d.day = p_day), true);
-  facet record;
+  dims text[];
+  vals text[];
+  kept_users hll[];
+  kept_sample_users hll[];
+  firsts timestamptz[];
+  lasts timestamptz[];
+  maxes bigint[];
   step integer;
+  i integer;
 BEGIN
   IF NOT recount_now THEN
     INSERT INTO group_day_recounts (app_id, level, key, day, key1)
@@ -39,10 +47,16 @@ BEGIN
     ON CONFLICT DO NOTHING;
   END IF;
   -- The four rows' kept users and bounds from one read of the old
-  -- group-day's reports (none when it is left to recount_group_day).
-  FOR facet IN
-    SELECT x.dim, x.value, k.users, k.sample_users, k.first_seen, k.last_seen,
-           k.max_duration_ms
+  -- group-day's reports (none when it is left to recount_group_day), kept
+  -- in arrays so both groups' rows can be taken in key order below.
+  SELECT array_agg(x.dim ORDER BY x.dim COLLATE "C"),
+         array_agg(x.value ORDER BY x.dim COLLATE "C"),
+         array_agg(k.users ORDER BY x.dim COLLATE "C"),
+         array_agg(k.sample_users ORDER BY x.dim COLLATE "C"),
+         array_agg(k.first_seen ORDER BY x.dim COLLATE "C"),
+         array_agg(k.last_seen ORDER BY x.dim COLLATE "C"),
+         array_agg(k.max_duration_ms ORDER BY x.dim COLLATE "C")
+    INTO dims, vals, kept_users, kept_sample_users, firsts, lasts, maxes
       FROM (VALUES ('device', p_device), ('kind', p_kind), ('os_version', p_os_version),
                    ('version', p_app_version)) AS x(dim, value)
       LEFT JOIN (
@@ -74,36 +88,35 @@ BEGIN
                     AND r.duration_ms IS NOT DISTINCT FROM p_duration
                     AND r.app_version = p_app_version AND r.os_version = p_os_version
                     AND r.device = p_device AND r.kind = p_kind AND r.nth = 1)
-         GROUP BY y.dim, y.value) AS k ON k.dim = x.dim AND k.value = x.value
-     ORDER BY x.dim COLLATE "C"
-  LOOP
-    FOR step IN 1..2 LOOP
+         GROUP BY y.dim, y.value) AS k ON k.dim = x.dim AND k.value = x.value;
+  FOR step IN 1..2 LOOP
+    FOR i IN 1..4 LOOP
       IF (step = 1) = (from_key COLLATE "C" <= p_to_key COLLATE "C") THEN
         UPDATE group_facet_days SET reports = reports - 1,
                users = CASE WHEN recount_now
-                            THEN coalesce(facet.users, hll_empty(12, 5, 1024, 0)) ELSE users END,
+                            THEN coalesce(kept_users[i], hll_empty(12, 5, 1024, 0)) ELSE users END,
                sample_users = CASE WHEN recount_now
-                                   THEN coalesce(facet.sample_users, hll_empty(12, 5, 1024, 0))
+                                   THEN coalesce(kept_sample_users[i], hll_empty(12, 5, 1024, 0))
                                    ELSE sample_users END,
                affected = CASE WHEN recount_now
-                               THEN coalesce(hll_cardinality(facet.sample_users), 0)::bigint
+                               THEN coalesce(hll_cardinality(kept_sample_users[i]), 0)::bigint
                                ELSE affected END,
-               first_seen = coalesce(facet.first_seen, first_seen),
-               last_seen = coalesce(facet.last_seen, last_seen),
+               first_seen = coalesce(firsts[i], first_seen),
+               last_seen = coalesce(lasts[i], last_seen),
                stall_ms = stall_ms - coalesce(p_duration, 0),
-               max_duration_ms = CASE WHEN recount_now THEN facet.max_duration_ms
+               max_duration_ms = CASE WHEN recount_now THEN maxes[i]
                                       ELSE max_duration_ms END,
                duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
-           AND dim = facet.dim AND value = facet.value AND reports > 0;
+           AND dim = dims[i] AND value = vals[i] AND reports > 0;
         DELETE FROM group_facet_days
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
-           AND dim = facet.dim AND value = facet.value AND reports = 0;
+           AND dim = dims[i] AND value = vals[i] AND reports = 0;
       ELSE
         INSERT INTO group_facet_days AS f (app_id, level, key, day, dim, value, reports, users,
                                            sample_users, affected, first_seen, last_seen,
                                            stall_ms, max_duration_ms, duration_hist)
-        VALUES (p_app, p_level, p_to_key, p_day, facet.dim, facet.value, 1,
+        VALUES (p_app, p_level, p_to_key, p_day, dims[i], vals[i], 1,
                 hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
                 CASE WHEN moved_in_sample
                      THEN hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user))

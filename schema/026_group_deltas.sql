@@ -33,6 +33,12 @@ COMMENT ON TABLE group_deltas IS
 COMMENT ON INDEX group_deltas_pkey IS
   'One delta per report: a fold deletes an app''s by (app_id), reprocessing moves one by (app_id, report).';
 
+-- The three tables' upkeep, as it now is.
+COMMENT ON TABLE group_days IS
+  'Per group (both levels), UTC day: reports, distinct users (hll, exact up to 1,024), first and last received_at, severity. Counted from ingest''s deltas by fold_group_deltas (schema/026), moved by move_report; kept through retention. Answers date ranges without filters and every per-day series.';
+COMMENT ON TABLE group_facet_days IS
+  'Per group (both levels), UTC day, dimension (version, os_version, device, kind) and value ('''' when none): stored reports, all users and the in-sample users (reports.in_sample) as hll, the latter''s cardinality (affected), first/last seen and severity. Counted from ingest''s deltas by fold_group_deltas (schema/026) after group_dim_days, moved by move_facet_days, recounted by recount_group_day; kept through retention. Answers lists, details and triage filtered by exactly one dimension, affected without a filter, first/last version and GET …/compare (docs/STORAGE.md "Facets").';
+
 -- move_report takes the report's id (its delta), so the old one goes.
 DROP FUNCTION IF EXISTS move_report(bigint, text, text, text, text, jsonb, jsonb, date,
                                     timestamptz, text, text, text, text, text, bigint);

@@ -27,6 +27,12 @@ typedef enum st_group_sort {
 	ST_SORT_STALL_MS, /* summed durations (SPEC §10.1) */
 } st_group_sort;
 
+/* Counts the waiting deltas of APP_ID (APP_ID 0: of every app) into the
+ * day, dimension and facet rows (schema/026: fold_group_deltas), in one
+ * statement: the readers of those rows call it first. Returns how many
+ * reports it counted, or a negative st_status. */
+int64_t st_group_deltas_fold(st_conn *c, int64_t app_id);
+
 /*
  * A page of level-LEVEL groups of APP_ID, best first by SORT, after the
  * keyset position (AFTER_VALUE, AFTER_KEY) — AFTER_KEY NULL for the first

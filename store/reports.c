@@ -272,15 +272,15 @@ int st_report_update_symbols(st_conn *c, int64_t app_id, const char *day, int64_
 	return rc;
 }
 
-int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
+int st_group_move(st_conn *c, int64_t app_id, int64_t report, const st_group_ref *from,
 		  const st_group_ref *to)
 {
 	static const st_stmt q = {
 		"group_move",
-		"SELECT move_report($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::date,"
-		" $9::timestamptz, $10, $11, $12, $13, $14, $15::bigint)",
-		15};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(from->key1),
+		"SELECT move_report($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::date,"
+		" $10::timestamptz, $11, $12, $13, $14, $15, $16::bigint)",
+		16};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_INT64(report), ST_TEXT(from->key1),
 		       ST_TEXT(from->key2), ST_TEXT(to->key1), ST_TEXT(to->key2),
 		       ST_TEXT(to->frames1), ST_TEXT(to->frames2), ST_TEXT(to->day),
 		       ST_TEXT(to->at), ST_TEXT(to->app_version ? to->app_version : ""),

@@ -151,13 +151,14 @@ typedef struct st_group_ref {
 } st_group_ref;
 
 /*
- * Moves one report from the groups of FROM (its keys only) to those of TO
- * (keys, identities and the report's dimensions and duration, which both
- * share): groups.reports and .users, group_daily, first/last seen and the
- * durations (schema/021) grow on the new ones (schema/013: move_report, in
- * the lock order ingest_reports keeps).
+ * Moves report REPORT from the groups of FROM (its keys only) to those of
+ * TO (keys, identities and the report's dimensions and duration, which
+ * both share): groups.reports and .users, the day rows (or the report's
+ * delta while it waits, schema/026), first/last seen and the durations
+ * (schema/021) grow on the new ones (schema/013: move_report, in the lock
+ * order ingest_reports keeps).
  */
-int st_group_move(st_conn *c, int64_t app_id, const st_group_ref *from,
+int st_group_move(st_conn *c, int64_t app_id, int64_t report, const st_group_ref *from,
 		  const st_group_ref *to);
 
 /* Offers CULPRIT (JSON as st_new_report's; NULL changes nothing) to the

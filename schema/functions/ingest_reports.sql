@@ -14,12 +14,12 @@
 --    meanwhile loses its key insert: a duplicate, counted nowhere (the
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
---  * group counters: reports summed, users as hll sketches unioned
---    (schema/016: exact up to 1,024 users per row); durations summed,
---    their max and histogram kept (schema/021: a NULL duration counts in
---    none of them); group_dim_days keeps the whitelisted users' reports in
---    rows of their own (in_sample false, schema/023), which affected users
---    leave out.
+--  * group counters (groups): reports summed, users as hll sketches
+--    unioned (schema/016: exact up to 1,024 users per row); durations
+--    summed, their max and histogram kept (schema/021: a NULL duration
+--    counts in none of them); the day, dimension and facet rows are
+--    counted from each stored report's delta (group_deltas, schema/026)
+--    by fold_group_deltas, outside this transaction.
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, the
 -- missing images' shared advisory locks, then
@@ -159,9 +159,9 @@ BEGIN
 
   -- Everything stored, in one statement: the keys first (a report whose
   -- key insert lost is left out of the rest), then the quota counts, the
-  -- rows, the waits and both levels' counters. The group rows are locked
-  -- level by level in key order, then their days', then their filter
-  -- dimensions'.
+  -- rows, the waits, the deltas and both levels' counters. The group rows
+  -- are locked level by level in key order, then the app's dimension
+  -- counts.
   WITH keyed AS (
     INSERT INTO report_keys (app_id, report_id, id, received_day)
     SELECT p_app, p_report_ids[o], nextval('report_ids'), p_days[o]
@@ -230,65 +230,18 @@ BEGIN
            CASE lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key,
            CASE lvl WHEN 1 THEN NULL ELSE p_key1s[o] END AS parent,
            CASE lvl WHEN 1 THEN p_frames1[o] ELSE p_frames2[o] END AS frames,
-           p_user_ids[o] AS uid, p_days[o] AS day,
-           coalesce(p_app_versions[o], '') AS app_version,
-           coalesce(p_os_versions[o], '') AS os_version, coalesce(p_devices[o], '') AS device,
-           p_kinds[o] AS kind, NOT listed[o] AS in_sample, p_ats[o] AS at,
-           p_culprits[o]::jsonb AS culprit, o, p_durations[o] AS ms
+           p_user_ids[o] AS uid, p_ats[o] AS at, p_culprits[o]::jsonb AS culprit, o,
+           p_durations[o] AS ms
       FROM stored, (VALUES (1), (2)) AS l(lvl)
-  ), facet_days AS (
-    -- Both levels' rows per day and value of each filter dimension: all
-    -- users and the in-sample ones with their count (schema/025); locked
-    -- after the dimensions' rows (run after them), in key order.
-    INSERT INTO group_facet_days AS f (app_id, level, key, day, dim, value, reports, users,
-                                       sample_users, affected, first_seen, last_seen,
-                                       stall_ms, max_duration_ms, duration_hist)
-    SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
-           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
-           coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0) FILTER (WHERE c.in_sample),
-                    hll_empty(12, 5, 1024, 0)),
-           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
-                                      FILTER (WHERE c.in_sample)), 0),
-           min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
-           count_durations(array_agg(c.ms), 1)
-      FROM counted c,
-           LATERAL (VALUES ('version', c.app_version), ('os_version', c.os_version),
-                           ('device', c.device), ('kind', c.kind)) AS x(dim, value)
-     GROUP BY c.level, c.key, c.day, x.dim, x.value
-     ORDER BY c.level, c.key COLLATE "C", c.day, x.dim COLLATE "C", x.value COLLATE "C"
-    ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
-      reports = f.reports + excluded.reports,
-      users = hll_union(f.users, excluded.users),
-      affected = hll_cardinality(hll_union(f.sample_users, excluded.sample_users)),
-      sample_users = hll_union(f.sample_users, excluded.sample_users),
-      first_seen = least(f.first_seen, excluded.first_seen),
-      last_seen = greatest(f.last_seen, excluded.last_seen),
-      stall_ms = f.stall_ms + excluded.stall_ms,
-      max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(f.duration_hist, excluded.duration_hist)
-  ), daily AS (
-    -- Both levels' rows per day and filter dimensions: the batch's users
-    -- of a row made into one sketch, then one upsert per row. Statements
-    -- of a WITH run last to first, so these rows are locked after
-    -- group_days and the groups', in key order (schema/016).
-    INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
-                                     kind, in_sample, reports, users, first_seen, last_seen,
-                                     stall_ms, max_duration_ms, duration_hist)
-    SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
-           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
-           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
-      FROM counted
-     GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
-     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
-              device COLLATE "C", kind COLLATE "C", in_sample
-    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
-    DO UPDATE SET reports = d.reports + excluded.reports,
-                  users = hll_union(d.users, excluded.users),
-                  first_seen = least(d.first_seen, excluded.first_seen),
-                  last_seen = greatest(d.last_seen, excluded.last_seen),
-                  stall_ms = d.stall_ms + excluded.stall_ms,
-                  max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-                  duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
+  ), deltas AS (
+    -- What group_days, group_dim_days and group_facet_days count, left
+    -- for fold_group_deltas (schema/026): no row of theirs locked here.
+    INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
+                              os_version, device, kind, in_sample, duration_ms)
+    SELECT p_app, id, p_key1s[o], p_key2s[o], p_days[o], p_ats[o], p_user_ids[o],
+           coalesce(p_app_versions[o], ''), coalesce(p_os_versions[o], ''),
+           coalesce(p_devices[o], ''), p_kinds[o], NOT listed[o], p_durations[o]
+      FROM stored
   ), dimensions AS (
     -- Locked after the groups' rows, in key order: every batch takes the
     -- same few rows of the day (its kind's, its versions'), so a fixed
@@ -306,24 +259,6 @@ BEGIN
       reports = a.reports + excluded.reports,
       first_seen = least(a.first_seen, excluded.first_seen),
       last_seen = greatest(a.last_seen, excluded.last_seen)
-  ), fresh AS (
-    -- Both levels' rows per day (unfiltered ranges, per-day series),
-    -- locked after the groups' rows, in key order.
-    INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
-                                 last_seen, stall_ms, max_duration_ms, duration_hist)
-    SELECT p_app, level, key, day, count(*), hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0),
-           min(at), max(at), coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
-      FROM counted
-     GROUP BY level, key, day
-     ORDER BY level, key COLLATE "C", day
-    ON CONFLICT (app_id, level, key, day) DO UPDATE SET
-      reports = d.reports + excluded.reports,
-      users = hll_union(d.users, excluded.users),
-      first_seen = least(d.first_seen, excluded.first_seen),
-      last_seen = greatest(d.last_seen, excluded.last_seen),
-      stall_ms = d.stall_ms + excluded.stall_ms,
-      max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
   ), counters AS (
     -- The all-time sketch and its cardinality, which sort=users reads.
     -- The batch's best culprit of a group: one with a function, else

@@ -4,7 +4,8 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- It keeps ingest_reports' order of row locks: the user; the groups rows,
+-- It keeps ingest_reports' order of row locks: the user; the report's
+-- delta, while it waits (schema/026); the groups rows,
 -- level 1's two in key order, then level 2's; their group_days rows in
 -- the same order; their group_dim_days rows; their group_facet_days
 -- rows (schema/025). A level whose key does not
@@ -14,7 +15,8 @@
 -- and histogram (schema/021), which P_DURATION (the report's
 -- reports.duration_ms, NULL when unknown) moves exactly.
 
-CREATE OR REPLACE FUNCTION move_report(p_app bigint, p_from_key1 text, p_from_key2 text,
+CREATE OR REPLACE FUNCTION move_report(p_app bigint, p_report bigint, p_from_key1 text,
+                                       p_from_key2 text,
                                        p_to_key1 text, p_to_key2 text, p_to_frames1 jsonb,
                                        p_to_frames2 jsonb, p_day date, p_at timestamptz,
                                        p_app_version text, p_os_version text,
@@ -27,8 +29,16 @@ DECLARE
   parent text;
   frames jsonb;
   dims boolean;
+  waiting boolean;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(p_app || '/' || p_user, 7));
+  -- A report whose delta still waits (group_deltas, schema/026) is in none
+  -- of the day, dimension or facet rows yet: its delta moves instead, and
+  -- fold_group_deltas counts it under its new keys. Taken before any
+  -- counter row: a fold holds deltas while it waits for day rows.
+  UPDATE group_deltas SET key1 = p_to_key1, key2 = p_to_key2
+   WHERE app_id = p_app AND report = p_report;
+  waiting := FOUND;
   FOR lvl IN 1..2 LOOP
     from_key := CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END;
     to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
@@ -52,7 +62,7 @@ BEGIN
       PERFORM count_out_of_group(p_app, lvl::smallint, from_key, false);
     END IF;
   END LOOP;
-  FOREACH dims IN ARRAY ARRAY[false, true] LOOP
+  FOREACH dims IN ARRAY CASE WHEN waiting THEN '{}'::boolean[] ELSE ARRAY[false, true] END LOOP
     FOR lvl IN 1..2 LOOP
       to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
       IF to_key <> (CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END) THEN
@@ -64,7 +74,7 @@ BEGIN
   END LOOP;
   FOR lvl IN 1..2 LOOP
     to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
-    IF to_key <> (CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END) THEN
+    IF NOT waiting AND to_key <> (CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END) THEN
       PERFORM move_facet_days(p_app, lvl::smallint, p_from_key1, p_from_key2, to_key, p_day,
                               p_at, p_user, p_app_version, p_os_version, p_device, p_kind,
                               p_duration);
@@ -77,6 +87,6 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
-COMMENT ON FUNCTION move_report(bigint, text, text, text, text, jsonb, jsonb, date,
+COMMENT ON FUNCTION move_report(bigint, bigint, text, text, text, text, jsonb, jsonb, date,
                                 timestamptz, text, text, text, text, text, bigint) IS
-  'Reprocessing: counts one report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days, group_dim_days and group_facet_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports), under the user''s lock, in the order ingest_reports locks the rows.';
+  'Reprocessing: counts report p_report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days, group_dim_days and group_facet_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports; while its delta waits, the delta is moved instead of the day rows), under the user''s lock, in the order ingest_reports locks the rows.';

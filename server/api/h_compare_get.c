@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "server/service/delta_folder.h"
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
@@ -153,7 +154,10 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
-	int rc = st_run_tx("compare", compare_cb, &t);
+	/* The facet rows it reads count every report committed before it. */
+	int rc = srv_deltas_fold(t.app_id);
+	if (rc >= 0)
+		rc = st_run_tx("compare", compare_cb, &t);
 	if (rc < 0) {
 		rows_free(&t);
 		return srv_reply_store_error(conn, rc);

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "server/service/delta_folder.h"
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/reply.h"
@@ -34,7 +35,10 @@ enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req)
 	srv_rc frc = srv_group_filter_parse(conn, &t.f);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
-	int rc = st_run_tx("group_detail", detail_cb, &t);
+	/* The day rows it reads count every report committed before it. */
+	int rc = srv_deltas_fold(t.app_id);
+	if (rc >= 0)
+		rc = st_run_tx("group_detail", detail_cb, &t);
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)

@@ -21,6 +21,7 @@
 #include "server/service/metrics.h"
 #include "server/service/policy_cache.h"
 #include "server/service/reprocess.h"
+#include "server/service/delta_folder.h"
 #include "server/service/retention.h"
 #include "server/service/symbols.h"
 #include "store/store.h"
@@ -96,8 +97,9 @@ int srv_cmd_serve(int argc, char **argv)
 		srv_metrics_free();
 		return 1;
 	}
-	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0)
-		cm_log(CM_ERROR, "cannot start the reprocessing or retention thread");
+	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0 ||
+	    srv_delta_folder_start(&cfg) < 0)
+		cm_log(CM_ERROR, "cannot start the reprocessing, retention or delta folder thread");
 	cm_log(CM_INFO, "listening on %s:%u (database connections %u, workers "
 	       "%u, data dir %s)", cfg.listen_host, srv_http_port(http), cfg.db_connections,
 	       cfg.workers, cfg.data_dir);
@@ -108,6 +110,7 @@ int srv_cmd_serve(int argc, char **argv)
 	srv_http_stop(http);
 	srv_reprocess_stop();
 	srv_retention_stop();
+	srv_delta_folder_stop();
 	st_shutdown();
 	srv_symbols_free();
 	srv_policy_cache_free();

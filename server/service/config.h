@@ -33,6 +33,7 @@ typedef struct srv_config {
 	uint64_t max_decompressed; /* bytes of a gzip/deflate body once inflated */
 	unsigned symcache_open;    /* symcaches kept open (LRU) */
 	unsigned reprocess_interval; /* seconds between looks for new symbols */
+	unsigned fold_interval;	     /* seconds between two folds of the deltas */
 	srv_netmask_list metrics_allow; /* peers that may GET /metrics */
 	cm_log_level log_level;
 } srv_config;

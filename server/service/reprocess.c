@@ -115,7 +115,7 @@ static int move_cb(st_conn *c, void *cls)
 	fresh.frames1 = f->frames1;
 	fresh.frames2 = f->frames2;
 	st_document symbolized = srv_stored_symbolized(f);
-	if ((rc = st_group_move(c, cand->app_id, &old, &fresh)) < 0 ||
+	if ((rc = st_group_move(c, cand->app_id, cand->report, &old, &fresh)) < 0 ||
 	    (rc = st_group_culprit_offer(c, cand->app_id, fresh.key1, fresh.key2, f->culprit)) <
 		    0 ||
 	    (rc = st_report_update_symbols(c, cand->app_id, cand->day, cand->report,

@@ -17,7 +17,7 @@ Expected values are computed here from what the test stored."""
 import random
 import time
 
-from conftest import _new_server, create_app, migrate, psql, stallscope
+from conftest import _new_server, create_app, fold, migrate, psql, stallscope
 from ingest_util import allow_everyone, severity
 from test_api_filters import (DAY, DEVICES, KINDS, OS_VERSIONS, VERSIONS, check_counts, day_of,
                               get, image, place, post_batch, regroup, stacks_of, start)
@@ -75,9 +75,10 @@ def recount_setup(cluster, make_server, name):
 def move_hot_to_cool(db, app_id, users):
     """The reports of USERS (made by ingest_users) moved from groups hot
     to cool, as reprocessing does: the counts, then the keys."""
+    fold(db)
     for user in users:
         psql(db, f"""
-            SELECT move_report({app_id}, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
+            SELECT move_report({app_id}, r.id, 'hot', 'hot-2', 'cool', 'cool-2', '[]', '[]',
                                r.received_day, r.received_at, '1.0', '17.2', 'iPhone14,2',
                                'stall', r.user_id, r.duration_ms)
               FROM reports r WHERE r.app_id = {app_id} AND r.user_id = '{user}';

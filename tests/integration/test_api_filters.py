@@ -18,7 +18,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import _new_server, create_app, fixture_of, psql
+from conftest import _new_server, create_app, fixture_of, fold, psql
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -376,10 +376,14 @@ def aggregates_agree(db, app_id):
             assert kept == ours, (table, level)
 
 
-def test_move_report_keeps_row_bounds_exact(db):
+@pytest.mark.parametrize("folded", [True, False], ids=["folded", "waiting"])
+def test_move_report_keeps_row_bounds_exact(db, folded):
     """move_report on an aggregate row of three reports:
     moving the first, then the last, leaves the row the bounds of the
-    reports still in it, as our own SQL over the report rows says."""
+    reports still in it, as our own SQL over the report rows says — with
+    the reports counted in the day rows first (folded), and with their
+    deltas still waiting (no server here, so no folder), when the move
+    takes the delta and the groups' users come from the waiting deltas."""
     bundle = create_app(db)["app"]
     app = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{bundle}'")
     version = psql(db, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app})"
@@ -403,8 +407,11 @@ def test_move_report_keeps_row_bounds_exact(db):
         ids.append(out[1])
 
     def move(i):
+        if folded:
+            fold(db)
         # As reprocessing does: the counters first, then the row's keys.
-        psql(db, f"SELECT move_report({app}, 'k1', 'k2', 'm1', 'm2', '[]', '[]', '2026-11-20',"
+        psql(db, f"SELECT move_report({app}, {ids[i]}, 'k1', 'k2', 'm1', 'm2', '[]', '[]',"
+                 " '2026-11-20',"
                  f" '{ats[i]}', '1.0', '17.2', '', 'stall', 'u', NULL);"
                  f" UPDATE reports SET key1 = 'm1', key2 = 'm2' WHERE app_id = {app}"
                  f" AND id = {ids[i]}")
@@ -414,10 +421,22 @@ def test_move_report_keeps_row_bounds_exact(db):
         return psql(db, f"SELECT key, reports FROM group_days WHERE app_id = {app}"
                         " AND level = 1 ORDER BY 1").splitlines()
 
+    def waiting():
+        return psql(db, f"SELECT key1 FROM group_deltas WHERE app_id = {app} ORDER BY report")
+
     move(0)
-    assert [r.split("|")[:2] for r in rows()] == [["k1", "2"], ["m1", "1"]]
+    if folded:
+        assert waiting() == ""
+        assert [r.split("|")[:2] for r in rows()] == [["k1", "2"], ["m1", "1"]]
+    else:
+        assert waiting().split() == ["m1", "k1", "k1"]
     move(2)
+    if not folded:
+        assert waiting().split() == ["m1", "k1", "m1"]
     assert [r.split("|")[:2] for r in rows()] == [["k1", "1"], ["m1", "2"]]
+    assert psql(db, f"SELECT level, key, reports, users FROM groups WHERE app_id = {app}"
+                    " ORDER BY 1, 2").splitlines() == [
+        "1|k1|1|1", "1|m1|2|1", "2|k2|1|1", "2|m2|2|1"]
 
 
 def test_whitelist_put_answers_created_at_as_listed(server, db):

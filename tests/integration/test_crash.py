@@ -94,6 +94,21 @@ def test_start_removes_stale_temp_files_only(make_server, db, manifest):
     assert len(server.list_dsyms(app)) == 1
 
 
+def stop_between_flushes(admin, walwriter):
+    """Stops the WAL writer while it waits in its main loop: stopped in
+    the middle of a flush (the server's folder writes a little WAL every
+    second), it would hold the WAL write lock and every commit would wait
+    for it."""
+    for _ in range(200):
+        os.kill(walwriter, signal.SIGSTOP)
+        if psql(admin, "SELECT wait_event FROM pg_stat_activity"
+                       f" WHERE pid = {walwriter}") == "WalWriterMain":
+            return
+        os.kill(walwriter, signal.SIGCONT)
+        time.sleep(0.05)
+    raise AssertionError("the WAL writer never waited in its main loop")
+
+
 def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest, tmp_root):
     """A 2xx means committed and on disk: with PostgreSQL's WAL writer
     stopped, an asynchronous commit (synchronous_commit off, ours or the
@@ -114,7 +129,7 @@ def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest,
         image = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
         walwriter = int(psql(admin, "SELECT pid FROM pg_stat_activity"
                                     " WHERE backend_type = 'walwriter'"))
-        os.kill(walwriter, signal.SIGSTOP)
+        stop_between_flushes(admin, walwriter)
         rid = fresh_id()
         try:
             r = post(server, app, "/api/v1/ingest",

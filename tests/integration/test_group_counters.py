@@ -30,9 +30,11 @@ def ingest_sql(app_id, version, app_version):
 
 
 def move_sql(app_id, app_version):
-    """Reprocessing moving USER's report of APP_VERSION from k1/k2 to m1/m2:
-    the counters, then the report's keys (st_report_update_symbols)."""
-    return (f"SELECT move_report({app_id}, 'k1', 'k2', 'm1', 'm2', '[\"m\"]',"
+    """Reprocessing moving USER's report of APP_VERSION from k1/k2 to m1/m2,
+    its delta counted in the day rows first (schema/026): the counters,
+    then the report's keys (st_report_update_symbols)."""
+    return (f"SELECT fold_group_deltas({app_id});"
+            f" SELECT move_report({app_id}, r.id, 'k1', 'k2', 'm1', 'm2', '[\"m\"]',"
             f" '[\"m\",\"n\"]', current_date, r.received_at, '{app_version}', '17.2',"
             f" 'iPhone14,2', 'stall', '{USER}', r.duration_ms) FROM reports r"
             f" WHERE r.app_id = {app_id}"

@@ -1,0 +1,109 @@
+-- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
+-- counted into group_days, group_dim_days and group_facet_days, in one
+-- transaction (docs/STORAGE.md "Deltas").
+-- Applied by `stallscope migrate` after the numbered migrations, at every
+-- run: edit it in place. A new argument list or return type also needs a
+-- numbered migration dropping the old one (docs/STORAGE.md §Schema).
+--
+-- Called by the server's folder every second and before every read of
+-- those tables (the groups list, a group, the comparison), and by tests
+-- before they read the tables. Two folds at once are safe: the second
+-- waits on the rows the first deletes, finds them gone and counts the
+-- rest. Locks: the deltas (by primary key), then the day rows, the
+-- dimension rows and the facet rows, each table in key order, as
+-- reprocessing takes them; never a groups row.
+CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
+RETURNS bigint
+LANGUAGE plpgsql
+-- As ingest_reports: one plan, on the indexes.
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+AS $$
+DECLARE
+  folded bigint;
+BEGIN
+  WITH gone AS (
+    DELETE FROM group_deltas WHERE app_id = p_app RETURNING *
+  ), counted AS (
+    SELECT lvl::smallint AS level, CASE lvl WHEN 1 THEN key1 ELSE key2 END AS key,
+           user_id AS uid, day, app_version, os_version, device, kind, in_sample, at,
+           duration_ms AS ms
+      FROM gone, (VALUES (1), (2)) AS l(lvl)
+  ), facet_days AS (
+    -- Both levels' rows per day and value of each filter dimension: all
+    -- users and the in-sample ones with their count (schema/025); locked
+    -- after the dimension rows (run after them), in key order.
+    INSERT INTO group_facet_days AS f (app_id, level, key, day, dim, value, reports, users,
+                                       sample_users, affected, first_seen, last_seen,
+                                       stall_ms, max_duration_ms, duration_hist)
+    SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
+           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
+           coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0) FILTER (WHERE c.in_sample),
+                    hll_empty(12, 5, 1024, 0)),
+           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
+                                      FILTER (WHERE c.in_sample)), 0),
+           min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
+           count_durations(array_agg(c.ms), 1)
+      FROM counted c,
+           LATERAL (VALUES ('version', c.app_version), ('os_version', c.os_version),
+                           ('device', c.device), ('kind', c.kind)) AS x(dim, value)
+     GROUP BY c.level, c.key, c.day, x.dim, x.value
+     ORDER BY c.level, c.key COLLATE "C", c.day, x.dim COLLATE "C", x.value COLLATE "C"
+    ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
+      reports = f.reports + excluded.reports,
+      users = hll_union(f.users, excluded.users),
+      affected = hll_cardinality(hll_union(f.sample_users, excluded.sample_users)),
+      sample_users = hll_union(f.sample_users, excluded.sample_users),
+      first_seen = least(f.first_seen, excluded.first_seen),
+      last_seen = greatest(f.last_seen, excluded.last_seen),
+      stall_ms = f.stall_ms + excluded.stall_ms,
+      max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
+      duration_hist = add_hists(f.duration_hist, excluded.duration_hist)
+  ), daily AS (
+    -- Both levels' rows per day and filter dimensions: the deltas' users
+    -- of a row made into one sketch, then one upsert per row. The
+    -- data-changing parts of a WITH run last to first, so these rows are
+    -- locked after group_days', in key order (schema/016).
+    INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
+                                     kind, in_sample, reports, users, first_seen, last_seen,
+                                     stall_ms, max_duration_ms, duration_hist)
+    SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
+           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
+           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
+      FROM counted
+     GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
+     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
+              device COLLATE "C", kind COLLATE "C", in_sample
+    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
+    DO UPDATE SET reports = d.reports + excluded.reports,
+                  users = hll_union(d.users, excluded.users),
+                  first_seen = least(d.first_seen, excluded.first_seen),
+                  last_seen = greatest(d.last_seen, excluded.last_seen),
+                  stall_ms = d.stall_ms + excluded.stall_ms,
+                  max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
+                  duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
+  ), fresh AS (
+    -- Both levels' rows per day (unfiltered ranges, per-day series),
+    -- locked first after the deltas (the DELETE runs as the main query
+    -- reads it, before the parts below), in key order.
+    INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
+                                 last_seen, stall_ms, max_duration_ms, duration_hist)
+    SELECT p_app, level, key, day, count(*), hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0),
+           min(at), max(at), coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
+      FROM counted
+     GROUP BY level, key, day
+     ORDER BY level, key COLLATE "C", day
+    ON CONFLICT (app_id, level, key, day) DO UPDATE SET
+      reports = d.reports + excluded.reports,
+      users = hll_union(d.users, excluded.users),
+      first_seen = least(d.first_seen, excluded.first_seen),
+      last_seen = greatest(d.last_seen, excluded.last_seen),
+      stall_ms = d.stall_ms + excluded.stall_ms,
+      max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
+      duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
+  )
+  SELECT count(*) INTO folded FROM gone;
+  RETURN folded;
+END $$;
+COMMENT ON FUNCTION fold_group_deltas(bigint) IS
+  'Counts the committed deltas of app P_APP (group_deltas) into group_days, group_dim_days and group_facet_days and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';

@@ -1,0 +1,41 @@
+/* delta_folder.c — see delta_folder.h. */
+#include "common/log.h"
+#include "server/service/background.h"
+#include "server/service/delta_folder.h"
+#include "store/groups.h"
+
+static int fold_cb(st_conn *c, void *cls)
+{
+	int64_t folded = st_group_deltas_fold(c, *(const int64_t *)cls);
+	return folded < 0 ? (int)folded : 0;
+}
+
+int srv_deltas_fold(int64_t app_id)
+{
+	return st_run_tx("fold_group_deltas", fold_cb, &app_id);
+}
+
+static srv_background bg = SRV_BACKGROUND_INIT;
+
+/* Deltas wait at most an interval (a second by default) for a fold
+ * nobody asked for: the table stays that many seconds of reports, and a
+ * fold takes a hot group's interval as one row update. */
+static int pass(void *cls)
+{
+	const srv_config *cfg = cls;
+	if (srv_deltas_fold(0) < 0) {
+		cm_log(CM_WARN, "deltas: database unavailable, retrying in 10 s");
+		return 10;
+	}
+	return (int)cfg->fold_interval;
+}
+
+int srv_delta_folder_start(const srv_config *cfg)
+{
+	return srv_background_start(&bg, pass, (void *)cfg);
+}
+
+void srv_delta_folder_stop(void)
+{
+	srv_background_stop(&bg);
+}

@@ -1,0 +1,26 @@
+/*
+ * delta_folder.h — counting ingest's deltas into the day, dimension and
+ * facet rows (schema/026, docs/STORAGE.md "Deltas"): a thread of `serve`
+ * folds every app's waiting deltas each second, and each reader of those
+ * rows folds its app's first, so every answer counts every report
+ * committed before it.
+ *
+ * Memory: nothing is kept between calls.
+ */
+#ifndef STALLSCOPE_SERVER_DELTA_FOLDER_H
+#define STALLSCOPE_SERVER_DELTA_FOLDER_H
+
+#include <stdint.h>
+
+#include "server/service/config.h"
+
+/* Folds APP_ID's waiting deltas (0: every app's) in a transaction of its
+ * own. Returns 0, or a negative st_status. */
+int srv_deltas_fold(int64_t app_id);
+
+/* The thread of `serve`: a fold of every app every CFG->fold_interval
+ * seconds. CFG must outlive the thread. */
+int srv_delta_folder_start(const srv_config *cfg);
+void srv_delta_folder_stop(void);
+
+#endif

@@ -21,12 +21,6 @@ static int read_app(void *cls, const st_row *row)
 	return 0;
 }
 
-static int read_id(void *cls, const st_row *row)
-{
-	*(int64_t *)cls = st_row_int64(row, 0);
-	return 0;
-}
-
 int st_app_insert(st_conn *c, const char *bundle_id, const char *name,
 		  const uint8_t hashes[3][ST_HASH_LEN], int64_t *out_id)
 {
@@ -37,7 +31,7 @@ int st_app_insert(st_conn *c, const char *bundle_id, const char *name,
 		" VALUES ($1, $2, $3, $4, $5)"
 		" ON CONFLICT (bundle_id) DO NOTHING RETURNING id",
 		5};
-	return ST_EXEC(c, &q, read_id, out_id, ST_TEXT(bundle_id), ST_TEXT(name),
+	return ST_EXEC(c, &q, st_read_int64, out_id, ST_TEXT(bundle_id), ST_TEXT(name),
 		       ST_BYTES(hashes[ST_CRED_INGEST], ST_HASH_LEN),
 		       ST_BYTES(hashes[ST_CRED_UPLOAD], ST_HASH_LEN),
 		       ST_BYTES(hashes[ST_CRED_ADMIN], ST_HASH_LEN));

@@ -128,18 +128,12 @@ int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_c
 		       ST_INT64(until));
 }
 
-static int read_report(void *cls, const st_row *row)
-{
-	*(int64_t *)cls = st_row_int64(row, 0);
-	return 0;
-}
-
 int st_waits_last(st_conn *c, int64_t *out)
 {
 	static const st_stmt q = {"waits_last", "SELECT coalesce(max(report), 0) FROM report_waits",
 				  0};
 	*out = 0;
-	return st_exec(c, &q, NULL, 0, read_report, out);
+	return st_exec(c, &q, NULL, 0, st_read_int64, out);
 }
 
 int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t report)

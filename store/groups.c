@@ -132,28 +132,6 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" LATERAL (SELECT " SEVERITY_SUMS " FROM " TABLE " d"                            \
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") AS s) AS p"
 
-/* clang-format on */
-
-static int read_count(void *cls, const st_row *row)
-{
-	const char *t = st_row_text(row, 0);
-	*(int64_t *)cls = t ? strtoll(t, NULL, 10) : 0;
-	return 0;
-}
-
-int64_t st_group_deltas_fold(st_conn *c, int64_t app_id)
-{
-	static const st_stmt q = {"group_deltas_fold",
-				  "SELECT coalesce(sum(fold_group_deltas(a.app_id)), 0) FROM"
-				  " (SELECT DISTINCT app_id FROM group_deltas WHERE $1::bigint = 0"
-				  "  UNION ALL SELECT $1 WHERE $1::bigint <> 0) a",
-				  1};
-	int64_t folded = 0;
-	int rc = ST_EXEC(c, &q, read_count, &folded, ST_INT64(app_id));
-	return rc < 0 ? rc : folded;
-}
-
-/* clang-format off */
 static int dimensions(const st_group_filter *f)
 {
 	return !!f->version + !!f->os_version + !!f->device + !!f->kind;
@@ -183,6 +161,18 @@ int st_plan_per_call(st_conn *c)
 			      "SET LOCAL plan_cache_mode = force_custom_plan;"
 			      " SET LOCAL work_mem = '64MB'",
 			      "plan_per_call");
+}
+
+int64_t st_group_deltas_fold(st_conn *c, int64_t app_id)
+{
+	static const st_stmt q = {"group_deltas_fold",
+				  "SELECT coalesce(sum(fold_group_deltas(a.app_id)), 0) FROM"
+				  " (SELECT DISTINCT app_id FROM group_deltas WHERE $1::bigint = 0"
+				  "  UNION ALL SELECT $1 WHERE $1::bigint <> 0) a",
+				  1};
+	int64_t folded = 0;
+	int rc = ST_EXEC(c, &q, st_read_int64, &folded, ST_INT64(app_id));
+	return rc < 0 ? rc : folded;
 }
 
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,

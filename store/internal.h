@@ -107,6 +107,8 @@ const char *st_row_text(const st_row *row, int col);
 int st_row_copy(const st_row *row, int col, char *out, size_t cap);
 /* 0 / false for NULL. */
 int64_t st_row_int64(const st_row *row, int col);
+/* A row callback: column 0 as st_row_int64 into the int64_t CLS points to. */
+int st_read_int64(void *cls, const st_row *row);
 bool st_row_bool(const st_row *row, int col);
 /* Decodes a bytea column into OUT; returns its length, or -1 when NULL or
  * not exactly LEN bytes. */

@@ -664,6 +664,12 @@ int64_t st_row_int64(const st_row *row, int col)
 	return v ? strtoll(v, NULL, 10) : 0;
 }
 
+int st_read_int64(void *cls, const st_row *row)
+{
+	*(int64_t *)cls = st_row_int64(row, 0);
+	return 0;
+}
+
 bool st_row_bool(const st_row *row, int col)
 {
 	const char *v = st_row_text(row, col);

@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "server/service/delta_folder.h"
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
 #include "server/http/reply.h"
+#include "server/service/delta_folder.h"
 #include "server/service/regression.h"
 #include "store/triage.h"
 

@@ -9,10 +9,10 @@
  */
 #include <stdlib.h>
 
-#include "server/service/delta_folder.h"
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/reply.h"
+#include "server/service/delta_folder.h"
 #include "store/groups.h"
 
 typedef struct detail_tx {

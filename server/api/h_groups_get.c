@@ -8,10 +8,10 @@
  */
 #include <string.h>
 
-#include "server/service/delta_folder.h"
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
+#include "server/service/delta_folder.h"
 #include "store/groups.h"
 
 typedef struct page_tx {

@@ -39,8 +39,9 @@ BEGIN
                                        stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
            hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
-           coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0) FILTER (WHERE c.in_sample),
-                    hll_empty(12, 5, 1024, 0)),
+           CASE WHEN NOT bool_and(c.in_sample)
+                THEN coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
+                                FILTER (WHERE c.in_sample), hll_empty(12, 5, 1024, 0)) END,
            coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
                                       FILTER (WHERE c.in_sample)), 0),
            min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
@@ -53,8 +54,16 @@ BEGIN
     ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
       reports = f.reports + excluded.reports,
       users = hll_union_kept(f.users, excluded.users),
-      affected = hll_cardinality(hll_union(f.sample_users, excluded.sample_users)),
-      sample_users = hll_union_kept(f.sample_users, excluded.sample_users),
+      -- NULL sample_users are the row's users: every user it counts is in
+      -- the sample (schema/029), so only one sketch is kept and written.
+      -- A sketch made from users is a new value, never the users' stored
+      -- copy: two columns must not share one out-of-line value.
+      affected = hll_cardinality(hll_union(coalesce(f.sample_users, f.users),
+                                           coalesce(excluded.sample_users, excluded.users))),
+      sample_users = CASE
+        WHEN f.sample_users IS NULL AND excluded.sample_users IS NULL THEN NULL
+        WHEN f.sample_users IS NULL THEN hll_union(f.users, excluded.sample_users)
+        ELSE hll_union_kept(f.sample_users, coalesce(excluded.sample_users, excluded.users)) END,
       first_seen = least(f.first_seen, excluded.first_seen),
       last_seen = greatest(f.last_seen, excluded.last_seen),
       stall_ms = f.stall_ms + excluded.stall_ms,

@@ -117,3 +117,23 @@ def test_upgrade_to_028_counts_a_waiting_delta_once(cluster, tmp_path):
                     f" FROM groups WHERE app_id = {app_id} ORDER BY level").splitlines() == [
         "1|2|2|1000|700|{0,1,1,0,0,0,0,0}", "2|2|2|1000|700|{0,1,1,0,0,0,0,0}"]
     assert waiting(db, app_id) == 0
+
+
+def test_facet_rows_keep_one_sketch_while_every_user_is_in_the_sample(cluster, make_server):
+    """A facet row's in-sample users are its users (NULL, schema/029)
+    until a report of a whitelisted user comes: then it keeps them apart,
+    and affected leaves that user out."""
+    db, server, app, app_id, version = deltas_setup(cluster, make_server, "deltas_sample", 3600)
+    rows = (f"SELECT count(*), count(sample_users), min(hll_cardinality(users))::int,"
+            f" min(affected), min(hll_cardinality(coalesce(sample_users, users)))::int"
+            f" FROM group_facet_days WHERE app_id = {app_id}")
+    ingest_users(db, app_id, version, "s", 1, 5)
+    assert psql(db, rows) == "8|0|5|5|5"  # four dimensions, two levels
+    psql(db, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app_id}, 'user-6')")
+    ingest_users(db, app_id, version, "s", 6, 1)
+    assert psql(db, rows) == "8|8|6|5|5"
+    ingest_users(db, app_id, version, "s", 7, 2)
+    assert psql(db, rows) == "8|8|8|7|7"
+    listed = get(server, app, "/groups?version=1.0")["groups"]
+    assert [(g["key"], g["reports"], g["users"], g["affected"]) for g in listed] == [
+        ("s", 8, 8, 7)]

@@ -441,11 +441,10 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
 int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
 		  char **out_json)
 {
-	static const st_stmt q = {
-		"report_raw",
-		"SELECT report_raw(r) FROM reports r WHERE app_id = $1"
-		" AND received_day = $2::date AND id = $3",
-		3};
+	static const st_stmt q = {"report_raw",
+				  "SELECT report_raw(r) FROM reports r WHERE app_id = $1"
+				  " AND received_day = $2::date AND id = $3",
+				  3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return run_text(c, &q, p, 3, out_json);
 }

@@ -8,9 +8,10 @@
 -- sequential scan of the whole table at one day of 1,000,000 reports
 -- (33,000 pages, 150-320 ms). With the dimensions in the day index, the
 -- scan checks them in the index and fetches only the rows that match
--- (docs/PERFORMANCE.md, "Two dimension filters"). The columns never change
--- once a row is written, so its updates stay HOT; btree deduplication
--- keeps the index small (many rows share a day and a combination).
+-- (docs/PERFORMANCE.md, "Issue 25 through the ingest path"). The columns
+-- never change once a row is written, so its updates stay HOT; btree
+-- deduplication keeps the index small (many rows share a day and a
+-- combination).
 
 DROP INDEX group_dim_days_day_idx;
 CREATE INDEX group_dim_days_filter_idx

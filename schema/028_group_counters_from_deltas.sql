@@ -6,9 +6,9 @@
 --
 -- Why: ingest rewrote both of a report's groups rows, their users' sketch
 -- with them, in every batch. A popular group's sketch is kept out of line
--- (over 2 KB), so each batch also left a dead TOAST copy of it: 340 of the
--- 2,822 bytes per report at 1,000,000 reports, and the writer's most
--- contended rows (docs/PERFORMANCE.md, "Groups counted from deltas").
+-- (over 2 KB), so each batch also left a dead TOAST copy of it: 639 MB at
+-- 1,000,000 reports, on the writer's most contended rows
+-- (docs/PERFORMANCE.md, "Issue 25 through the ingest path").
 -- Ingest now makes a group and keeps its culprit; the fold counts it.
 --
 -- The deltas waiting now were counted in their groups by the ingest that
@@ -47,7 +47,7 @@ COMMENT ON INDEX groups_pkey IS 'Makes a group at ingest and counts its deltas i
 -- A sketch a fold changes is still written anew, its old copy dead until
 -- a vacuum: the sketches' TOAST is vacuumed every few thousand dead chunks
 -- rather than at a fifth of the table, which at this churn was always
--- far behind (docs/PERFORMANCE.md, "Sketches that did not change").
+-- far behind (docs/PERFORMANCE.md, "Issue 25 through the ingest path").
 ALTER TABLE groups SET (toast.autovacuum_vacuum_scale_factor = 0,
                         toast.autovacuum_vacuum_threshold = 5000);
 ALTER TABLE group_days SET (toast.autovacuum_vacuum_scale_factor = 0,

@@ -7,7 +7,7 @@
 -- exception), so the two sketches of a row were the same and every fold
 -- wrote both: the facet rows' out-of-line sketches and their dead copies
 -- were the largest part of a 1,000,000-report database (docs/PERFORMANCE.md,
--- "Sketches that did not change"). NULL now means "the row's users": the
+-- "Issue 25 through the ingest path"). NULL now means "the row's users": the
 -- fold (fold_group_deltas) leaves it NULL while every report it counts is
 -- in the sample and makes it a sketch of its own at the first that is not;
 -- readers take coalesce(sample_users, users). Rows written before keep

@@ -22,25 +22,32 @@ static void frames_write(cm_jw *w, const ing_stack *s)
 	cm_jw_array_end(w);
 }
 
-char *ing_report_to_native(const ing_report *r, size_t *len, cm_span *out_stacks)
+static void identity_write(cm_jw *w, const ing_report *r)
+{
+	cm_jw_key(w, "report_id");
+	cm_jw_string(w, r->report_id);
+	cm_jw_key(w, "kind");
+	cm_jw_string(w, ing_kind_name(r->kind));
+	cm_jw_optional_string(w, "app_version", r->app_version);
+	cm_jw_optional_string(w, "build", r->build);
+	cm_jw_optional_string(w, "os", r->os);
+	cm_jw_optional_string(w, "os_version", r->os_version);
+	cm_jw_optional_string(w, "os_build", r->os_build);
+	cm_jw_optional_string(w, "device", r->device);
+	cm_jw_optional_string(w, "user_id", r->user_id);
+	if (r->duration_ms >= 0) {
+		cm_jw_key(w, "duration_ms");
+		cm_jw_int(w, r->duration_ms);
+	}
+}
+
+char *ing_report_to_native(const ing_report *r, ing_native_part part, size_t *len,
+			   cm_span *out_stacks)
 {
 	cm_jw w = {0};
 	cm_jw_object(&w);
-	cm_jw_key(&w, "report_id");
-	cm_jw_string(&w, r->report_id);
-	cm_jw_key(&w, "kind");
-	cm_jw_string(&w, ing_kind_name(r->kind));
-	cm_jw_optional_string(&w, "app_version", r->app_version);
-	cm_jw_optional_string(&w, "build", r->build);
-	cm_jw_optional_string(&w, "os", r->os);
-	cm_jw_optional_string(&w, "os_version", r->os_version);
-	cm_jw_optional_string(&w, "os_build", r->os_build);
-	cm_jw_optional_string(&w, "device", r->device);
-	cm_jw_optional_string(&w, "user_id", r->user_id);
-	if (r->duration_ms >= 0) {
-		cm_jw_key(&w, "duration_ms");
-		cm_jw_int(&w, r->duration_ms);
-	}
+	if (part == ING_NATIVE_WHOLE)
+		identity_write(&w, r);
 	cm_jw_key(&w, "images");
 	size_t images_at = w.buf.len;
 	cm_jw_array(&w);

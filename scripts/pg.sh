@@ -4,7 +4,8 @@
 #
 #   scripts/pg.sh init DIR            initdb DIR/data (once)
 #   scripts/pg.sh start DIR [--fast]  start it; --fast trades durability for
-#                                     speed (tests: fsync off)
+#                                     speed (tests: fsync off); without it,
+#                                     sized for the machine (durable_settings)
 #   scripts/pg.sh stop DIR            stop it (fast shutdown)
 #   scripts/pg.sh status DIR          exit 0 when running
 #   scripts/pg.sh createdb DIR NAME   create database NAME unless it exists,
@@ -170,6 +171,22 @@ cmd_init() {
 		{ cat "$dir/log/initdb.log" >&2; die "initdb failed"; }
 }
 
+# The settings of a durable cluster (`make run`, the benchmarks), where
+# PostgreSQL's own defaults fit a far smaller machine: shared buffers a
+# quarter of the memory (128 MB to 4 GB), so the indexes ingest writes stay
+# in them; checkpoints at most every 15 minutes or 4 GB of WAL, and the
+# full pages written after each compressed (lz4), so fewer pages go to the
+# WAL twice (docs/PERFORMANCE.md, "Issue 25 through the ingest path").
+durable_settings() {
+	local kb mb
+	kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)
+	mb=$((kb / 4096))
+	[ "$mb" -ge 128 ] || mb=128
+	[ "$mb" -le 4096 ] || mb=4096
+	echo "-c shared_buffers=${mb}MB -c wal_compression=lz4 -c max_wal_size=4GB" \
+		"-c checkpoint_timeout=15min"
+}
+
 cmd_start() {
 	local dir=$1 fast=${2:-}
 	[ -s "$dir/data/PG_VERSION" ] || cmd_init "$dir"
@@ -193,6 +210,8 @@ cmd_start() {
 	opts="$opts -c unix_socket_permissions=0700"
 	if [ "$fast" = "--fast" ]; then
 		opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	else
+		opts="$opts $(durable_settings)"
 	fi
 	as_owner "$(pgbin)/pg_ctl" -D "$dir/data" -l "$dir/log/postgresql.log" \
 		-o "$opts" -w -t 60 start >/dev/null ||

@@ -411,7 +411,9 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
 {
 	static const st_stmt q = {
 		"report_json",
-		/* Its documents' stacks put back (schema/018: unstack). */
+		/* Its documents' stacks put back (schema/018: unstack), and the
+		 * group frames a symbolized document stored since 2026-11-26
+		 * leaves to its level-2 group (the key is their hash). */
 		"SELECT (jsonb_build_object('id', r.id, 'report_id', r.report_id,"
 		" 'user_id', r.user_id, 'kind', r.kind, 'source', r.source,"
 		" 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
@@ -422,6 +424,9 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
 		" || (SELECT CASE WHEN d->'stack' ? 'thread' AND NOT d->'stack' ? 'frames'"
 		" THEN jsonb_set(d, '{stack,frames}',"
 		" d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END"
+		" || CASE WHEN d ? 'frames' THEN '{}' ELSE jsonb_build_object('frames',"
+		" (SELECT g.frames FROM groups g WHERE g.app_id = r.app_id AND g.level = 2"
+		" AND g.key = r.key2)) END"
 		" FROM (SELECT unstack(r.app_id, r.symbolized, r.symbolized_stacks)::jsonb)"
 		" AS x(d))"
 		" || jsonb_build_object('key1', r.key1, 'key2', r.key2, 'received_at', " TS(
@@ -436,11 +441,10 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
 int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
 		  char **out_json)
 {
-	static const st_stmt q = {
-		"report_raw",
-		"SELECT unstack(app_id, raw, raw_stacks) FROM reports WHERE app_id = $1"
-		" AND received_day = $2::date AND id = $3",
-		3};
+	static const st_stmt q = {"report_raw",
+				  "SELECT report_raw(r) FROM reports r WHERE app_id = $1"
+				  " AND received_day = $2::date AND id = $3",
+				  3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return run_text(c, &q, p, 3, out_json);
 }

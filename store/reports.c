@@ -408,11 +408,10 @@ int st_report_meta_get(st_conn *c, int64_t app_id, const char *day, int64_t id,
 {
 	static const st_stmt q = {
 		"report_meta",
-		"SELECT unstack(app_id, raw, raw_stacks), key1, key2, user_id, kind, app_version, "
-		"os_version, device,"
+		"SELECT report_raw(r), key1, key2, user_id, kind, app_version, os_version, device,"
 		" to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		" source, os_build, client_timestamp, duration_ms"
-		" FROM reports WHERE app_id = $1 AND received_day = $2::date AND id = $3",
+		" FROM reports r WHERE app_id = $1 AND received_day = $2::date AND id = $3",
 		3};
 	return ST_EXEC(c, &q, read_meta, out, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id));
 }

@@ -31,17 +31,11 @@ BEGIN
                        coalesce(sum(d.duration_hist[5]), 0), coalesce(sum(d.duration_hist[6]), 0),
                        coalesce(sum(d.duration_hist[7]), 0),
                        coalesce(sum(d.duration_hist[8]), 0)]::bigint[] AS duration_hist
-            FROM (SELECT users, stall_ms, max_duration_ms, duration_hist FROM group_days
-                   WHERE app_id = p_app AND level = p_level AND key = p_key
-                  UNION ALL
-                  -- Its reports whose deltas wait (schema/026), in no day row yet.
-                  SELECT hll_add_agg(hll_hash_text(w.user_id), 12, 5, 1024, 0),
-                         coalesce(sum(w.duration_ms), 0), max(w.duration_ms),
-                         count_durations(array_agg(w.duration_ms), 1)
-                    FROM group_deltas w
-                   WHERE w.app_id = p_app
-                     AND CASE p_level WHEN 1 THEN w.key1 ELSE w.key2 END = p_key) AS d) AS u
+            -- Like the group's counters, its day rows count no report
+            -- whose delta waits (schema/026).
+            FROM group_days d
+           WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key) AS u
    WHERE p_recount AND g.app_id = p_app AND g.level = p_level AND g.key = p_key;
 END $$;
 COMMENT ON FUNCTION count_out_of_group(bigint, smallint, text, boolean) IS
-  'Reprocessing: one report less in a group''s counters (p_recount false), then (p_recount true, once the group''s day rows are recomputed) its users as the union of its group_days rows and waiting deltas and its durations'' sum, max and histogram from them; the caller holds the user''s lock.';
+  'Reprocessing: one report less in a group''s counters (p_recount false), then (p_recount true, once the group''s day rows are recomputed) its users as the union of its group_days rows and its durations'' sum, max and histogram from them; the caller holds the user''s lock.';

@@ -1,6 +1,6 @@
 -- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
--- counted into group_days, group_dim_days and group_facet_days, in one
--- transaction (docs/STORAGE.md "Deltas").
+-- counted into the groups' counters, group_days, group_dim_days and
+-- group_facet_days, in one transaction (docs/STORAGE.md "Deltas").
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
@@ -9,9 +9,10 @@
 -- those tables (the groups list, a group, the comparison), and by tests
 -- before they read the tables. Two folds at once are safe: the second
 -- waits on the rows the first deletes, finds them gone and counts the
--- rest. Locks: the deltas (by primary key), then the day rows, the
--- dimension rows and the facet rows, each table in key order, as
--- reprocessing takes them; never a groups row.
+-- rest. Locks: the deltas (by primary key), then the groups rows, the day
+-- rows, the dimension rows and the facet rows, each table in key order,
+-- as reprocessing takes them (ingest locks groups rows and none of the
+-- others).
 CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -38,8 +39,9 @@ BEGIN
                                        stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
            hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
-           coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0) FILTER (WHERE c.in_sample),
-                    hll_empty(12, 5, 1024, 0)),
+           CASE WHEN NOT bool_and(c.in_sample)
+                THEN coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
+                                FILTER (WHERE c.in_sample), hll_empty(12, 5, 1024, 0)) END,
            coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
                                       FILTER (WHERE c.in_sample)), 0),
            min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
@@ -51,9 +53,17 @@ BEGIN
      ORDER BY c.level, c.key COLLATE "C", c.day, x.dim COLLATE "C", x.value COLLATE "C"
     ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
       reports = f.reports + excluded.reports,
-      users = hll_union(f.users, excluded.users),
-      affected = hll_cardinality(hll_union(f.sample_users, excluded.sample_users)),
-      sample_users = hll_union(f.sample_users, excluded.sample_users),
+      users = hll_union_kept(f.users, excluded.users),
+      -- NULL sample_users are the row's users: every user it counts is in
+      -- the sample (schema/029), so only one sketch is kept and written.
+      -- A sketch made from users is a new value, never the users' stored
+      -- copy: two columns must not share one out-of-line value.
+      affected = hll_cardinality(hll_union(coalesce(f.sample_users, f.users),
+                                           coalesce(excluded.sample_users, excluded.users))),
+      sample_users = CASE
+        WHEN f.sample_users IS NULL AND excluded.sample_users IS NULL THEN NULL
+        WHEN f.sample_users IS NULL THEN hll_union(f.users, excluded.sample_users)
+        ELSE hll_union_kept(f.sample_users, coalesce(excluded.sample_users, excluded.users)) END,
       first_seen = least(f.first_seen, excluded.first_seen),
       last_seen = greatest(f.last_seen, excluded.last_seen),
       stall_ms = f.stall_ms + excluded.stall_ms,
@@ -76,7 +86,7 @@ BEGIN
               device COLLATE "C", kind COLLATE "C", in_sample
     ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
     DO UPDATE SET reports = d.reports + excluded.reports,
-                  users = hll_union(d.users, excluded.users),
+                  users = hll_union_kept(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),
                   last_seen = greatest(d.last_seen, excluded.last_seen),
                   stall_ms = d.stall_ms + excluded.stall_ms,
@@ -95,15 +105,38 @@ BEGIN
      ORDER BY level, key COLLATE "C", day
     ON CONFLICT (app_id, level, key, day) DO UPDATE SET
       reports = d.reports + excluded.reports,
-      users = hll_union(d.users, excluded.users),
+      users = hll_union_kept(d.users, excluded.users),
       first_seen = least(d.first_seen, excluded.first_seen),
       last_seen = greatest(d.last_seen, excluded.last_seen),
       stall_ms = d.stall_ms + excluded.stall_ms,
       max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
       duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
+  ), grouped AS (
+    -- Both levels' groups rows (made by ingest_reports with the deltas,
+    -- so always there: the frames given are never stored), locked first
+    -- after the deltas, as ingest and reprocessing lock them, in key
+    -- order: the last part runs first.
+    INSERT INTO groups AS g (app_id, level, key, frames, reports, users, users_hll,
+                             first_seen, last_seen, stall_ms, max_duration_ms, duration_hist)
+    SELECT p_app, level, key, '[]', count(*),
+           hll_cardinality(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0)),
+           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
+           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
+      FROM counted
+     GROUP BY level, key
+     ORDER BY level, key COLLATE "C"
+    ON CONFLICT (app_id, level, key) DO UPDATE SET
+      reports = g.reports + excluded.reports,
+      users = hll_cardinality(hll_union(g.users_hll, excluded.users_hll)),
+      users_hll = hll_union_kept(g.users_hll, excluded.users_hll),
+      first_seen = least(g.first_seen, excluded.first_seen),
+      last_seen = greatest(g.last_seen, excluded.last_seen),
+      stall_ms = g.stall_ms + excluded.stall_ms,
+      max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
+      duration_hist = add_hists(g.duration_hist, excluded.duration_hist)
   )
   SELECT count(*) INTO folded FROM gone;
   RETURN folded;
 END $$;
 COMMENT ON FUNCTION fold_group_deltas(bigint) IS
-  'Counts the committed deltas of app P_APP (group_deltas) into group_days, group_dim_days and group_facet_days and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';
+  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days and group_facet_days and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';

@@ -58,7 +58,8 @@ RETURNS TABLE (key text, triage jsonb) LANGUAGE sql STABLE PARALLEL SAFE AS $$
        AND num_nonnulls(p_version, p_os_version, p_device, p_kind) = 1
     -- Otherwise: per day, the union of its versions' rows.
     UNION ALL
-    SELECT f.key, hll_cardinality(hll_union_agg(f.sample_users)) FROM group_facet_days f
+    SELECT f.key, hll_cardinality(hll_union_agg(coalesce(f.sample_users, f.users)))
+      FROM group_facet_days f
      WHERE f.app_id = p_app AND f.level = p_level AND f.key = ANY (p_keys)
        AND (p_from IS NULL OR f.day >= p_from) AND (p_to IS NULL OR f.day <= p_to)
        AND f.dim = 'version'

@@ -14,10 +14,8 @@
 --    meanwhile loses its key insert: a duplicate, counted nowhere (the
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
---  * group counters (groups): reports summed, users as hll sketches
---    unioned (schema/016: exact up to 1,024 users per row); durations
---    summed, their max and histogram kept (schema/021: a NULL duration
---    counts in none of them); the day, dimension and facet rows are
+--  * a group is made with its first report, its culprit kept better
+--    (schema/022); its counters and its day, dimension and facet rows are
 --    counted from each stored report's delta (group_deltas, schema/026)
 --    by fold_group_deltas, outside this transaction.
 -- Locks, in the order every batch and move_report keep: report partitions
@@ -260,31 +258,24 @@ BEGIN
       first_seen = least(a.first_seen, excluded.first_seen),
       last_seen = greatest(a.last_seen, excluded.last_seen)
   ), counters AS (
-    -- The all-time sketch and its cardinality, which sort=users reads.
-    -- The batch's best culprit of a group: one with a function, else
-    -- any, the first in arrival order (better_culprit's preference).
+    -- A group new to the app, with its frames; its counters (reports,
+    -- users, seen, severity) come from the deltas (fold_group_deltas), so
+    -- a popular group's row and its sketch are not rewritten by every
+    -- batch. An existing row is locked, and written only when the batch's
+    -- best culprit beats its own (one with a function, else any, the
+    -- first in arrival order: better_culprit's preference).
     INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
-                             first_seen, last_seen,
-                             stall_ms, max_duration_ms, duration_hist, culprit)
+                             first_seen, last_seen, culprit)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
-           count(*), hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)),
-           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at),
-           coalesce(sum(c.ms), 0), max(c.ms), count_durations(array_agg(c.ms), 1),
+           0, 0, hll_empty(12, 5, 1024, 0), min(c.at), max(c.at),
            (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL, c.culprit IS NULL,
                       c.o))[1]
       FROM counted c
      GROUP BY c.level, c.key
      ORDER BY c.level, c.key COLLATE "C"
     ON CONFLICT (app_id, level, key) DO UPDATE SET
-      reports = g.reports + excluded.reports,
-      users = hll_cardinality(hll_union(g.users_hll, excluded.users_hll)),
-      users_hll = hll_union(g.users_hll, excluded.users_hll),
-      first_seen = least(g.first_seen, excluded.first_seen),
-      last_seen = greatest(g.last_seen, excluded.last_seen),
-      stall_ms = g.stall_ms + excluded.stall_ms,
-      max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(g.duration_hist, excluded.duration_hist),
       culprit = better_culprit(g.culprit, excluded.culprit)
+      WHERE better_culprit(g.culprit, excluded.culprit) IS DISTINCT FROM g.culprit
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 

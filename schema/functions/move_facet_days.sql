@@ -126,8 +126,10 @@ BEGIN
         ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
           reports = f.reports + 1,
           users = hll_union(f.users, excluded.users),
-          affected = hll_cardinality(hll_union(f.sample_users, excluded.sample_users)),
-          sample_users = hll_union(f.sample_users, excluded.sample_users),
+          -- A row's NULL sample_users are its users (schema/029).
+          affected = hll_cardinality(hll_union(coalesce(f.sample_users, f.users),
+                                               excluded.sample_users)),
+          sample_users = hll_union(coalesce(f.sample_users, f.users), excluded.sample_users),
           first_seen = least(f.first_seen, excluded.first_seen),
           last_seen = greatest(f.last_seen, excluded.last_seen),
           stall_ms = f.stall_ms + excluded.stall_ms,

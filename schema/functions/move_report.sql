@@ -4,16 +4,18 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- It keeps ingest_reports' order of row locks: the user; the report's
--- delta, while it waits (schema/026); the groups rows,
--- level 1's two in key order, then level 2's; their group_days rows in
--- the same order; their group_dim_days rows; their group_facet_days
--- rows (schema/025). A level whose key does not
--- change keeps its rows as they are. The old groups' users are the union
--- of their day rows, so they are recounted last, from the rows this move
--- left (their rows are locked already); so are their durations' sum, max
--- and histogram (schema/021), which P_DURATION (the report's
--- reports.duration_ms, NULL when unknown) moves exactly.
+-- It keeps ingest_reports' (and fold_group_deltas') order of row locks:
+-- the user; the report's delta, while it waits (schema/026); the groups
+-- rows, level 1's two in key order, then level 2's; their group_days rows
+-- in the same order; their group_dim_days rows; their group_facet_days
+-- rows (schema/025). A level whose key does not change keeps its rows as
+-- they are. While the delta waits, the report is in no counter yet
+-- (schema/028): only the delta moves, and the new groups are made. The
+-- old groups' users are the union of their day rows, so they are
+-- recounted last, from the rows this move left (their rows are locked
+-- already); so are their durations' sum, max and histogram (schema/021),
+-- which P_DURATION (the report's reports.duration_ms, NULL when unknown)
+-- moves exactly.
 
 CREATE OR REPLACE FUNCTION move_report(p_app bigint, p_report bigint, p_from_key1 text,
                                        p_from_key2 text,
@@ -44,13 +46,25 @@ BEGIN
     to_key := CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END;
     parent := CASE lvl WHEN 1 THEN NULL ELSE p_to_key1 END;
     frames := CASE lvl WHEN 1 THEN p_to_frames1 ELSE p_to_frames2 END;
-    IF from_key = to_key THEN
+    IF from_key = to_key OR waiting THEN
       -- Locked now all the same, in the order ingest_reports locks the
       -- groups' rows: reprocessing offers the report's culprit to its
       -- groups after the day rows (offer_culprit), and taking this row
-      -- only then would reverse ingest's order and deadlock with it.
-      PERFORM 1 FROM groups
-        WHERE app_id = p_app AND level = lvl AND key = to_key FOR UPDATE;
+      -- only then would reverse ingest's order and deadlock with it. A
+      -- waiting delta is in no group's counters yet: its new group only
+      -- has to exist for the fold to count it there.
+      IF from_key <> to_key AND from_key COLLATE "C" < to_key COLLATE "C" THEN
+        PERFORM 1 FROM groups
+          WHERE app_id = p_app AND level = lvl AND key = from_key FOR UPDATE;
+      END IF;
+      INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users,
+                               users_hll, first_seen, last_seen)
+      VALUES (p_app, lvl, to_key, parent, frames, 0, 0, hll_empty(12, 5, 1024, 0), p_at, p_at)
+      ON CONFLICT (app_id, level, key) DO UPDATE SET reports = g.reports WHERE false;
+      IF from_key <> to_key AND from_key COLLATE "C" > to_key COLLATE "C" THEN
+        PERFORM 1 FROM groups
+          WHERE app_id = p_app AND level = lvl AND key = from_key FOR UPDATE;
+      END IF;
       CONTINUE;
     ELSIF from_key COLLATE "C" <= to_key COLLATE "C" THEN
       PERFORM count_out_of_group(p_app, lvl::smallint, from_key, false);
@@ -82,11 +96,11 @@ BEGIN
   END LOOP;
   FOR lvl IN 1..2 LOOP
     from_key := CASE lvl WHEN 1 THEN p_from_key1 ELSE p_from_key2 END;
-    IF from_key <> (CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END) THEN
+    IF NOT waiting AND from_key <> (CASE lvl WHEN 1 THEN p_to_key1 ELSE p_to_key2 END) THEN
       PERFORM count_out_of_group(p_app, lvl::smallint, from_key, true);
     END IF;
   END LOOP;
 END $$;
 COMMENT ON FUNCTION move_report(bigint, bigint, text, text, text, text, jsonb, jsonb, date,
                                 timestamptz, text, text, text, text, text, bigint) IS
-  'Reprocessing: counts report p_report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days, group_dim_days and group_facet_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports; while its delta waits, the delta is moved instead of the day rows), under the user''s lock, in the order ingest_reports locks the rows.';
+  'Reprocessing: counts report p_report (of duration p_duration, NULL when unknown) out of its old groups and into its new ones (groups, group_days, group_dim_days and group_facet_days: reports and durations exactly, the old rows'' users and longest duration recomputed from the kept reports; while its delta waits, the delta is moved instead, its new groups made), under the user''s lock, in the order ingest_reports locks the rows.';

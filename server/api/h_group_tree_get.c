@@ -12,6 +12,7 @@
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
 #include "server/service/call_tree.h"
+#include "server/service/delta_folder.h"
 
 enum MHD_Result srv_h_group_tree_get(struct MHD_Connection *conn, srv_request *req)
 {
@@ -20,8 +21,13 @@ enum MHD_Result srv_h_group_tree_get(struct MHD_Connection *conn, srv_request *r
 	srv_rc frc = srv_group_filter_parse(conn, &f);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
-	char *json;
-	int rc = srv_call_tree(srv_req_app(req)->id, key1, srv_query(conn, "level2"), &f, &json);
+	/* A group made by a report committed before this request counts it
+	 * once its delta is folded: found, not 404. */
+	int64_t app_id = srv_req_app(req)->id;
+	char *json = NULL;
+	int rc = srv_deltas_fold(app_id);
+	if (rc >= 0)
+		rc = srv_call_tree(app_id, key1, srv_query(conn, "level2"), &f, &json);
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)

@@ -141,7 +141,9 @@ static char *waits_json(const ing_report *r, const srv_stored_form *f)
 }
 
 /* The symbolized document stored with the report (see srv_stored_form),
- * with its stacks' spans in F. Its group keys are the row's own columns. */
+ * with its stacks' spans in F. Its group keys, pending flag and group
+ * frames are the row's columns and its level-2 group's frames: the report's
+ * view puts them back (st_report_json). */
 static char *symbolized_json(srv_stored_form *f)
 {
 	const ing_symbolized *s = &f->s;
@@ -158,13 +160,6 @@ static char *symbolized_json(srv_stored_form *f)
 			(cm_span){threads_at + s->thread_spans[t].at, s->thread_spans[t].len};
 	cm_jw_key(&w, "stack");
 	cm_jw_raw(&w, s->stack, s->stack_len);
-	cm_jw_key(&w, "frames");
-	cm_jw_array(&w);
-	for (size_t i = 0; i < s->grouping.nidentities; i++)
-		cm_jw_string(&w, s->grouping.identities[i]);
-	cm_jw_array_end(&w);
-	cm_jw_key(&w, "pending");
-	cm_jw_bool(&w, f->pending);
 	cm_jw_object_end(&w);
 	return cm_jw_finish(&w, &f->symbolized_len);
 }
@@ -192,7 +187,7 @@ int srv_stored_form_make(srv_symbol_set *set, const ing_report *r, const ing_gro
 		srv_stored_form_clear(out);
 		return -1;
 	}
-	out->raw = ing_report_to_native(r, &out->raw_len, out->raw_stacks);
+	out->raw = ing_report_to_native(r, ING_NATIVE_STACKS, &out->raw_len, out->raw_stacks);
 	out->symbolized = symbolized_json(out);
 	out->frames1 = identities_json(&out->s.grouping, ING_GROUP_L1_DEPTH);
 	out->frames2 = identities_json(&out->s.grouping, ING_GROUP_L2_DEPTH);

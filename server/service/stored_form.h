@@ -15,9 +15,12 @@
  * into them or into the arena, what counting it into groups needs.
  */
 typedef struct srv_stored_form {
-	char *raw;        /* the report in native v1 form */
-	char *symbolized; /* {"images","threads","stack","frames","pending"};
-			   * a stack with "thread" has no "frames" */
+	/* The report's stacks in native v1 form (ING_NATIVE_STACKS): its
+	 * identity and metadata are the row's columns. */
+	char *raw;
+	/* {"images","threads","stack"}; a stack with "thread" has no
+	 * "frames". The group frames are the level-2 group's. */
+	char *symbolized;
 	size_t raw_len, symbolized_len;
 	/* The stacks of both (st_document), each the images array and every
 	 * thread (arena; as many as the report has threads, plus one). */

@@ -49,23 +49,23 @@ def run(cmd, env=None, check=True, timeout=120):
 
 
 # A statement naming the rows ingest leaves to the folder (schema/026).
-FOLDED = re.compile(r"\bgroup_(dim_|facet_)?days\b")
+FOLDED = re.compile(r"\b(groups|group_(dim_|facet_)?days)\b")
 FOLD = ("DO $$ BEGIN IF to_regproc('fold_group_deltas') IS NOT NULL THEN"
         " PERFORM fold_group_deltas(id) FROM apps; END IF; END $$")
 
 
 def fold(url):
-    """Every app's waiting deltas counted into the day rows, as the server's
-    folder does (schema/026)."""
+    """Every app's waiting deltas counted into the groups' counters and the
+    day rows, as the server's folder does (schema/026, 028)."""
     run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-qAtc", FOLD])
 
 
-def psql(url, sql):
+def psql(url, sql, fold_first=True):
     """SQL's rows, unaligned, as one stripped string; fails the test on an
-    error. A statement that reads the day, dimension or facet rows sees
-    them as the API's readers do: every app's waiting deltas folded
-    first."""
-    if FOLDED.search(sql):
+    error. A statement that reads the groups, day, dimension or facet rows
+    sees them as the API's readers do: every app's waiting deltas folded
+    first (unless FOLD_FIRST is false: the rows as they are)."""
+    if fold_first and FOLDED.search(sql):
         fold(url)
     return run([PSQL, url, "-v", "ON_ERROR_STOP=1", "-Atc", sql]).stdout.strip()
 

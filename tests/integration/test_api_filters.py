@@ -18,7 +18,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import _new_server, create_app, fixture_of, fold, psql
+from conftest import _new_server, create_app, fixture_of, fold, migrate, psql
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -376,14 +376,24 @@ def aggregates_agree(db, app_id):
             assert kept == ours, (table, level)
 
 
+@pytest.fixture(scope="module")
+def served_by_none(cluster):
+    """A database no server uses: no delta folder counts its deltas (the
+    servers of the session's database fold every app's every second)."""
+    url = cluster.create_db("it_served_by_none")
+    migrate(url)
+    return url
+
+
 @pytest.mark.parametrize("folded", [True, False], ids=["folded", "waiting"])
-def test_move_report_keeps_row_bounds_exact(db, folded):
+def test_move_report_keeps_row_bounds_exact(served_by_none, folded):
     """move_report on an aggregate row of three reports:
     moving the first, then the last, leaves the row the bounds of the
     reports still in it, as our own SQL over the report rows says — with
     the reports counted in the day rows first (folded), and with their
     deltas still waiting (no server here, so no folder), when the move
     takes the delta and the groups' users come from the waiting deltas."""
+    db = served_by_none
     bundle = create_app(db)["app"]
     app = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{bundle}'")
     version = psql(db, f"WITH made AS (INSERT INTO app_config (app_id) VALUES ({app})"

@@ -1,6 +1,6 @@
 """Ingest's deltas (schema/026, docs/STORAGE.md "Deltas"): a stored report
-leaves one group_deltas row, which fold_group_deltas counts into the day,
-dimension and facet rows — by the server's folder every
+leaves one group_deltas row, which fold_group_deltas counts into its groups'
+counters and the day, dimension and facet rows — by the server's folder every
 STALLSCOPE_FOLD_INTERVAL seconds, and by every read of those rows first,
 so an answer counts every report committed before it was asked.
 
@@ -12,6 +12,7 @@ from conftest import create_app, migrate, psql
 from ingest_util import allow_everyone
 from test_aggregates import ingest_users
 from test_api_filters import get
+from test_migrate import migrate_up_to
 
 
 def deltas_setup(cluster, make_server, name, fold_interval):
@@ -60,6 +61,22 @@ def test_a_read_counts_the_deltas_no_fold_has_counted_yet(cluster, make_server):
         "hot": 34, "cool": 7, "new": 3}
     assert waiting(db, app_id) == 0
 
+    # Ingest makes a new group and leaves its counters to the deltas
+    # (schema/028); the all-time list and the call tree count them.
+    ingest_users(db, app_id, version, "fresh", 50, 3, duration_sql="700")
+    assert psql(db, f"SELECT level, reports, users, stall_ms FROM groups WHERE app_id = {app_id}"
+                    " AND key LIKE 'fresh%' ORDER BY 1", fold_first=False).split() == [
+        "1|0|0|0", "2|0|0|0"]
+    assert [(g["key"], g["reports"], g["users"], g["stall_ms"])
+            for g in get(server, app, "/groups")["groups"]] == [
+        ("hot", 34, 34, sum(i * 100 for i in range(1, 31))), ("cool", 7, 7, 0),
+        ("new", 3, 3, 0), ("fresh", 3, 3, 2100)]
+    ingest_users(db, app_id, version, "fresher", 53, 2)
+    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/fresher/tree",
+                          token=app["admin_token"])
+    assert tree.status == 200, tree
+    assert waiting(db, app_id) == 0
+
 
 def test_the_folder_counts_deltas_nobody_reads(cluster, make_server):
     """With the default interval the deltas are counted within seconds
@@ -72,3 +89,51 @@ def test_the_folder_counts_deltas_nobody_reads(cluster, make_server):
     assert waiting(db, app_id) == 0
     assert psql(db, f"SELECT reports FROM group_days WHERE app_id = {app_id}"
                     " AND level = 1 AND key = 'hot'") == "20"
+
+
+def test_upgrade_to_028_counts_a_waiting_delta_once(cluster, tmp_path):
+    """A database at schema 027, whose ingest counted its reports in their
+    groups itself: two reports of 300 and 700 ms, the first one's delta
+    folded, the second's still waiting. After `stallscope migrate` the
+    fold counts the second in its groups, once."""
+    db = cluster.create_db("deltas_upgrade_028")
+    migrate_up_to(db, tmp_path, 28)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{create_app(db)['app']}'")
+    psql(db, f"""
+        INSERT INTO groups (app_id, level, key, parent_key, frames, reports, users, users_hll,
+                            first_seen, last_seen, stall_ms, max_duration_ms, duration_hist)
+        SELECT {app_id}, l, CASE l WHEN 1 THEN 'up' ELSE 'up-2' END,
+               CASE l WHEN 1 THEN NULL ELSE 'up' END, '[]', 2, 2,
+               hll_add_agg(hll_hash_text(u), 12, 5, 1024, 0), now(), now(), 1000, 700,
+               '{{0,1,1,0,0,0,0,0}}'
+          FROM (VALUES (1), (2)) AS x(l), (VALUES ('user-a'), ('user-b')) AS y(u) GROUP BY l;
+        INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
+                                  os_version, device, kind, in_sample, duration_ms)
+        VALUES ({app_id}, 2, 'up', 'up-2', current_date, now(), 'user-b', '1.0', '17.2', '',
+                'stall', true, 700)""")
+
+    assert "applied 028_group_counters_from_deltas.sql" in migrate(db).stdout
+    assert psql(db, f"SELECT level, reports, users, stall_ms, max_duration_ms, duration_hist"
+                    f" FROM groups WHERE app_id = {app_id} ORDER BY level").splitlines() == [
+        "1|2|2|1000|700|{0,1,1,0,0,0,0,0}", "2|2|2|1000|700|{0,1,1,0,0,0,0,0}"]
+    assert waiting(db, app_id) == 0
+
+
+def test_facet_rows_keep_one_sketch_while_every_user_is_in_the_sample(cluster, make_server):
+    """A facet row's in-sample users are its users (NULL, schema/029)
+    until a report of a whitelisted user comes: then it keeps them apart,
+    and affected leaves that user out."""
+    db, server, app, app_id, version = deltas_setup(cluster, make_server, "deltas_sample", 3600)
+    rows = (f"SELECT count(*), count(sample_users), min(hll_cardinality(users))::int,"
+            f" min(affected), min(hll_cardinality(coalesce(sample_users, users)))::int"
+            f" FROM group_facet_days WHERE app_id = {app_id}")
+    ingest_users(db, app_id, version, "s", 1, 5)
+    assert psql(db, rows) == "8|0|5|5|5"  # four dimensions, two levels
+    psql(db, f"INSERT INTO whitelist (app_id, user_id) VALUES ({app_id}, 'user-6')")
+    ingest_users(db, app_id, version, "s", 6, 1)
+    assert psql(db, rows) == "8|8|6|5|5"
+    ingest_users(db, app_id, version, "s", 7, 2)
+    assert psql(db, rows) == "8|8|8|7|7"
+    listed = get(server, app, "/groups?version=1.0")["groups"]
+    assert [(g["key"], g["reports"], g["users"], g["affected"]) for g in listed] == [
+        ("s", 8, 8, 7)]

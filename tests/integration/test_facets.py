@@ -117,7 +117,8 @@ def facets_agree(db, app_id):
     distinct users, distinct in-sample users (its sketch and its count),
     first/last received_at and durations of the report rows it stands for,
     by our own SQL; and no row stands for no report."""
-    cols = ("reports, hll_cardinality(users)::bigint, hll_cardinality(sample_users)::bigint,"
+    cols = ("reports, hll_cardinality(users)::bigint,"
+            " hll_cardinality(coalesce(sample_users, users))::bigint,"
             " affected, first_seen, last_seen, stall_ms, max_duration_ms, duration_hist")
     hist = ", ".join(f"count(*) FILTER (WHERE duration_ms >= {lo} AND duration_ms < {hi})"
                      for lo, hi in zip((0, 250, 500, 1000, 2000, 5000, 10000, 30000),
@@ -287,7 +288,8 @@ def test_upgrade_from_024_gives_the_same_replies(cluster, tmp_root, image):
           users hll(12, 5, 1024, 0) NOT NULL,
           PRIMARY KEY (app_id, level, key, day, app_version)) WITH (fillfactor = 80);
         INSERT INTO group_version_days
-        SELECT app_id, level, key, day, value, reports, affected, sample_users
+        SELECT app_id, level, key, day, value, reports, affected,
+               coalesce(sample_users, users)
           FROM group_facet_days WHERE dim = 'version';
         DROP TABLE group_facet_days;
         DROP FUNCTION groups_triage(bigint, smallint, text[], date, date, text, text, text,

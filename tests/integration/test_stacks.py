@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from conftest import create_app, migrate, psql, stallscope
-from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of, native,
-                         post, report)
+from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of,
+                         identities, native, post, report)
 from test_migrate import migrate_up_to
 
 DAY = 86400
@@ -183,18 +183,23 @@ def test_upgrade_keeps_every_report_reply(server, db, cluster, tmp_path, make_se
     rows = json.loads(psql(db, f"""
         SELECT json_agg(json_build_object('row', to_jsonb(x) - 'raw' - 'symbolized',
                                           'raw', x.raw, 'symbolized', x.symbolized))
-          FROM (SELECT {COLUMNS}, unstack(app_id, raw, raw_stacks) AS raw,
-                       unstack(app_id, symbolized, symbolized_stacks) AS symbolized
-                  FROM reports WHERE app_id = {app_id_of(db, app)}) AS x"""))
+          FROM (SELECT {COLUMNS}, report_raw(r) AS raw,
+                       unstack(app_id, symbolized, symbolized_stacks) AS symbolized,
+                       (SELECT g.frames FROM groups g WHERE g.app_id = r.app_id
+                           AND g.level = 2 AND g.key = r.key2) AS frames
+                  FROM reports r WHERE app_id = {app_id_of(db, app)}) AS x"""))
 
     old = cluster.create_db("it_stacks_upgrade")
     migrate_up_to(old, tmp_path, 18)
     old_app = create_app(old)
     old_id = app_id_of(old, old_app)
     for r in rows:
-        # 017's symbolized form also held both keys.
+        # 017's symbolized form also held both keys, the group frames and
+        # the pending flag (a row of today leaves them to its columns and
+        # its level-2 group).
         doc = json.loads(r["symbolized"])
-        doc.update(key1=r["row"]["key1"], key2=r["row"]["key2"])
+        doc.update(key1=r["row"]["key1"], key2=r["row"]["key2"], frames=r["row"]["frames"],
+                   pending=r["row"]["pending"])
         psql(old, f"""
             SELECT ensure_report_partition({old_id}, '{r['row']['received_day']}');
             INSERT INTO reports ({COLUMNS}, app_id, raw, symbolized)
@@ -215,3 +220,40 @@ def test_upgrade_keeps_every_report_reply(server, db, cluster, tmp_path, make_se
                                token=old_app["admin_token"])
         assert got.status == 200 and got.json == want, want["id"]
     assert stored_refs(old, old_id) == (expected_refs(reports), 0)
+
+
+def test_row_keeps_no_copy_of_its_columns(server, db, image):
+    """A report's row does not carry twice what its columns and its group
+    hold: its raw form keeps the stacks only, its symbolized form neither
+    the group frames nor the pending flag. The native text (what
+    reprocessing parses) and the report's reply put them back."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    sent = native(fresh_id(), image, image.plain[0:5], user="compact-1", build="77",
+                  os_build="21C62")
+    reply = post(server, app, "/api/v1/ingest", sent)
+    assert reply.status == 202, reply
+    rid = reply.json["accepted"][0]["id"]
+    raw, symbolized, whole = psql(db, f"""
+        SELECT r.raw, r.symbolized, report_raw(r) FROM reports r WHERE r.id = {rid}""").split("|")
+    assert raw == '{"images":\x01,"threads":[\x01]}' and \
+        sent["report_id"] not in raw and "compact-1" not in raw, raw
+    assert '"frames":["' not in symbolized and '"pending"' not in symbolized, symbolized
+
+    native_text = json.loads(whole)
+    assert list(native_text)[:11] == ["report_id", "kind", "app_version", "build", "os",
+                                      "os_version", "os_build", "device", "user_id",
+                                      "duration_ms", "images"]
+    assert {k: native_text[k] for k in ("report_id", "kind", "app_version", "build", "os",
+                                        "os_version", "os_build", "device", "user_id",
+                                        "duration_ms")} == \
+        {k: sent[k] for k in ("report_id", "kind", "app_version", "build", "os",
+                              "os_version", "os_build", "device", "user_id", "duration_ms")}
+    assert [int(f, 16) for f in native_text["threads"][0]["frames"]] == \
+        [int(f, 16) for f in sent["threads"][0]["frames"]]
+
+    got = report(server, app, rid)
+    chains = expected_frames(image, image.plain[0:5])
+    assert got["frames"] == identities(image.name, chains)[:4]
+    assert got["pending"] is False and got["report_id"] == sent["report_id"]

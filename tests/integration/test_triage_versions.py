@@ -532,7 +532,7 @@ def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
     # Per group, day and version: every report, the in-sample users (023's
     # group_version_days, kept by 025 as group_facet_days' version rows).
     per_version = psql(url, """SELECT level, key, value, reports, affected,
-                                      hll_cardinality(sample_users)::int
+                                      hll_cardinality(coalesce(sample_users, users))::int
                                  FROM group_facet_days WHERE dim = 'version'
                                 ORDER BY 1, 2, 3""")
     versions = {}

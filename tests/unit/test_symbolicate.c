@@ -409,7 +409,7 @@ static void test_native_round_trip(void **state)
 	const ing_report *r = b->entries[0].report;
 	size_t len = 0;
 	cm_span stacks[3];
-	char *text = ing_report_to_native(r, &len, stacks);
+	char *text = ing_report_to_native(r, ING_NATIVE_WHOLE, &len, stacks);
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
 	/* What storage keeps apart, exactly: the images array, each thread. */

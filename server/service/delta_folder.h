@@ -1,10 +1,9 @@
 /*
  * delta_folder.h — counting ingest's deltas into the groups' counters and
  * the day, dimension and facet rows (schema/026, 028, docs/STORAGE.md
- * "Deltas"): a thread of `serve`
- * folds every app's waiting deltas each second, and each reader of those
- * rows folds its app's first, so every answer counts every report
- * committed before it.
+ * "Deltas"): a thread of `serve` folds every app's waiting deltas each
+ * second, and each reader of those rows folds its app's first, so every
+ * answer counts every report committed before it.
  *
  * Memory: nothing is kept between calls.
  */

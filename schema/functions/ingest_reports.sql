@@ -261,9 +261,11 @@ BEGIN
     -- A group new to the app, with its frames; its counters (reports,
     -- users, seen, severity) come from the deltas (fold_group_deltas), so
     -- a popular group's row and its sketch are not rewritten by every
-    -- batch. An existing row is locked, and written only when the batch's
-    -- best culprit beats its own (one with a function, else any, the
-    -- first in arrival order: better_culprit's preference).
+    -- batch. An existing row is left out before the insert: an upsert
+    -- locks the row it conflicts with even when it writes nothing, and
+    -- waits for the fold, which holds a popular group's row until it
+    -- commits. Only a race with another batch creating the same group
+    -- reaches ON CONFLICT.
     INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
                              first_seen, last_seen, culprit)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
@@ -271,11 +273,30 @@ BEGIN
            (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL, c.culprit IS NULL,
                       c.o))[1]
       FROM counted c
+     WHERE NOT EXISTS (SELECT 1 FROM groups x
+                        WHERE x.app_id = p_app AND x.level = c.level AND x.key = c.key)
      GROUP BY c.level, c.key
      ORDER BY c.level, c.key COLLATE "C"
     ON CONFLICT (app_id, level, key) DO UPDATE SET
       culprit = better_culprit(g.culprit, excluded.culprit)
       WHERE better_culprit(g.culprit, excluded.culprit) IS DISTINCT FROM g.culprit
+  ), culprits AS (
+    -- An existing group's culprit, written (and its row locked) only when
+    -- the batch's best beats it (one with a function, else any, the first
+    -- in arrival order: better_culprit's preference): the condition is
+    -- read on the row as the statement sees it, without a lock, so a
+    -- batch whose culprits change nothing never waits for the fold.
+    -- Rows in key order, as the insert above.
+    UPDATE groups g SET culprit = better_culprit(g.culprit, o.culprit)
+      FROM (SELECT c.level, c.key,
+                   (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL,
+                              c.culprit IS NULL, c.o))[1] AS culprit
+              FROM counted c
+             WHERE c.culprit IS NOT NULL
+             GROUP BY c.level, c.key
+             ORDER BY c.level, c.key COLLATE "C") o
+     WHERE g.app_id = p_app AND g.level = o.level AND g.key = o.key
+       AND better_culprit(g.culprit, o.culprit) IS DISTINCT FROM g.culprit
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 

@@ -6,9 +6,10 @@ so an answer counts every report committed before it was asked.
 
 The reports here are stored by calling ingest_reports directly (as the
 server does), so no HTTP request folds them on its way."""
+import subprocess
 import time
 
-from conftest import create_app, migrate, psql
+from conftest import PSQL, create_app, migrate, psql
 from ingest_util import allow_everyone
 from test_aggregates import ingest_users
 from test_api_filters import get
@@ -89,6 +90,38 @@ def test_the_folder_counts_deltas_nobody_reads(cluster, make_server):
     assert waiting(db, app_id) == 0
     assert psql(db, f"SELECT reports FROM group_days WHERE app_id = {app_id}"
                     " AND level = 1 AND key = 'hot'") == "20"
+
+
+def test_a_batch_of_known_groups_does_not_wait_for_the_fold(cluster, make_server, monkeypatch):
+    """The fold holds a popular group's row until it commits (here: another
+    transaction has updated both of its rows and sleeps). A batch of that
+    group's reports, offering no better culprit, is stored meanwhile: it
+    neither writes nor locks the existing rows. A batch that makes a new
+    group is not held either."""
+    db, _, _, app_id, version = deltas_setup(cluster, make_server, "deltas_no_wait", 3600)
+    ingest_users(db, app_id, version, "busy", 1, 3)
+    holder = subprocess.Popen(
+        [PSQL, db, "-c", f"UPDATE groups SET reports = reports + 0 WHERE app_id = {app_id}"
+                         " AND key LIKE 'busy%'; SELECT pg_sleep(60)"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while psql(db, "SELECT count(*) FROM pg_stat_activity"
+                       " WHERE wait_event = 'PgSleep'") != "1":
+            assert time.monotonic() < deadline and holder.poll() is None
+            time.sleep(0.1)
+        # Without the change the batch would wait out this timeout on the
+        # held rows and fail.
+        monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=5s")
+        ingest_users(db, app_id, version, "busy", 4, 2)
+        ingest_users(db, app_id, version, "other", 6, 1)
+        monkeypatch.delenv("PGOPTIONS")
+    finally:
+        psql(db, "SELECT pg_cancel_backend(pid) FROM pg_stat_activity"
+                 " WHERE wait_event = 'PgSleep'")
+        holder.wait(timeout=15)
+    assert psql(db, f"SELECT key, reports FROM groups WHERE app_id = {app_id} AND level = 1"
+                    " ORDER BY key").split() == ["busy|5", "other|1"]
 
 
 def test_upgrade_to_028_counts_a_waiting_delta_once(cluster, tmp_path):

@@ -76,6 +76,7 @@ DECLARE
   distinct_ids bigint;
   part_days date[];
   part_day date;
+  offer record;
   i integer;
 BEGIN
   IF n = 0 THEN
@@ -265,7 +266,8 @@ BEGIN
     -- locks the row it conflicts with even when it writes nothing, and
     -- waits for the fold, which holds a popular group's row until it
     -- commits. Only a race with another batch creating the same group
-    -- reaches ON CONFLICT.
+    -- reaches ON CONFLICT. A scalar subquery, not NOT EXISTS: an anti-join
+    -- is planned from the statistics (see the culprits below).
     INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
                              first_seen, last_seen, culprit)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
@@ -273,32 +275,44 @@ BEGIN
            (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL, c.culprit IS NULL,
                       c.o))[1]
       FROM counted c
-     WHERE NOT EXISTS (SELECT 1 FROM groups x
-                        WHERE x.app_id = p_app AND x.level = c.level AND x.key = c.key)
+     WHERE (SELECT true FROM groups x
+             WHERE x.app_id = p_app AND x.level = c.level AND x.key = c.key) IS NULL
      GROUP BY c.level, c.key
      ORDER BY c.level, c.key COLLATE "C"
     ON CONFLICT (app_id, level, key) DO UPDATE SET
       culprit = better_culprit(g.culprit, excluded.culprit)
       WHERE better_culprit(g.culprit, excluded.culprit) IS DISTINCT FROM g.culprit
-  ), culprits AS (
-    -- An existing group's culprit, written (and its row locked) only when
-    -- the batch's best beats it (one with a function, else any, the first
-    -- in arrival order: better_culprit's preference): the condition is
-    -- read on the row as the statement sees it, without a lock, so a
-    -- batch whose culprits change nothing never waits for the fold.
-    -- Rows in key order, as the insert above.
-    UPDATE groups g SET culprit = better_culprit(g.culprit, o.culprit)
-      FROM (SELECT c.level, c.key,
-                   (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL,
-                              c.culprit IS NULL, c.o))[1] AS culprit
-              FROM counted c
-             WHERE c.culprit IS NOT NULL
-             GROUP BY c.level, c.key
-             ORDER BY c.level, c.key COLLATE "C") o
-     WHERE g.app_id = p_app AND g.level = o.level AND g.key = o.key
-       AND better_culprit(g.culprit, o.culprit) IS DISTINCT FROM g.culprit
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
+
+  -- An existing group's culprit, written (and its row locked) only when
+  -- the batch's best beats it (one with a function, else any, the first
+  -- in arrival order: better_culprit's preference). Which ones is read on
+  -- the rows as this statement sees them, without a lock, so a batch
+  -- whose culprits change nothing (nearly every one) neither locks nor
+  -- waits for the fold; then one UPDATE by primary key each, in key
+  -- order, after the rows above and before the call tree's. Lookups by
+  -- the whole key, not a join: a join's plan follows groups' statistics,
+  -- and one made while the table was empty (a new database, until
+  -- autovacuum first analyzes it) scanned every group per batch.
+  FOR offer IN
+    SELECT o.level, o.key, o.culprit
+      FROM (SELECT l.lvl::smallint AS level,
+                   CASE l.lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key,
+                   (array_agg(p_culprits[o]::jsonb
+                              ORDER BY p_culprits[o]::jsonb->>'function' IS NULL, o))[1]
+                     AS culprit
+              FROM unnest(stored_at) o, (VALUES (1), (2)) AS l(lvl)
+             WHERE p_culprits[o] IS NOT NULL
+             GROUP BY 1, 2) o
+     WHERE (SELECT better_culprit(x.culprit, o.culprit) IS DISTINCT FROM x.culprit
+              FROM groups x WHERE x.app_id = p_app AND x.level = o.level AND x.key = o.key)
+     ORDER BY o.level, o.key COLLATE "C"
+  LOOP
+    UPDATE groups g SET culprit = better_culprit(g.culprit, offer.culprit)
+     WHERE g.app_id = p_app AND g.level = offer.level AND g.key = offer.key
+       AND better_culprit(g.culprit, offer.culprit) IS DISTINCT FROM g.culprit;
+  END LOOP;
 
   -- The call tree's counts (group_stack_days, schema/024): per group, day,
   -- version and representative stack, locked after the group rows (the

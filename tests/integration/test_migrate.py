@@ -59,6 +59,26 @@ def test_changed_migration_is_refused(cluster, tmp_path):
     assert "001_init.sql changed after it was applied" in p.stderr
 
 
+def test_a_sum_recorded_before_a_comment_edit_is_accepted_and_replaced(cluster):
+    """027's comments were edited after databases had applied it (bce56bc →
+    b491dfc, statements unchanged): such a database's recorded sum is
+    accepted once and replaced by the file's; any other sum is refused."""
+    url = cluster.create_db("it_migrate_superseded")
+    migrate(url)
+    current = hashlib.sha256((REPO / "schema/027_dim_filter_index.sql").read_bytes()).hexdigest()
+    assert psql(url, "SELECT checksum FROM schema_migrations WHERE version = 27") == current
+    psql(url, "UPDATE schema_migrations SET checksum ="
+              " '3eb1f9470f931c88c9015882b580c05c52cfa539c2e7b1af54d7694eadbbabb3'"
+              " WHERE version = 27")
+    assert "0 applied now" in migrate(url).stdout
+    assert psql(url, "SELECT checksum FROM schema_migrations WHERE version = 27") == current
+
+    psql(url, f"UPDATE schema_migrations SET checksum = '{'0' * 64}' WHERE version = 28")
+    p = migrate(url, check=False)
+    assert p.returncode == 1
+    assert "028_group_counters_from_deltas.sql changed after it was applied" in p.stderr
+
+
 def test_failing_migration_applies_nothing(cluster, tmp_path):
     url = cluster.create_db("it_migrate_failing")
     schema = tmp_path / "schema"

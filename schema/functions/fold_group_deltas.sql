@@ -26,17 +26,10 @@ BEGIN
   WITH gone AS (
     DELETE FROM group_deltas WHERE app_id = p_app RETURNING *
   ), counted AS (
-    -- Per delta once, not per row it goes into: the user's hash and the
-    -- duration's bucket (count_durations' edges; NULL and negative
-    -- durations in none).
     SELECT lvl::smallint AS level, CASE lvl WHEN 1 THEN key1 ELSE key2 END AS key,
-           h AS user_hash, day, app_version, os_version, device, kind, in_sample, at,
-           duration_ms AS ms, b
-      FROM gone, (VALUES (1), (2)) AS l(lvl),
-           LATERAL (SELECT hll_hash_text(user_id) AS h,
-                           width_bucket(duration_ms,
-                                        '{0,250,500,1000,2000,5000,10000,30000}'::bigint[])
-                             AS b) AS x
+           user_id AS uid, day, app_version, os_version, device, kind, in_sample, at,
+           duration_ms AS ms
+      FROM gone, (VALUES (1), (2)) AS l(lvl)
   ), facet_days AS (
     -- Both levels' rows per day and value of each filter dimension: all
     -- users and the in-sample ones with their count (schema/025); locked
@@ -45,17 +38,14 @@ BEGIN
                                        sample_users, affected, first_seen, last_seen,
                                        stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
-           hll_add_agg(c.user_hash, 12, 5, 1024, 0),
+           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
            CASE WHEN NOT bool_and(c.in_sample)
-                THEN coalesce(hll_add_agg(c.user_hash, 12, 5, 1024, 0)
+                THEN coalesce(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
                                 FILTER (WHERE c.in_sample), hll_empty(12, 5, 1024, 0)) END,
-           coalesce(hll_cardinality(hll_add_agg(c.user_hash, 12, 5, 1024, 0)
+           coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
                                       FILTER (WHERE c.in_sample)), 0),
            min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
-           ARRAY[count(*) FILTER (WHERE c.b = 1), count(*) FILTER (WHERE c.b = 2),
-                 count(*) FILTER (WHERE c.b = 3), count(*) FILTER (WHERE c.b = 4),
-                 count(*) FILTER (WHERE c.b = 5), count(*) FILTER (WHERE c.b = 6),
-                 count(*) FILTER (WHERE c.b = 7), count(*) FILTER (WHERE c.b = 8)]
+           count_durations(array_agg(c.ms), 1)
       FROM counted c,
            LATERAL (VALUES ('version', c.app_version), ('os_version', c.os_version),
                            ('device', c.device), ('kind', c.kind)) AS x(dim, value)
@@ -88,11 +78,8 @@ BEGIN
                                      kind, in_sample, reports, users, first_seen, last_seen,
                                      stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
-           hll_add_agg(user_hash, 12, 5, 1024, 0), min(at), max(at),
-           coalesce(sum(ms), 0), max(ms), ARRAY[count(*) FILTER (WHERE b = 1), count(*) FILTER (WHERE b = 2),
-                 count(*) FILTER (WHERE b = 3), count(*) FILTER (WHERE b = 4),
-                 count(*) FILTER (WHERE b = 5), count(*) FILTER (WHERE b = 6),
-                 count(*) FILTER (WHERE b = 7), count(*) FILTER (WHERE b = 8)]
+           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
+           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
      ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
@@ -111,11 +98,8 @@ BEGIN
     -- reads it, before the parts below), in key order.
     INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
                                  last_seen, stall_ms, max_duration_ms, duration_hist)
-    SELECT p_app, level, key, day, count(*), hll_add_agg(user_hash, 12, 5, 1024, 0),
-           min(at), max(at), coalesce(sum(ms), 0), max(ms), ARRAY[count(*) FILTER (WHERE b = 1), count(*) FILTER (WHERE b = 2),
-                 count(*) FILTER (WHERE b = 3), count(*) FILTER (WHERE b = 4),
-                 count(*) FILTER (WHERE b = 5), count(*) FILTER (WHERE b = 6),
-                 count(*) FILTER (WHERE b = 7), count(*) FILTER (WHERE b = 8)]
+    SELECT p_app, level, key, day, count(*), hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0),
+           min(at), max(at), coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key, day
      ORDER BY level, key COLLATE "C", day
@@ -135,12 +119,9 @@ BEGIN
     INSERT INTO groups AS g (app_id, level, key, frames, reports, users, users_hll,
                              first_seen, last_seen, stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, level, key, '[]', count(*),
-           hll_cardinality(hll_add_agg(user_hash, 12, 5, 1024, 0)),
-           hll_add_agg(user_hash, 12, 5, 1024, 0), min(at), max(at),
-           coalesce(sum(ms), 0), max(ms), ARRAY[count(*) FILTER (WHERE b = 1), count(*) FILTER (WHERE b = 2),
-                 count(*) FILTER (WHERE b = 3), count(*) FILTER (WHERE b = 4),
-                 count(*) FILTER (WHERE b = 5), count(*) FILTER (WHERE b = 6),
-                 count(*) FILTER (WHERE b = 7), count(*) FILTER (WHERE b = 8)]
+           hll_cardinality(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0)),
+           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
+           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key
      ORDER BY level, key COLLATE "C"

@@ -242,9 +242,10 @@ BEGIN
            coalesce(p_devices[o], ''), p_kinds[o], NOT listed[o], p_durations[o]
       FROM stored
   ), dimensions AS (
-    -- Locked after the groups' rows, in key order: every batch takes the
-    -- same few rows of the day (its kind's, its versions'), so a fixed
-    -- order keeps concurrent servers queueing, not deadlocking.
+    -- Locked after the rows of the groups the batch makes (an existing
+    -- group's row, if at all, after these), in key order: every batch
+    -- takes the same few rows of the day (its kind's, its versions'), so
+    -- a fixed order keeps concurrent servers queueing, not deadlocking.
     INSERT INTO app_dimensions AS a (app_id, day, dim, value, reports, first_seen, last_seen)
     SELECT p_app, p_days[o], x.dim, x.value, count(*), min(p_ats[o]), max(p_ats[o])
       FROM stored,

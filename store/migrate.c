@@ -285,12 +285,12 @@ static int apply_one(st_conn *c, const char *dir, const migration *m,
 		rc = ST_EXEC(c, &q_get, read_checksum, recorded,
 			     ST_INT64(m->version));
 	int result;
-	bool committed = false;
+	bool changed = rc == 1 && strcmp(recorded, sum) != 0, committed = false;
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read schema_migrations (see the "
 			 "log above)");
 		result = -1;
-	} else if (rc == 1 && strcmp(recorded, sum) != 0 && is_superseded(m->version, recorded)) {
+	} else if (changed && is_superseded(m->version, recorded)) {
 		committed =
 			ST_EXEC(c, &q_resum, NULL, NULL, ST_INT64(m->version), ST_TEXT(sum)) >= 0 &&
 			st_conn_commit(c) >= 0;
@@ -298,7 +298,7 @@ static int apply_one(st_conn *c, const char *dir, const migration *m,
 			snprintf(err, errlen, "cannot record %s's sum (see the log above)",
 				 m->name);
 		result = committed ? 0 : -1;
-	} else if (rc == 1 && strcmp(recorded, sum) != 0) {
+	} else if (changed) {
 		snprintf(err, errlen, "%s changed after it was applied "
 			 "(recorded sha256 %s, file %s): add a new migration "
 			 "instead of editing a shipped one", m->name, recorded,

@@ -1,7 +1,7 @@
 /*
  * arrivals.c — reprocessing driven by arrivals of debug files
- * (schema/017): recording and reading them, the waits of an arrived UUID,
- * and the bounded safety sweep over report_waits. See reports.h and
+ * (schema/017): recording and reading them, the reports waiting for an
+ * arrived UUID (reports.waits, schema/030), and the bounded safety sweep. See reports.h and
  * docs/STORAGE.md §Reprocessing.
  */
 #include <string.h>
@@ -76,22 +76,46 @@ static int read_candidate(void *cls, const st_row *row)
 	return e->cb(e->cls, &cand);
 }
 
-int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t after_report,
-		     int64_t limit, st_candidate_cb cb, void *cls)
+struct day_out {
+	int64_t *app_id;
+	char *day;
+};
+
+static int read_day(void *cls, const st_row *row)
 {
-	/* Per app, a range of the primary key (app_id, uuid, report). */
+	struct day_out *out = cls;
+	*out->app_id = st_row_int64(row, 0);
+	return st_row_copy(row, 1, out->day, 11);
+}
+
+int st_arrival_next_day(st_conn *c, const st_arrival *a, int64_t *app_id, char *day)
+{
+	/* Per app, a range of image_waits' primary key (app_id, uuid, day, …). */
+	static const st_stmt q = {
+		"arrival_next_day",
+		"SELECT a.id, to_char(d.day, 'YYYY-MM-DD') FROM apps a CROSS JOIN LATERAL ("
+		" SELECT w.day FROM image_waits w WHERE w.app_id = a.id AND w.uuid = $2::uuid"
+		" AND (a.id > $3 OR w.day > $4::date) ORDER BY w.day LIMIT 1) AS d"
+		" WHERE ($1 = 0 OR a.id = $1) AND a.id >= $3 ORDER BY a.id LIMIT 1",
+		4};
+	struct day_out out = {app_id, day};
+	return ST_EXEC(c, &q, read_day, &out, ST_INT64(a->app_id), ST_TEXT(a->uuid),
+		       ST_INT64(*app_id), ST_TEXT(day));
+}
+
+int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *day,
+		     int64_t after_report, int64_t limit, st_candidate_cb cb, void *cls)
+{
 	static const st_stmt q = {
 		"arrival_waits",
-		"SELECT w.report, w.app_id, to_char(w.received_day, 'YYYY-MM-DD'),"
-		" upper(w.uuid::text) FROM apps a CROSS JOIN LATERAL ("
-		" SELECT * FROM report_waits w WHERE w.app_id = a.id AND w.uuid = $2::uuid"
-		" AND (a.id > $3 OR w.report > $4) ORDER BY w.report LIMIT $5) AS w"
-		" WHERE ($1 = 0 OR a.id = $1) AND a.id >= $3"
-		" ORDER BY w.app_id, w.report LIMIT $5",
+		"SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), "
+		"upper($2::uuid::text)"
+		" FROM reports r WHERE r.app_id = $1 AND r.received_day = $3::date"
+		" AND r.waits @> ARRAY[$2::uuid] AND r.id > $4 ORDER BY r.id LIMIT $5",
 		5};
 	struct cand_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(a->app_id), ST_TEXT(a->uuid),
-		       ST_INT64(after_app), ST_INT64(after_report), ST_INT64(limit));
+	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(app_id), ST_TEXT(uuid), ST_TEXT(day),
+		       ST_INT64(after_report), ST_INT64(limit));
 }
 
 /* Whether a stored file now answers wait w: a file for a missing image,
@@ -110,37 +134,54 @@ int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t
 	" (SELECT bool_or(s.has_dwarf) FROM system_symbols s WHERE s.uuid = w.uuid), false)"       \
 	" ELSE false END"
 
-int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_candidate_cb cb,
-		   void *cls)
+int st_sweep_next_day(st_conn *c, int64_t *app_id, char *day)
+{
+	static const st_stmt q = {
+		"sweep_next_day",
+		"SELECT a.id, to_char(d.day, 'YYYY-MM-DD') FROM apps a CROSS JOIN LATERAL ("
+		" SELECT min(w.day) AS day FROM image_waits w WHERE w.app_id = a.id"
+		" AND (a.id > $1 OR w.day > $2::date)) AS d"
+		" WHERE a.id >= $1 AND d.day IS NOT NULL ORDER BY a.id LIMIT 1",
+		2};
+	struct day_out out = {app_id, day};
+	return ST_EXEC(c, &q, read_day, &out, ST_INT64(*app_id), ST_TEXT(day));
+}
+
+int st_waits_sweep(st_conn *c, int64_t app_id, const char *day, int64_t after, int64_t until,
+		   int64_t limit, st_candidate_cb cb, void *cls)
 {
 	static const st_stmt q = {
 		"waits_sweep",
-		"WITH r AS (SELECT DISTINCT report FROM report_waits WHERE report > $1"
-		" AND report <= $3 ORDER BY report LIMIT $2),"
-		" w AS (SELECT w.report, w.app_id, w.received_day,"
-		" CASE WHEN " ANSWERED " THEN w.uuid END AS answered"
-		" FROM r JOIN report_waits w ON w.report = r.report)"
-		" SELECT report, min(app_id), to_char(min(received_day), 'YYYY-MM-DD'),"
-		" coalesce(upper(min(answered::text)), '') FROM w GROUP BY report ORDER BY report",
-		3};
+		"SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), coalesce(("
+		" SELECT upper(min(w.uuid::text)) FROM (SELECT r.app_id, u.uuid,"
+		" wait_reason(u.code) AS reason"
+		" FROM unnest(r.waits, string_to_array(r.wait_reasons, NULL)) AS u(uuid, code)) AS "
+		"w"
+		" WHERE " ANSWERED "), '') FROM reports r WHERE r.app_id = $1"
+		" AND r.received_day = $2::date AND r.id > $3 AND r.id <= $4 ORDER BY r.id LIMIT "
+		"$5",
+		5};
 	struct cand_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(after), ST_INT64(limit),
-		       ST_INT64(until));
+	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(app_id), ST_TEXT(day), ST_INT64(after),
+		       ST_INT64(until), ST_INT64(limit));
 }
 
-int st_waits_last(st_conn *c, int64_t *out)
+int st_reports_last(st_conn *c, int64_t *out)
 {
-	static const st_stmt q = {"waits_last", "SELECT coalesce(max(report), 0) FROM report_waits",
+	static const st_stmt q = {"reports_last", "SELECT coalesce(max(id), 0) FROM report_keys",
 				  0};
 	*out = 0;
 	return st_exec(c, &q, NULL, 0, st_read_int64, out);
 }
 
-int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t report)
+int st_report_waits_for(st_conn *c, int64_t app_id, const char *day, const char *uuid,
+			int64_t report)
 {
 	static const st_stmt q = {
 		"report_waits_for",
-		"SELECT 1 FROM report_waits WHERE app_id = $1 AND uuid = $2::uuid AND report = $3",
-		3};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(uuid), ST_INT64(report));
+		"SELECT 1 FROM reports WHERE app_id = $1 AND received_day = $2::date AND id = $3"
+		" AND waits @> ARRAY[$4::uuid]",
+		4};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(report),
+		       ST_TEXT(uuid));
 }

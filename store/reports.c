@@ -313,10 +313,11 @@ int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *
 		       ST_TEXT(waits));
 }
 
-int st_report_waits_clear(st_conn *c, int64_t report)
+int st_report_waits_clear(st_conn *c, int64_t app_id, const char *day, int64_t report)
 {
-	static const st_stmt q = {"report_waits_clear", "SELECT clear_report_waits($1)", 1};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(report));
+	static const st_stmt q = {"report_waits_clear",
+				  "SELECT clear_report_waits($1, $2::date, $3)", 3};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(report));
 }
 
 static int read_count(void *cls, const st_row *row)
@@ -331,14 +332,11 @@ int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day)
 		"reports_purge_drop", "SELECT drop_report_partitions($1, $2::date)", 2};
 	static const st_stmt keys = {
 		"reports_purge_keys",
-		"WITH gone AS (DELETE FROM report_keys WHERE app_id = $1"
-		" AND received_day < $2::date RETURNING id)"
-		" DELETE FROM report_waits w USING gone WHERE w.report = gone.id",
-		2};
+		"DELETE FROM report_keys WHERE app_id = $1 AND received_day < $2::date", 2};
 	static const st_stmt quota = {
 		"reports_purge_quota",
 		"DELETE FROM user_quota WHERE app_id = $1 AND day < $2::date", 2};
-	/* Every wait of those days went with their report_keys rows. */
+	/* Every wait of those days went with their partitions. */
 	static const st_stmt counts = {
 		"reports_purge_image_waits",
 		"DELETE FROM image_waits WHERE app_id = $1 AND day < $2::date", 2};

@@ -192,14 +192,16 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 
 /* ---- Waiting for symbols ---------------------------------------------------------- */
 
-/* Records the images report ID (received DAY) waits for: WAITS is a JSON
- * array of {"uuid", "image_name", "arch" (or null), "reason"}, reason one
- * of "missing", "malformed", "symbol_table", and for a system image
- * "system_missing", "system_malformed". */
+/* Adds the images report ID (received DAY) waits for to its row
+ * (reports.waits, schema/030): WAITS is a JSON array of {"uuid",
+ * "image_name", "arch" (or null), "reason"}, reason one of "missing",
+ * "malformed", "symbol_table", and for a system image "system_missing",
+ * "system_malformed". */
 int st_report_waits_add(st_conn *c, int64_t app_id, int64_t report, const char *day,
 			const char *waits);
-/* Forgets every wait of report ID (and counts them out of image_waits). */
-int st_report_waits_clear(st_conn *c, int64_t report);
+/* Forgets every wait of report ID of APP_ID received on DAY (and counts
+ * them out of image_waits). */
+int st_report_waits_clear(st_conn *c, int64_t app_id, const char *day, int64_t report);
 
 /* ---- Reprocessing ------------------------------------------------------------------ */
 
@@ -243,29 +245,48 @@ typedef struct st_candidate {
 typedef int (*st_candidate_cb)(void *cls, const st_candidate *c);
 
 /*
- * The reports waiting for A's UUID — in A's app, or in every app for a
- * system file — after the keyset position (AFTER_APP, AFTER_REPORT), in
- * (app, report) order, at most LIMIT; through report_waits' primary key.
- * Returns how many.
+ * The next day with reports waiting for A's UUID — in A's app, or in every
+ * app for a system file — after (*APP_ID, DAY) in (app, day) order, from
+ * dsyms/missing's counters (image_waits): 1 with *APP_ID and DAY
+ * ("YYYY-MM-DD", 11 bytes) set, 0 when there is none. Start with *APP_ID 0
+ * and DAY "-infinity".
  */
-int st_arrival_waits(st_conn *c, const st_arrival *a, int64_t after_app, int64_t after_report,
-		     int64_t limit, st_candidate_cb cb, void *cls);
+int st_arrival_next_day(st_conn *c, const st_arrival *a, int64_t *app_id, char *day);
 
 /*
- * The safety sweep: the next LIMIT waiting reports after report id AFTER
- * and up to UNTIL, in id order, each handed to CB with the UUID of a wait
- * a file now answers (a file for a missing image; DWARF where the file
- * serving it has only a symbol table) or "" when none does. Returns how
- * many reports.
+ * The reports of APP_ID received on DAY that wait for UUID, with an id
+ * above AFTER_REPORT, in id order, at most LIMIT; through the day
+ * partition's index on reports.waits. Every call reads all of the day's
+ * waiting reports: take large batches. Returns how many.
  */
-int st_waits_sweep(st_conn *c, int64_t after, int64_t until, int64_t limit, st_candidate_cb cb,
-		   void *cls);
+int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *day,
+		     int64_t after_report, int64_t limit, st_candidate_cb cb, void *cls);
 
-/* The greatest id of a waiting report into *OUT (0: none). */
-int st_waits_last(st_conn *c, int64_t *out);
+/*
+ * The safety sweep walks the days with waiting reports (image_waits) in
+ * (app, day) order: the next one after (*APP_ID, DAY), as
+ * st_arrival_next_day but for any image.
+ */
+int st_sweep_next_day(st_conn *c, int64_t *app_id, char *day);
 
-/* 1 when report REPORT of APP_ID still waits for UUID, else 0. */
-int st_report_waits_for(st_conn *c, int64_t app_id, const char *uuid, int64_t report);
+/*
+ * One step of it: the reports of APP_ID received on DAY with an id above
+ * AFTER and up to UNTIL, in id order, at most LIMIT (waiting or not, so a
+ * step reads at most LIMIT rows of the day's primary key), each handed to
+ * CB with the UUID of a wait a file now answers (a file for a missing
+ * image; DWARF where the file serving it has only a symbol table) or ""
+ * when none does. Returns how many reports.
+ */
+int st_waits_sweep(st_conn *c, int64_t app_id, const char *day, int64_t after, int64_t until,
+		   int64_t limit, st_candidate_cb cb, void *cls);
+
+/* The greatest id of a stored report into *OUT (0: none). */
+int st_reports_last(st_conn *c, int64_t *out);
+
+/* 1 when report REPORT of APP_ID, received on DAY, still waits for UUID,
+ * else 0. */
+int st_report_waits_for(st_conn *c, int64_t app_id, const char *day, const char *uuid,
+			int64_t report);
 
 /* What reprocessing needs of a stored report; strings owned by the struct
  * (st_report_meta_clear). DURATION_MS is its decimal text, NULL when
@@ -291,7 +312,7 @@ typedef int (*st_app_id_cb)(void *cls, int64_t app_id);
 int st_app_ids(st_conn *c, st_app_id_cb cb, void *cls);
 
 /* Drops APP_ID's report partitions of days before BEFORE_DAY and the index
- * rows (report_keys, report_waits, user_quota, image_waits) of those days; returns the
+ * rows (report_keys, user_quota, image_waits) of those days; returns the
  * number of partitions dropped. Group counters stay. */
 int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day);
 

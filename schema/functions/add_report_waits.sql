@@ -1,4 +1,4 @@
--- add_report_waits — the images one report waits for (report_waits) and
+-- add_report_waits — the images one report waits for (reports.waits) and
 -- their counts for dsyms/missing (image_waits).
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
@@ -20,21 +20,33 @@ BEGIN
      FROM (SELECT DISTINCT hashtextextended('image/' || w.uuid::text, 7) AS h
              FROM jsonb_to_recordset(p_waits) AS w(uuid uuid, reason text)
             WHERE w.reason IN ('missing', 'system_missing') ORDER BY 1) images;
+  -- A UUID the report waits for already keeps its reason and its count.
   WITH listed AS (
     SELECT DISTINCT ON (w.uuid) w.uuid, w.image_name, w.arch, w.reason
       FROM jsonb_to_recordset(p_waits) AS w(uuid uuid, image_name text, arch text,
                                            reason text)
      ORDER BY w.uuid
+  ), report AS (
+    SELECT coalesce(r.waits, '{}') AS waits, coalesce(r.wait_reasons, '') AS reasons
+      FROM reports r
+     WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
   ), added AS (
-    INSERT INTO report_waits (app_id, uuid, report, received_day, reason)
-    SELECT p_app, uuid, p_report, p_day, reason FROM listed
-    ON CONFLICT (app_id, uuid, report) DO NOTHING
-    RETURNING uuid
+    SELECT l.* FROM listed l, report r WHERE NOT l.uuid = ANY (r.waits)
+  ), merged AS (
+    SELECT array_agg(uuid ORDER BY uuid) AS waits, string_agg(code, '' ORDER BY uuid) AS reasons
+      FROM (SELECT w.uuid, w.code
+              FROM report r, unnest(r.waits, string_to_array(r.reasons, NULL)) AS w(uuid, code)
+            UNION ALL
+            SELECT uuid, wait_reason_code(reason) FROM added) AS all_waits
+  ), stored AS (
+    UPDATE reports r SET waits = m.waits, wait_reasons = m.reasons FROM merged m
+     WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
+       AND EXISTS (SELECT 1 FROM added)
   ), counted AS (
     INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports)
-    SELECT p_app, l.uuid, p_day, l.reason, l.image_name, l.arch, 1
-      FROM listed l JOIN added a ON a.uuid = l.uuid
-     ORDER BY l.uuid, l.reason
+    SELECT p_app, a.uuid, p_day, a.reason, a.image_name, a.arch, 1
+      FROM added a
+     ORDER BY a.uuid, a.reason
     ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
       reports = c.reports + 1,
       image_name = greatest(c.image_name, excluded.image_name),
@@ -47,4 +59,4 @@ BEGIN
           OR EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = l.uuid));
 END $$;
 COMMENT ON FUNCTION add_report_waits(bigint, bigint, date, jsonb) IS
-  'Records which images report p_report waits for (report_waits) from a JSON array, counts them in image_waits, and records an arrival for a missing image whose file committed meanwhile.';
+  'Adds the images report p_report (app p_app, received on p_day) waits for to reports.waits from a JSON array, counts them in image_waits, and records an arrival for a missing image whose file committed meanwhile.';

@@ -4,26 +4,31 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 
-CREATE OR REPLACE FUNCTION clear_report_waits(p_report bigint)
+CREATE OR REPLACE FUNCTION clear_report_waits(p_app bigint, p_day date, p_report bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
-  -- A counter its last report leaves is deleted; the others count down.
-  -- Both read the rows as they were before the statement, so each row is
-  -- either deleted or updated.
+  -- The waits as they were (every part of the statement reads the rows as
+  -- they were before it); a counter its last report leaves is deleted, the
+  -- others count down, so each counter is either deleted or updated.
   WITH gone AS (
-    DELETE FROM report_waits WHERE report = p_report
-    RETURNING app_id, uuid, received_day, reason
+    SELECT w.uuid, wait_reason(w.code) AS reason
+      FROM reports r,
+           unnest(r.waits, string_to_array(r.wait_reasons, NULL)) AS w(uuid, code)
+     WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
+  ), cleared AS (
+    UPDATE reports SET waits = NULL, wait_reasons = NULL
+     WHERE app_id = p_app AND received_day = p_day AND id = p_report
+       AND waits IS NOT NULL
   ), n AS (
-    SELECT app_id, uuid, received_day AS day, reason, count(*) AS reports
-      FROM gone GROUP BY 1, 2, 3, 4
+    SELECT uuid, reason, count(*) AS reports FROM gone GROUP BY 1, 2
   ), emptied AS (
     DELETE FROM image_waits c USING n
-     WHERE c.app_id = n.app_id AND c.uuid = n.uuid AND c.day = n.day
+     WHERE c.app_id = p_app AND c.uuid = n.uuid AND c.day = p_day
        AND c.reason = n.reason AND c.reports <= n.reports
   )
   UPDATE image_waits c SET reports = c.reports - n.reports FROM n
-   WHERE c.app_id = n.app_id AND c.uuid = n.uuid AND c.day = n.day AND c.reason = n.reason
+   WHERE c.app_id = p_app AND c.uuid = n.uuid AND c.day = p_day AND c.reason = n.reason
      AND c.reports > n.reports;
 END $$;
-COMMENT ON FUNCTION clear_report_waits(bigint) IS
-  'Deletes the waits of report p_report and counts them out of image_waits, deleting the counters they emptied.';
+COMMENT ON FUNCTION clear_report_waits(bigint, date, bigint) IS
+  'Empties the waits of report p_report (app p_app, received on p_day) and counts them out of image_waits, deleting the counters they emptied.';

@@ -177,17 +177,6 @@ BEGIN
     SELECT p_app, p_days[o], p_user_ids[o], count(*) FROM stored
      WHERE NOT listed[o] GROUP BY 2, 3
     ON CONFLICT (app_id, day, user_id) DO UPDATE SET reports = q.reports + excluded.reports
-  ), report_rows AS (
-    INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
-                         source, app_version, build, os, os_version, os_build, device,
-                         client_timestamp, duration_ms, key1, key2, pending, raw,
-                         symbolized, raw_stacks, symbolized_stacks, in_sample)
-    SELECT id, p_app, p_days[o], p_ats[o], p_report_ids[o], p_user_ids[o], p_kinds[o],
-           p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
-           p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
-           p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
-           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[], NOT listed[o]
-      FROM stored
   ), wait_rows AS (
     -- A report listing one UUID under two images waits for it once.
     SELECT DISTINCT ON (s.id, w.uuid) s.id AS report, p_days[s.o] AS day, w.uuid,
@@ -196,10 +185,23 @@ BEGIN
            jsonb_to_recordset(p_waits[s.o]::jsonb) AS w(uuid uuid, image_name text,
                                                         arch text, reason text)
      WHERE p_waits[s.o] <> '[]'
-  ), waits AS (
-    INSERT INTO report_waits (app_id, uuid, report, received_day, reason)
-    SELECT p_app, uuid, report, day, reason FROM wait_rows
-    ON CONFLICT (app_id, uuid, report) DO NOTHING
+  ), waits_per_report AS (
+    SELECT report, array_agg(uuid ORDER BY uuid) AS waits,
+           string_agg(wait_reason_code(reason), '' ORDER BY uuid) AS reasons
+      FROM wait_rows GROUP BY report
+  ), report_rows AS (
+    INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
+                         source, app_version, build, os, os_version, os_build, device,
+                         client_timestamp, duration_ms, key1, key2, pending, raw,
+                         symbolized, raw_stacks, symbolized_stacks, in_sample, waits,
+                         wait_reasons)
+    SELECT s.id, p_app, p_days[o], p_ats[o], p_report_ids[o], p_user_ids[o], p_kinds[o],
+           p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
+           p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
+           p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
+           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[], NOT listed[o],
+           w.waits, w.reasons
+      FROM stored s LEFT JOIN waits_per_report w ON w.report = s.id
   ), image_counts AS (
     -- dsyms/missing's counters, locked in key order after the groups'
     -- and dimensions' rows (the statement runs this part after them), as

@@ -17,9 +17,10 @@
 #include "server/service/stored_form.h"
 #include "store/reports.h"
 
-/* Waiting reports taken per look at an arrival's UUID. */
-#define BATCH 64
-/* Waiting reports one step of the safety sweep looks at. */
+/* Waiting reports taken per look at an arrival's UUID on one day: every
+ * look reads all of the day's (store/reports.h), so they are many. */
+#define BATCH 4096
+/* Reports one step of the safety sweep looks at. */
 #define SWEEP 500
 /* Arrivals read per look. */
 #define ARRIVALS 32
@@ -29,18 +30,17 @@
 
 /* A look's reports, and where the next look starts. */
 typedef struct candidates {
-	st_candidate v[SWEEP];
+	st_candidate v[BATCH > SWEEP ? BATCH : SWEEP];
 	size_t n, seen;
-	int64_t last_app, last_report;
+	int64_t last_report;
 } candidates;
 
 static int add_candidate(void *cls, const st_candidate *cand)
 {
 	candidates *c = cls;
 	c->seen++;
-	c->last_app = cand->app_id;
 	c->last_report = cand->report;
-	if (cand->uuid[0] && c->n < SWEEP)
+	if (cand->uuid[0] && c->n < sizeof c->v / sizeof c->v[0])
 		c->v[c->n++] = *cand;
 	return 0;
 }
@@ -48,17 +48,26 @@ static int add_candidate(void *cls, const st_candidate *cand)
 typedef struct look_tx {
 	candidates *c;
 	const st_arrival *arrival; /* NULL: a step of the sweep, up to UNTIL */
-	int64_t after_app, after_report, until;
+	int64_t app_id;		   /* the app and day looked at */
+	char day[11];
+	int64_t after_report, until;
 } look_tx;
 
 static int look_cb(st_conn *c, void *cls)
 {
 	look_tx *t = cls;
-	memset(t->c, 0, sizeof *t->c);
+	t->c->n = t->c->seen = 0;
 	if (t->arrival)
-		return st_arrival_waits(c, t->arrival, t->after_app, t->after_report, BATCH,
-					add_candidate, t->c);
-	return st_waits_sweep(c, t->after_report, t->until, SWEEP, add_candidate, t->c);
+		return st_arrival_waits(c, t->arrival->uuid, t->app_id, t->day, t->after_report,
+					BATCH, add_candidate, t->c);
+	return st_waits_sweep(c, t->app_id, t->day, t->after_report, t->until, SWEEP, add_candidate,
+			      t->c);
+}
+
+static int next_day_cb(st_conn *c, void *cls)
+{
+	look_tx *t = cls;
+	return st_arrival_next_day(c, t->arrival, &t->app_id, t->day);
 }
 
 typedef struct prepare_tx {
@@ -94,7 +103,7 @@ static int move_cb(st_conn *c, void *cls)
 	t->busy = rc == 0; /* another instance has it, or it was purged */
 	/* Moved meanwhile by another instance: once is all. */
 	if (rc > 0)
-		rc = st_report_waits_for(c, cand->app_id, cand->uuid, cand->report);
+		rc = st_report_waits_for(c, cand->app_id, cand->day, cand->uuid, cand->report);
 	if (rc <= 0)
 		return rc;
 	st_report_meta_clear(&t->now);
@@ -121,20 +130,17 @@ static int move_cb(st_conn *c, void *cls)
 	    (rc = st_report_update_symbols(c, cand->app_id, cand->day, cand->report,
 					   f->s.grouping.key1, f->s.grouping.key2, f->pending,
 					   &symbolized)) < 0 ||
-	    (rc = st_report_waits_clear(c, cand->report)) < 0 ||
+	    (rc = st_report_waits_clear(c, cand->app_id, cand->day, cand->report)) < 0 ||
 	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0)
 		return rc;
 	t->moved = true;
 	return 1;
 }
 
-typedef struct give_up_tx {
-	int64_t report;
-} give_up_tx;
-
 static int give_up_cb(st_conn *c, void *cls)
 {
-	return st_report_waits_clear(c, ((give_up_tx *)cls)->report);
+	const st_candidate *cand = cls;
+	return st_report_waits_clear(c, cand->app_id, cand->day, cand->report);
 }
 
 /* One report: 1 moved, 0 nothing to do (*BUSY when another transaction
@@ -148,8 +154,7 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *b
 		st_app_config_clear(&p.cfg);
 		if (rc == 0) {
 			/* Its day was purged: nothing left to wait for. */
-			give_up_tx g = {cand->report};
-			rc = st_run_tx("reprocess_give_up", give_up_cb, &g);
+			rc = st_run_tx("reprocess_give_up", give_up_cb, (void *)cand);
 			return rc < 0 ? rc : 0;
 		}
 		return rc;
@@ -165,8 +170,7 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *b
 		/* Cannot happen for what we wrote; never retry it forever. */
 		cm_log(CM_BUG, "report %lld: stored form unreadable: %s",
 		       (long long)cand->report, b ? b->entries[0].error.message : err.message);
-		give_up_tx g = {cand->report};
-		result = st_run_tx("reprocess_give_up", give_up_cb, &g);
+		result = st_run_tx("reprocess_give_up", give_up_cb, (void *)cand);
 		result = result < 0 ? result : 0;
 		goto done;
 	}
@@ -223,31 +227,57 @@ static int recount_moved(void)
 	return rc;
 }
 
-/* One step of the sweep after report *AFTER, which it advances, up to
- * UNTIL: the reports looked at (0 at the end), or a negative st_status. */
-static int sweep_step(const char *data_dir, candidates *c, int64_t *after, int64_t until,
+/* Where the sweep is: the day it walks, and the last report it looked at
+ * there (-1: the day is done, the next step takes the next day). */
+typedef struct sweep_pos {
+	int64_t app_id;
+	char day[11];
+	int64_t after;
+} sweep_pos;
+
+#define SWEEP_START                                                                                \
+	{                                                                                          \
+		0, "-infinity", -1                                                                 \
+	}
+
+static int sweep_day_cb(st_conn *c, void *cls)
+{
+	sweep_pos *pos = cls;
+	return st_sweep_next_day(c, &pos->app_id, pos->day);
+}
+
+/* One step of the sweep from *POS, which it advances, up to report
+ * UNTIL: 1 when it looked at a day, 0 when no day is left, or a negative
+ * st_status. */
+static int sweep_step(const char *data_dir, candidates *c, sweep_pos *pos, int64_t until,
 		      int64_t *done)
 {
-	look_tx t = {.c = c, .after_report = *after, .until = until};
-	int rc = st_run_tx("reprocess_sweep", look_cb, &t);
-	if (rc <= 0)
+	int rc;
+	if (pos->after < 0) {
+		if ((rc = st_run_tx("reprocess_sweep_day", sweep_day_cb, pos)) <= 0)
+			return rc;
+		pos->after = 0;
+	}
+	look_tx t = {.c = c, .app_id = pos->app_id, .after_report = pos->after, .until = until};
+	memcpy(t.day, pos->day, sizeof t.day);
+	if ((rc = st_run_tx("reprocess_sweep", look_cb, &t)) < 0)
 		return rc;
 	bool busy = false;
-	rc = move_all(data_dir, c, done, &busy);
-	if (rc < 0)
+	if ((rc = move_all(data_dir, c, done, &busy)) < 0)
 		return rc;
-	*after = c->last_report;
-	return (int)c->seen;
+	pos->after = c->seen < SWEEP ? -1 : c->last_report;
+	return 1;
 }
 
 int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 {
-	int64_t done = 0, after = 0;
+	int64_t done = 0;
+	sweep_pos pos = SWEEP_START;
 	candidates *c = malloc(sizeof *c);
 	if (!c)
 		return ST_HARD_ERROR;
 	int rc;
-	while ((rc = sweep_step(data_dir, c, &after, INT64_MAX, &done)) > 0)
+	while ((rc = sweep_step(data_dir, c, &pos, INT64_MAX, &done)) > 0)
 		;
 	free(c);
 	if (rc == 0)
@@ -265,31 +295,33 @@ static const srv_config *cfg; /* the background thread's, from start */
 /* What the background thread has done; only it touches this. */
 static struct {
 	int64_t last_arrival; /* every arrival up to this id is handled */
-	int64_t swept;	      /* the sweep's position (report id) */
-	int64_t sweep_until;  /* -1 until read: the last report waiting at the start */
+	sweep_pos swept;
+	int64_t sweep_until; /* -1 until read: the last report stored at the start */
 	bool sweep_done;
 	time_t pruned;
 	candidates c;
 } run;
 
-/* The reports waiting for A's UUID, in batches: 1 all moved, 0 some were
- * held by another transaction or a stop was asked (look again later), or
- * a negative st_status. */
+/* The reports waiting for A's UUID, day by day in batches: 1 all moved,
+ * 0 some were held by another transaction or a stop was asked (look again
+ * later), or a negative st_status. */
 static int follow_arrival(const st_arrival *a, int64_t *done)
 {
-	look_tx t = {.c = &run.c, .arrival = a};
+	look_tx t = {.c = &run.c, .arrival = a, .day = "-infinity"};
 	bool busy = false;
-	for (;;) {
-		if (srv_background_stopping(&bg))
-			return 0;
-		int rc = st_run_tx("reprocess_arrival", look_cb, &t);
-		if (rc < 0 || (rc = move_all(cfg->data_dir, &run.c, done, &busy)) < 0)
-			return rc;
-		if (run.c.seen < BATCH)
-			return !busy;
-		t.after_app = run.c.last_app;
-		t.after_report = run.c.last_report;
+	int rc;
+	while ((rc = st_run_tx("reprocess_arrival_day", next_day_cb, &t)) > 0) {
+		t.after_report = 0;
+		do {
+			if (srv_background_stopping(&bg))
+				return 0;
+			rc = st_run_tx("reprocess_arrival", look_cb, &t);
+			if (rc < 0 || (rc = move_all(cfg->data_dir, &run.c, done, &busy)) < 0)
+				return rc;
+			t.after_report = run.c.last_report;
+		} while (run.c.seen == BATCH);
 	}
+	return rc < 0 ? rc : !busy;
 }
 
 typedef struct arrivals {
@@ -339,13 +371,13 @@ static int prune_cb(st_conn *c, void *cls)
 	return st_arrivals_prune(c, PRUNE_LIMIT);
 }
 
-/* The sweep covers the reports waiting when the server started: those
+/* The sweep covers the reports stored when the server started: those
  * stored later wait for an arrival to come or recorded one themselves
  * (ingest_reports' late arrivals). */
 static int sweep_until_cb(st_conn *c, void *cls)
 {
 	(void)cls;
-	return st_waits_last(c, &run.sweep_until);
+	return st_reports_last(c, &run.sweep_until);
 }
 
 /* Arrivals first, then a step of the sweep left from the start, the
@@ -425,6 +457,7 @@ int srv_reprocess_start(const srv_config *config)
 	/* Now rather than at the first pass, which may come after the
 	 * arrivals waiting since the last start: the reports stored meanwhile
 	 * are not the sweep's. Read by the pass when the database is down. */
+	run.swept = (sweep_pos)SWEEP_START;
 	run.sweep_until = -1;
 	if (st_run_tx("reprocess_sweep_until", sweep_until_cb, NULL) < 0)
 		run.sweep_until = -1;

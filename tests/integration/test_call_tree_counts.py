@@ -151,8 +151,8 @@ def test_counts_follow_a_late_dsym(db, make_server, image):
         # Before the dSYM, the counts and the reports agree.
         assert tree(server, app, key1) == tree(server, app, key1, "?os_version=17.2")
     assert server.upload(app, image.dwarf).status in (200, 201)
-    waiting = (f"SELECT count(*) FROM report_waits WHERE app_id = {app_id(db, app)}"
-               f" AND uuid = '{image.uuid}'")
+    waiting = (f"SELECT count(*) FROM reports WHERE app_id = {app_id(db, app)}"
+               f" AND waits @> ARRAY['{image.uuid}'::uuid]")
     deadline = time.time() + 30
     while psql(db, waiting) != "0" and time.time() < deadline:
         time.sleep(0.2)

@@ -152,6 +152,54 @@ def test_reprocess_command_and_other_instances_uploads(cluster, make_server, ima
     assert json.loads(again.stdout) == {"reprocessed": 0}
 
 
+def test_reprocess_command_walks_every_app_and_day(cluster, make_server, image):
+    """The sweep walks the days that have waiting reports, app by app and
+    day by day (schema/030 keeps the waits on the reports' rows): reports
+    of two apps on three days, a file of each app stored where no server
+    hears of it, and `stallscope reprocess` moves exactly the reports of
+    the app whose file is there, then the other's, then none."""
+    db = cluster.create_db("it_reprocess_days")
+    migrate(db)
+    now = int(time.time())
+    apps = [create_app(db), create_app(db)]
+    stack = [image.plain[0], image.by_function[2]]
+    ids = {0: [], 1: []}
+    for age in (2, 1, 0):
+        s = make_server(env={"STALLSCOPE_FAKE_NOW": str(now - age * 86400),
+                             "STALLSCOPE_REPROCESS_INTERVAL": "3600"}, db_url=db)
+        for n, app in enumerate(apps):
+            allow_everyone(s, app, retention_days=30)
+            for i in range(2):
+                r = post(s, app, "/api/v1/ingest",
+                         native(fresh_id(), image, stack, user=f"u{age}-{i}"))
+                assert r.status == 202, r
+                ids[n].append(r.json["accepted"][0]["id"])
+        last = s
+        s.stop()
+    app_ids = [psql(db, f"SELECT id FROM apps WHERE bundle_id = '{a['app']}'") for a in apps]
+
+    def pending(n):
+        return psql(db, f"SELECT count(DISTINCT received_day) || '|' || count(*) FROM reports"
+                        f" WHERE app_id = {app_ids[n]} AND pending")
+
+    def reprocess():
+        out = stallscope("reprocess", db_url=db,
+                         extra_env={"STALLSCOPE_DATA_DIR": str(last.data_dir),
+                                    "STALLSCOPE_FAKE_NOW": str(now)})
+        return json.loads(out.stdout)["reprocessed"]
+
+    assert pending(0) == pending(1) == "3|6"
+    psql(db, peer_file_sql(last, db, apps[1], image))
+    assert reprocess() == 6
+    assert (pending(0), pending(1)) == ("3|6", "0|0")
+    psql(db, peer_file_sql(last, db, apps[0], image))
+    assert reprocess() == 6
+    assert pending(0) == "0|0"
+    assert reprocess() == 0
+    assert psql(db, "SELECT count(*) FROM reports WHERE waits IS NOT NULL") == "0"
+    assert psql(db, "SELECT count(*) FROM image_waits") == "0"
+
+
 def test_trace_from_samples_balances(server, db, image):
     app = create_app(db)
     allow_everyone(server, app)

@@ -289,11 +289,18 @@ def test_upgrade_keeps_every_row_and_ingest_works(cluster, tmp_path, make_server
     out = migrate(url).stdout
     assert "applied 015_filtered_aggregates.sql" in out
     assert "applied 016_day_aggregates.sql" in out
+    assert "applied 030_waits_on_reports.sql" in out
     assert "applied functions/ingest_reports.sql" in out
     # 016 turns group_daily into the day aggregates (test_aggregates.py
-    # checks that conversion); every other row stays.
+    # checks that conversion); 030 moves every wait onto its report's row;
+    # every other row stays.
     del tables["group_daily"], before["group_daily"]
+    del tables["report_waits"]
+    waits_before = before.pop("report_waits")
     assert snapshot(url, tables) == before
+    assert psql(url, "SELECT r.app_id, w.uuid, r.id, r.received_day, wait_reason(w.code)"
+                     " FROM reports r, unnest(r.waits, string_to_array(r.wait_reasons, NULL))"
+                     " AS w(uuid, code) ORDER BY 1, 2, 3, 4, 5") == waits_before
     counted = {}
     for w in waits:
         *key, name, arch = w.split("|")

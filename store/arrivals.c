@@ -1,7 +1,8 @@
 /*
  * arrivals.c — reprocessing driven by arrivals of debug files
  * (schema/017): recording and reading them, the reports waiting for an
- * arrived UUID (reports.waits, schema/030), and the bounded safety sweep. See reports.h and
+ * arrived UUID (reports.waits, schema/030), and the safety sweep over the
+ * waits a stored file answers. See reports.h and
  * docs/STORAGE.md §Reprocessing.
  */
 #include <string.h>
@@ -118,13 +119,14 @@ int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *d
 		       ST_INT64(after_report), ST_INT64(limit));
 }
 
-/* Whether a stored file now answers wait w: a file for a missing image,
- * DWARF where the file serving it has only a symbol table (the app's own
- * file wins over the system's, as in srv_symbol_set_images). Moving the
- * report makes it false, so a second sweep finds nothing. An unreadable
- * file is answered only by another upload of its slice (deleted first),
- * whose arrival moves the report: a wait no longer tells when it was
- * stored, and sweeping those every time would move them every time. */
+/* Whether a stored file now answers the waits counted by image_waits
+ * row w: a file for a missing image, DWARF where the file serving it has
+ * only a symbol table (the app's own file wins over the system's, as in
+ * srv_symbol_set_images). Moving the reports makes the row go, so a second
+ * sweep finds nothing. An unreadable file is answered only by another
+ * upload of its slice (deleted first), whose arrival moves the reports: a
+ * wait no longer tells when it was stored, and sweeping those every time
+ * would move them every time. */
 #define ANSWERED                                                                                   \
 	"CASE WHEN w.reason IN ('missing', 'system_missing') THEN"                                 \
 	" EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id AND d.uuid = w.uuid)"      \
@@ -134,44 +136,28 @@ int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *d
 	" (SELECT bool_or(s.has_dwarf) FROM system_symbols s WHERE s.uuid = w.uuid), false)"       \
 	" ELSE false END"
 
-int st_sweep_next_day(st_conn *c, int64_t *app_id, char *day)
+static int read_wait_day(void *cls, const st_row *row)
 {
-	static const st_stmt q = {
-		"sweep_next_day",
-		"SELECT a.id, to_char(d.day, 'YYYY-MM-DD') FROM apps a CROSS JOIN LATERAL ("
-		" SELECT min(w.day) AS day FROM image_waits w WHERE w.app_id = a.id"
-		" AND (a.id > $1 OR w.day > $2::date)) AS d"
-		" WHERE a.id >= $1 AND d.day IS NOT NULL ORDER BY a.id LIMIT 1",
-		2};
-	struct day_out out = {app_id, day};
-	return ST_EXEC(c, &q, read_day, &out, ST_INT64(*app_id), ST_TEXT(day));
+	st_wait_day *out = cls;
+	out->app_id = st_row_int64(row, 0);
+	if (st_row_copy(row, 1, out->uuid, sizeof out->uuid) < 0)
+		return -1;
+	return st_row_copy(row, 2, out->day, sizeof out->day);
 }
 
-int st_waits_sweep(st_conn *c, int64_t app_id, const char *day, int64_t after, int64_t until,
-		   int64_t limit, st_candidate_cb cb, void *cls)
+int st_sweep_next(st_conn *c, st_wait_day *pos)
 {
+	/* A range of image_waits' primary key (app_id, uuid, day, reason):
+	 * every counter after POS when nothing answers any. */
 	static const st_stmt q = {
-		"waits_sweep",
-		"SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), coalesce(("
-		" SELECT upper(min(w.uuid::text)) FROM (SELECT r.app_id, u.uuid,"
-		" wait_reason(u.code) AS reason"
-		" FROM unnest(r.waits, string_to_array(r.wait_reasons, NULL)) AS u(uuid, code)) AS "
-		"w"
-		" WHERE " ANSWERED "), '') FROM reports r WHERE r.app_id = $1"
-		" AND r.received_day = $2::date AND r.id > $3 AND r.id <= $4 ORDER BY r.id LIMIT "
-		"$5",
-		5};
-	struct cand_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(app_id), ST_TEXT(day), ST_INT64(after),
-		       ST_INT64(until), ST_INT64(limit));
-}
-
-int st_reports_last(st_conn *c, int64_t *out)
-{
-	static const st_stmt q = {"reports_last", "SELECT coalesce(max(id), 0) FROM report_keys",
-				  0};
-	*out = 0;
-	return st_exec(c, &q, NULL, 0, st_read_int64, out);
+		"sweep_next",
+		"SELECT w.app_id, upper(w.uuid::text), to_char(w.day, 'YYYY-MM-DD') FROM "
+		"image_waits w"
+		" WHERE (w.app_id, w.uuid, w.day) > ($1, $2::uuid, $3::date) AND " ANSWERED
+		" ORDER BY w.app_id, w.uuid, w.day LIMIT 1",
+		3};
+	return ST_EXEC(c, &q, read_wait_day, pos, ST_INT64(pos->app_id), ST_TEXT(pos->uuid),
+		       ST_TEXT(pos->day));
 }
 
 int st_report_waits_for(st_conn *c, int64_t app_id, const char *day, const char *uuid,

@@ -262,26 +262,22 @@ int st_arrival_next_day(st_conn *c, const st_arrival *a, int64_t *app_id, char *
 int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *day,
 		     int64_t after_report, int64_t limit, st_candidate_cb cb, void *cls);
 
-/*
- * The safety sweep walks the days with waiting reports (image_waits) in
- * (app, day) order: the next one after (*APP_ID, DAY), as
- * st_arrival_next_day but for any image.
- */
-int st_sweep_next_day(st_conn *c, int64_t *app_id, char *day);
+/* Reports of one app and day waiting for one image. */
+typedef struct st_wait_day {
+	int64_t app_id;
+	char uuid[37];
+	char day[11];
+} st_wait_day;
 
 /*
- * One step of it: the reports of APP_ID received on DAY with an id above
- * AFTER and up to UNTIL, in id order, at most LIMIT (waiting or not, so a
- * step reads at most LIMIT rows of the day's primary key), each handed to
- * CB with the UUID of a wait a file now answers (a file for a missing
- * image; DWARF where the file serving it has only a symbol table) or ""
- * when none does. Returns how many reports.
+ * The safety sweep: the next (app, image, day) after *POS, in that order,
+ * whose waiting reports a stored file now answers (a file for a missing
+ * image; DWARF where the file serving it has only a symbol table), from
+ * dsyms/missing's counters (image_waits): 1 with *POS set to it, 0 when
+ * there is none. Start from app 0, the nil UUID and day "-infinity"; the
+ * reports are then read as an arrival's (st_arrival_waits).
  */
-int st_waits_sweep(st_conn *c, int64_t app_id, const char *day, int64_t after, int64_t until,
-		   int64_t limit, st_candidate_cb cb, void *cls);
-
-/* The greatest id of a stored report into *OUT (0: none). */
-int st_reports_last(st_conn *c, int64_t *out);
+int st_sweep_next(st_conn *c, st_wait_day *pos);
 
 /* 1 when report REPORT of APP_ID, received on DAY, still waits for UUID,
  * else 0. */

@@ -17,11 +17,10 @@
 #include "server/service/stored_form.h"
 #include "store/reports.h"
 
-/* Waiting reports taken per look at an arrival's UUID on one day: every
- * look reads all of the day's (store/reports.h), so they are many. */
+/* Reports taken per look at the reports of one app and day waiting for
+ * one image: every look reads all of them (store/reports.h), so they are
+ * many. */
 #define BATCH 4096
-/* Reports one step of the safety sweep looks at. */
-#define SWEEP 500
 /* Arrivals read per look. */
 #define ARRIVALS 32
 /* Old arrivals are pruned this often, this many at a time. */
@@ -30,7 +29,7 @@
 
 /* A look's reports, and where the next look starts. */
 typedef struct candidates {
-	st_candidate v[BATCH > SWEEP ? BATCH : SWEEP];
+	st_candidate v[BATCH];
 	size_t n, seen;
 	int64_t last_report;
 } candidates;
@@ -45,29 +44,19 @@ static int add_candidate(void *cls, const st_candidate *cand)
 	return 0;
 }
 
+/* A look at the reports of one app and day waiting for one image. */
 typedef struct look_tx {
 	candidates *c;
-	const st_arrival *arrival; /* NULL: a step of the sweep, up to UNTIL */
-	int64_t app_id;		   /* the app and day looked at */
-	char day[11];
-	int64_t after_report, until;
+	st_wait_day at;
+	int64_t after_report;
 } look_tx;
 
 static int look_cb(st_conn *c, void *cls)
 {
 	look_tx *t = cls;
 	t->c->n = t->c->seen = 0;
-	if (t->arrival)
-		return st_arrival_waits(c, t->arrival->uuid, t->app_id, t->day, t->after_report,
-					BATCH, add_candidate, t->c);
-	return st_waits_sweep(c, t->app_id, t->day, t->after_report, t->until, SWEEP, add_candidate,
-			      t->c);
-}
-
-static int next_day_cb(st_conn *c, void *cls)
-{
-	look_tx *t = cls;
-	return st_arrival_next_day(c, t->arrival, &t->app_id, t->day);
+	return st_arrival_waits(c, t->at.uuid, t->at.app_id, t->at.day, t->after_report, BATCH,
+				add_candidate, t->c);
 }
 
 typedef struct prepare_tx {
@@ -227,57 +216,63 @@ static int recount_moved(void)
 	return rc;
 }
 
-/* Where the sweep is: the day it walks, and the last report it looked at
- * there (-1: the day is done, the next step takes the next day). */
-typedef struct sweep_pos {
-	int64_t app_id;
-	char day[11];
-	int64_t after;
-} sweep_pos;
+/* The background thread (srv_reprocess_start), whose stop ends
+ * follow_day early; srv_reprocess_all runs without it. */
+static srv_background bg = SRV_BACKGROUND_INIT;
 
-#define SWEEP_START                                                                                \
-	{                                                                                          \
-		0, "-infinity", -1                                                                 \
-	}
-
-static int sweep_day_cb(st_conn *c, void *cls)
+/* Moves the reports of AT in batches (adds to *DONE, sets *BUSY when one
+ * was held by another transaction): 1 when all were looked at, 0 when a
+ * stop was asked, or a negative st_status. */
+static int follow_day(const char *data_dir, candidates *c, const st_wait_day *at, int64_t *done,
+		      bool *busy)
 {
-	sweep_pos *pos = cls;
-	return st_sweep_next_day(c, &pos->app_id, pos->day);
+	look_tx t = {.c = c, .at = *at};
+	do {
+		if (srv_background_stopping(&bg))
+			return 0;
+		int rc = st_run_tx("reprocess_look", look_cb, &t);
+		if (rc < 0 || (rc = move_all(data_dir, c, done, busy)) < 0)
+			return rc;
+		t.after_report = c->last_report;
+	} while (c->seen == BATCH);
+	return 1;
 }
 
-/* One step of the sweep from *POS, which it advances, up to report
- * UNTIL: 1 when it looked at a day, 0 when no day is left, or a negative
- * st_status. */
-static int sweep_step(const char *data_dir, candidates *c, sweep_pos *pos, int64_t until,
-		      int64_t *done)
-{
-	int rc;
-	if (pos->after < 0) {
-		if ((rc = st_run_tx("reprocess_sweep_day", sweep_day_cb, pos)) <= 0)
-			return rc;
-		pos->after = 0;
+/* The sweep finds the waits a stored file answers that no arrival moved
+ * (the file was stored while no server ran, or its arrival was pruned
+ * unread): from dsyms/missing's counters, so a server with nothing to
+ * sweep reads those once at its start, whatever the waiting reports. */
+#define SWEEP_START                                                                                \
+	{                                                                                          \
+		0, "00000000-0000-0000-0000-000000000000", "-infinity"                             \
 	}
-	look_tx t = {.c = c, .app_id = pos->app_id, .after_report = pos->after, .until = until};
-	memcpy(t.day, pos->day, sizeof t.day);
-	if ((rc = st_run_tx("reprocess_sweep", look_cb, &t)) < 0)
+
+static int sweep_next_cb(st_conn *c, void *cls)
+{
+	return st_sweep_next(c, cls);
+}
+
+/* One step of the sweep after *POS, which it advances: 1 when it moved
+ * the reports of one app, image and day, 0 when none is left (or a stop
+ * was asked), or a negative st_status. */
+static int sweep_step(const char *data_dir, candidates *c, st_wait_day *pos, int64_t *done)
+{
+	int rc = st_run_tx("reprocess_sweep", sweep_next_cb, pos);
+	if (rc <= 0)
 		return rc;
 	bool busy = false;
-	if ((rc = move_all(data_dir, c, done, &busy)) < 0)
-		return rc;
-	pos->after = c->seen < SWEEP ? -1 : c->last_report;
-	return 1;
+	return follow_day(data_dir, c, pos, done, &busy);
 }
 
 int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 {
 	int64_t done = 0;
-	sweep_pos pos = SWEEP_START;
+	st_wait_day pos = SWEEP_START;
 	candidates *c = malloc(sizeof *c);
 	if (!c)
 		return ST_HARD_ERROR;
 	int rc;
-	while ((rc = sweep_step(data_dir, c, &pos, INT64_MAX, &done)) > 0)
+	while ((rc = sweep_step(data_dir, c, &pos, &done)) > 0)
 		;
 	free(c);
 	if (rc == 0)
@@ -289,38 +284,40 @@ int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 
 /* ---- the background thread ------------------------------------------------ */
 
-static srv_background bg = SRV_BACKGROUND_INIT;
 static const srv_config *cfg; /* the background thread's, from start */
 
 /* What the background thread has done; only it touches this. */
 static struct {
 	int64_t last_arrival; /* every arrival up to this id is handled */
-	sweep_pos swept;
-	int64_t sweep_until; /* -1 until read: the last report stored at the start */
+	st_wait_day swept;    /* the sweep's position */
 	bool sweep_done;
 	time_t pruned;
 	candidates c;
 } run;
+
+typedef struct arrival_days {
+	const st_arrival *arrival;
+	st_wait_day at;
+} arrival_days;
+
+static int next_day_cb(st_conn *c, void *cls)
+{
+	arrival_days *d = cls;
+	return st_arrival_next_day(c, d->arrival, &d->at.app_id, d->at.day);
+}
 
 /* The reports waiting for A's UUID, day by day in batches: 1 all moved,
  * 0 some were held by another transaction or a stop was asked (look again
  * later), or a negative st_status. */
 static int follow_arrival(const st_arrival *a, int64_t *done)
 {
-	look_tx t = {.c = &run.c, .arrival = a, .day = "-infinity"};
+	arrival_days d = {.arrival = a, .at = {.day = "-infinity"}};
+	memcpy(d.at.uuid, a->uuid, sizeof d.at.uuid);
 	bool busy = false;
 	int rc;
-	while ((rc = st_run_tx("reprocess_arrival_day", next_day_cb, &t)) > 0) {
-		t.after_report = 0;
-		do {
-			if (srv_background_stopping(&bg))
-				return 0;
-			rc = st_run_tx("reprocess_arrival", look_cb, &t);
-			if (rc < 0 || (rc = move_all(cfg->data_dir, &run.c, done, &busy)) < 0)
-				return rc;
-			t.after_report = run.c.last_report;
-		} while (run.c.seen == BATCH);
-	}
+	while ((rc = st_run_tx("reprocess_arrival_day", next_day_cb, &d)) > 0)
+		if ((rc = follow_day(cfg->data_dir, &run.c, &d.at, done, &busy)) <= 0)
+			return rc;
 	return rc < 0 ? rc : !busy;
 }
 
@@ -371,15 +368,6 @@ static int prune_cb(st_conn *c, void *cls)
 	return st_arrivals_prune(c, PRUNE_LIMIT);
 }
 
-/* The sweep covers the reports stored when the server started: those
- * stored later wait for an arrival to come or recorded one themselves
- * (ingest_reports' late arrivals). */
-static int sweep_until_cb(st_conn *c, void *cls)
-{
-	(void)cls;
-	return st_reports_last(c, &run.sweep_until);
-}
-
 /* Arrivals first, then a step of the sweep left from the start, the
  * recounts the moves left, then pruning when due; with nothing arriving
  * only the reads of the arrivals after the last one and of the (empty)
@@ -391,10 +379,8 @@ static int pass(void *cls)
 	bool again = false;
 	int rc = follow_arrivals(&done, &again);
 	bool more = rc > 0;
-	if (rc >= 0 && run.sweep_until < 0)
-		rc = st_run_tx("reprocess_sweep_until", sweep_until_cb, NULL);
 	if (rc >= 0 && !run.sweep_done) {
-		rc = sweep_step(cfg->data_dir, &run.c, &run.swept, run.sweep_until, &done);
+		rc = sweep_step(cfg->data_dir, &run.c, &run.swept, &done);
 		run.sweep_done = rc == 0;
 		more = more || rc > 0;
 	}
@@ -454,13 +440,7 @@ int srv_reprocess_start(const srv_config *config)
 {
 	cfg = config;
 	run.pruned = time(NULL) - PRUNE_EVERY_S;
-	/* Now rather than at the first pass, which may come after the
-	 * arrivals waiting since the last start: the reports stored meanwhile
-	 * are not the sweep's. Read by the pass when the database is down. */
-	run.swept = (sweep_pos)SWEEP_START;
-	run.sweep_until = -1;
-	if (st_run_tx("reprocess_sweep_until", sweep_until_cb, NULL) < 0)
-		run.sweep_until = -1;
+	run.swept = (st_wait_day)SWEEP_START;
 	atomic_store(&listening, true);
 	if (pthread_create(&listener, NULL, listen_loop, NULL) != 0) {
 		atomic_store(&listening, false);

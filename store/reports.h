@@ -239,7 +239,7 @@ int st_arrivals_prune(st_conn *c, int64_t limit);
 typedef struct st_candidate {
 	int64_t report, app_id;
 	char day[11];
-	char uuid[37]; /* "" from the sweep: nothing answers its waits yet */
+	char uuid[37];
 } st_candidate;
 
 typedef int (*st_candidate_cb)(void *cls, const st_candidate *c);

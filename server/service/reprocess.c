@@ -30,16 +30,15 @@
 /* A look's reports, and where the next look starts. */
 typedef struct candidates {
 	st_candidate v[BATCH];
-	size_t n, seen;
+	size_t n;
 	int64_t last_report;
 } candidates;
 
 static int add_candidate(void *cls, const st_candidate *cand)
 {
 	candidates *c = cls;
-	c->seen++;
 	c->last_report = cand->report;
-	if (cand->uuid[0] && c->n < sizeof c->v / sizeof c->v[0])
+	if (c->n < sizeof c->v / sizeof c->v[0])
 		c->v[c->n++] = *cand;
 	return 0;
 }
@@ -54,7 +53,7 @@ typedef struct look_tx {
 static int look_cb(st_conn *c, void *cls)
 {
 	look_tx *t = cls;
-	t->c->n = t->c->seen = 0;
+	t->c->n = 0;
 	return st_arrival_waits(c, t->at.uuid, t->at.app_id, t->at.day, t->after_report, BATCH,
 				add_candidate, t->c);
 }
@@ -234,7 +233,7 @@ static int follow_day(const char *data_dir, candidates *c, const st_wait_day *at
 		if (rc < 0 || (rc = move_all(data_dir, c, done, busy)) < 0)
 			return rc;
 		t.after_report = c->last_report;
-	} while (c->seen == BATCH);
+	} while (c->n == BATCH);
 	return 1;
 }
 

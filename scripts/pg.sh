@@ -184,7 +184,7 @@ durable_settings() {
 	[ "$mb" -ge 128 ] || mb=128
 	[ "$mb" -le 4096 ] || mb=4096
 	echo "-c shared_buffers=${mb}MB -c wal_compression=lz4 -c max_wal_size=4GB" \
-		"-c checkpoint_timeout=15min"
+		"-c checkpoint_timeout=15min -c autovacuum_naptime=10s"
 }
 
 cmd_start() {

@@ -89,7 +89,8 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 /* The severity of the rows d a query aggregates (SPEC §10.1): summed
  * durations, the longest, and the histograms added bucket by bucket (0
  * for each when no row matches). */
-#define HIST_BUCKET(I) "coalesce(sum(d.duration_hist[" #I "]), 0)"
+#define HIST_BUCKET(I)                                                                 \
+	"coalesce(sum((kept_duration_hist(d.duration_hist, d.max_duration_ms))[" #I "]), 0)"
 #define SEVERITY_SUMS                                                                 \
 	"coalesce(sum(d.stall_ms), 0)::bigint AS stall_ms,"                             \
 	" max(d.max_duration_ms) AS max_duration_ms, ARRAY[" HIST_BUCKET(1) ","          \

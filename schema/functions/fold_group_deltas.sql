@@ -45,7 +45,8 @@ BEGIN
            coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
                                       FILTER (WHERE c.in_sample)), 0),
            min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
-           count_durations(array_agg(c.ms), 1)
+           -- At most one duration: no histogram, its max's bucket (034).
+           CASE WHEN count(c.ms) > 1 THEN count_durations(array_agg(c.ms), 1) END
       FROM counted c,
            LATERAL (VALUES ('version', c.app_version), ('os_version', c.os_version),
                            ('device', c.device), ('kind', c.kind)) AS x(dim, value)
@@ -68,7 +69,9 @@ BEGIN
       last_seen = greatest(f.last_seen, excluded.last_seen),
       stall_ms = f.stall_ms + excluded.stall_ms,
       max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(f.duration_hist, excluded.duration_hist)
+      duration_hist = add_hists(kept_duration_hist(f.duration_hist, f.max_duration_ms),
+                                kept_duration_hist(excluded.duration_hist,
+                                                   excluded.max_duration_ms))
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the deltas' users
     -- of a row made into one sketch, then one upsert per row. The
@@ -79,7 +82,8 @@ BEGIN
                                      stall_ms, max_duration_ms, duration_hist)
     SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
            hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
-           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
+           coalesce(sum(ms), 0), max(ms),
+           CASE WHEN count(ms) > 1 THEN count_durations(array_agg(ms), 1) END
       FROM counted
      GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
      ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
@@ -91,7 +95,10 @@ BEGIN
                   last_seen = greatest(d.last_seen, excluded.last_seen),
                   stall_ms = d.stall_ms + excluded.stall_ms,
                   max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-                  duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
+                  duration_hist = add_hists(kept_duration_hist(d.duration_hist,
+                                                               d.max_duration_ms),
+                                            kept_duration_hist(excluded.duration_hist,
+                                                               excluded.max_duration_ms))
   ), fresh AS (
     -- Both levels' rows per day (unfiltered ranges, per-day series),
     -- locked first after the deltas (the DELETE runs as the main query

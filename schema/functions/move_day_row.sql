@@ -87,7 +87,8 @@ BEGIN
                last_seen = coalesce(left_last, last_seen),
                stall_ms = stall_ms - coalesce(p_duration, 0),
                max_duration_ms = CASE WHEN recount_now THEN left_max ELSE max_duration_ms END,
-               duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
+               duration_hist = add_hists(kept_duration_hist(duration_hist, max_duration_ms),
+                                         count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND app_version = p_app_version AND os_version = p_os_version
            AND device = p_device AND kind = p_kind AND in_sample = moved_in_sample
@@ -124,7 +125,9 @@ BEGIN
                     last_seen = greatest(d.last_seen, excluded.last_seen),
                     stall_ms = d.stall_ms + excluded.stall_ms,
                     max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-                    duration_hist = add_hists(d.duration_hist, excluded.duration_hist);
+                    duration_hist = add_hists(kept_duration_hist(d.duration_hist,
+                                                                 d.max_duration_ms),
+                                              excluded.duration_hist);
     ELSE
       INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
                                    last_seen, stall_ms, max_duration_ms, duration_hist)

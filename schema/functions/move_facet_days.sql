@@ -106,7 +106,8 @@ BEGIN
                stall_ms = stall_ms - coalesce(p_duration, 0),
                max_duration_ms = CASE WHEN recount_now THEN maxes[i]
                                       ELSE max_duration_ms END,
-               duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
+               duration_hist = add_hists(kept_duration_hist(duration_hist, max_duration_ms),
+                                         count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND dim = dims[i] AND value = vals[i] AND reports > 0;
         DELETE FROM group_facet_days
@@ -134,7 +135,8 @@ BEGIN
           last_seen = greatest(f.last_seen, excluded.last_seen),
           stall_ms = f.stall_ms + excluded.stall_ms,
           max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
-          duration_hist = add_hists(f.duration_hist, excluded.duration_hist);
+          duration_hist = add_hists(kept_duration_hist(f.duration_hist, f.max_duration_ms),
+                                    excluded.duration_hist);
       END IF;
     END LOOP;
   END LOOP;

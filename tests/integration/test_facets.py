@@ -119,7 +119,8 @@ def facets_agree(db, app_id):
     by our own SQL; and no row stands for no report."""
     cols = ("reports, hll_cardinality(users)::bigint,"
             " hll_cardinality(coalesce(sample_users, users))::bigint,"
-            " affected, first_seen, last_seen, stall_ms, max_duration_ms, duration_hist")
+            " affected, first_seen, last_seen, stall_ms, max_duration_ms,"
+            " kept_duration_hist(duration_hist, max_duration_ms)")
     hist = ", ".join(f"count(*) FILTER (WHERE duration_ms >= {lo} AND duration_ms < {hi})"
                      for lo, hi in zip((0, 250, 500, 1000, 2000, 5000, 10000, 30000),
                                        (250, 500, 1000, 2000, 5000, 10000, 30000, 2**62)))
@@ -296,7 +297,11 @@ def test_upgrade_from_024_gives_the_same_replies(cluster, tmp_root, image):
                                     text);
         DROP FUNCTION move_facet_days(bigint, smallint, text, text, text, date, timestamptz,
                                       text, text, text, text, text, bigint);
-        DELETE FROM schema_migrations WHERE version = 25""")
+        DELETE FROM schema_migrations WHERE version = 25;
+        -- ...and the dimension rows' histograms as 024 kept them (before 034).
+        UPDATE group_dim_days SET duration_hist = kept_duration_hist(duration_hist,
+                                                                     max_duration_ms)
+         WHERE duration_hist IS NULL""")
     assert "applied 025_" in migrate(db).stdout
     facets_agree(db, app_id)
     server = start(db, tmp_root)

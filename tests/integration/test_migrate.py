@@ -132,6 +132,42 @@ def test_report_documents_become_text_and_stay_lz4(cluster, tmp_path):
 
 
 
+def test_report_indexes_leave_out_the_partition_keys(cluster, tmp_path):
+    """033: every index of every reports partition, old or made afterwards,
+    leaves out app_id and received_day (the same in all of a partition's
+    rows), and a report is still read by (app, day, id) through its id."""
+    url = cluster.create_db("it_migrate_report_indexes")
+    migrate_up_to(url, tmp_path, 33)
+    app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" %
+               create_app(url)["app"]).strip()
+    psql(url, f"""
+        SELECT ensure_report_partition({app}, DATE '2026-11-01');
+        INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id,
+                             kind, source, key1, key2, pending, raw, symbolized, in_sample)
+        SELECT i, {app}, '2026-11-01', now(), 'r' || i, 'u1', 'stall', 'native', 'k1',
+               'k2', false, '{{}}', '{{}}', true FROM generate_series(1, 2000) i""")
+    index_columns = """
+        SELECT i.indexrelid::regclass || ':' || string_agg(a.attname, ',' ORDER BY k.n)
+          FROM pg_partition_tree('reports') t
+          JOIN pg_index i ON i.indrelid = t.relid
+          CROSS JOIN unnest(i.indkey) WITH ORDINALITY AS k(attnum, n)
+          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+         WHERE t.isleaf GROUP BY i.indexrelid ORDER BY 1"""
+    assert "app_id" in psql(url, index_columns)
+
+    assert "applied 033_" in migrate(url).stdout
+    psql(url, f"SELECT ensure_report_partition({app}, DATE '2026-11-02')")
+    indexes = psql(url, index_columns).split()
+    assert len(indexes) == 2 * 3, indexes  # id, group and waits, two days
+    assert not [i for i in indexes if "app_id" in i or "received_day" in i], indexes
+    plan = psql(url, f"""SET enable_seqscan = off;
+        EXPLAIN SELECT report_id FROM reports
+         WHERE app_id = {app} AND received_day = '2026-11-01' AND id = 1500""")
+    assert "reports_a%s_20261101_id_idx" % app in plan, plan
+    assert psql(url, f"SELECT report_id FROM reports WHERE app_id = {app}"
+                     " AND received_day = '2026-11-01' AND id = 1500").strip() == "r1500"
+
+
 def test_daily_counts_become_one_row_per_report(cluster, tmp_path):
     """013 keeps one group_daily row per report for both levels: every
     group's per-day reports and distinct users read the same before and

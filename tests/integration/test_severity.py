@@ -70,28 +70,40 @@ def check_stall_sort(server, app, recs, f):
         assert keys == want, (level, f)
 
 
+FACET_COLUMNS = {"version": "app_version", "os_version": "os_version", "device": "device",
+                 "kind": "kind"}
+
+
 def severity_rows_agree(db, app_id):
-    """Every aggregate row of APP_ID (group_days, group_dim_days, both
-    levels) and every group's all-time row hold the durations of the report
-    rows they stand for, by our own SQL (the groups' rows of all days)."""
+    """Every aggregate row of APP_ID (group_days, group_dim_days,
+    group_facet_days, both levels) and every group's all-time row hold the
+    durations of the report rows they stand for, by our own SQL (the
+    groups' rows of all days). A dimension or facet row that counts at most
+    one duration keeps no histogram (schema/034): the bucket of its max."""
     bucket = " + ".join(f"(duration_ms >= {e})::int" for e in EDGES[1:])
     hist = ("ARRAY[" + ", ".join(f"count(duration_ms) FILTER (WHERE {bucket} = {i})"
                                  for i in range(len(EDGES))) + "]")
     ours_cols = f"coalesce(sum(duration_ms), 0), max(duration_ms), {hist}"
-    for table, dims in (("group_days", ", day"),
-                        ("group_dim_days", ", day, app_version, os_version, device, kind"),
-                        ("groups", "")):
-        ours_dims = dims.replace(", day", ", received_day").replace(
-            "app_version", "coalesce(app_version, '')").replace(
-            "os_version", "coalesce(os_version, '')").replace("device", "coalesce(device, '')")
+    kept_hist = "kept_duration_hist(duration_hist, max_duration_ms)"
+    tables = [("group_days", ", day", "", "duration_hist"),
+              ("group_dim_days", ", day, app_version, os_version, device, kind", "", kept_hist),
+              ("groups", "", "", "duration_hist")]
+    tables += [("group_facet_days", f", day, {column}", f" AND dim = '{dim}'", kept_hist)
+               for dim, column in FACET_COLUMNS.items()]
+    for table, dims, where, hist_read in tables:
+        ours_dims = dims.replace(", day", ", received_day")
+        for column in ("app_version", "os_version", "device"):
+            ours_dims = ours_dims.replace(column, f"coalesce({column}, '')")
+        # A facet row's dimension is its dim, its value the value column.
+        kept_dims = ", day, value" if table == "group_facet_days" else dims
         for level, key in ((1, "key1"), (2, "key2")):
-            kept = psql(db, f"SELECT key{dims}, stall_ms, max_duration_ms, duration_hist"
+            kept = psql(db, f"SELECT key{kept_dims}, stall_ms, max_duration_ms, {hist_read}"
                             f" FROM {table} WHERE app_id = {app_id} AND level = {level}"
-                            f" AND reports > 0 ORDER BY 1{dims}")
+                            f"{where} AND reports > 0 ORDER BY 1{kept_dims}")
             ours = psql(db, f"SELECT {key}{ours_dims}, {ours_cols} FROM reports"
                             f" WHERE app_id = {app_id} GROUP BY {key}{ours_dims}"
                             f" ORDER BY 1{ours_dims}")
-            assert kept == ours, (table, level)
+            assert kept == ours, (table, where, level)
 
 
 @pytest.fixture(scope="module")
@@ -145,6 +157,22 @@ def test_edges_and_unknown_durations(dataset, db):
     assert (empty["reports"], shown(empty)) == (0, severity([]))
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
     severity_rows_agree(db, app_id)
+
+
+def test_rows_of_one_duration_keep_no_histogram(dataset, db):
+    """A dimension or facet row made with a single duration (or none) stores
+    no histogram, and every row of two or more durations keeps one; the
+    rows (severity_rows_agree) and the lists
+    (test_durations_exact_on_every_read_path_and_filter) read them back
+    exactly."""
+    server, app, recs, days = dataset
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    for table in ("group_dim_days", "group_facet_days"):
+        rows = psql(db, f"SELECT duration_hist IS NULL,"
+                        f" (SELECT sum(h) FROM unnest(kept_duration_hist(duration_hist,"
+                        f"  max_duration_ms)) h) <= 1 FROM {table} WHERE app_id = {app_id}")
+        pairs = {tuple(line.split("|")) for line in rows.splitlines()}
+        assert {("t", "t"), ("f", "f")} <= pairs and ("t", "f") not in pairs, (table, pairs)
 
 
 def test_sort_by_stall_ms_pages_in_order(dataset):

@@ -90,7 +90,7 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
  * durations, the longest, and the histograms added bucket by bucket (0
  * for each when no row matches). */
 #define HIST_BUCKET(I)                                                                 \
-	"coalesce(sum((kept_duration_hist(d.duration_hist, d.max_duration_ms))[" #I "]), 0)"
+	"coalesce(sum(kept_duration_bucket(d.duration_hist, d.max_duration_ms, " #I ")), 0)"
 #define SEVERITY_SUMS                                                                 \
 	"coalesce(sum(d.stall_ms), 0)::bigint AS stall_ms,"                             \
 	" max(d.max_duration_ms) AS max_duration_ms, ARRAY[" HIST_BUCKET(1) ","          \
@@ -210,6 +210,13 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		return run_text(c, &all, p, 6, out_json);
 	}
 	int rc = st_plan_per_call(c);
+	/* sort=users unions a sketch per group of the range. A hash table
+	 * keeps every group's union state at once, about 16 KB each whatever
+	 * its users: at 1,000,000 reports 8,600 groups spilled 21 batches to
+	 * disk even with 256 MB. Sorted by key, one union state lives at a
+	 * time (docs/PERFORMANCE.md: 20 ms of ~115 under two filters). */
+	if (rc >= 0 && sort == ST_SORT_USERS)
+		rc = st_exec_script(c, "SET LOCAL enable_hashagg = off", "groups_page_users");
 	if (rc < 0)
 		return rc;
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),

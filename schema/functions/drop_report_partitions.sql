@@ -24,7 +24,9 @@ BEGIN
     -- drop waits for the app's writers, which count stacks after writing
     -- reports, so no one holds a count this needs.
     EXECUTE format('SELECT array_agg(h), array_agg(-n) FROM (SELECT h, count(*) AS n'
-                   ' FROM %I, unnest(raw_stacks || symbolized_stacks) h GROUP BY h) c',
+                   ' FROM %I, LATERAL (SELECT stack_at(raw_stacks || symbolized_stacks, i) AS h'
+                   ' FROM generate_series(1, length(raw_stacks || symbolized_stacks) / 16) i) x'
+                   ' GROUP BY h) c',
                    part.relname) INTO hashes, counts;
     EXECUTE format('DROP TABLE %I', part.relname);
     -- The tree is of retained reports: the day's counts go with them

@@ -29,11 +29,21 @@
 --    (app_newest_version) in version order ("2.010" is "2.10"): every
 --    report of the group is of that version.
 -- NULL filters do not filter, as in the group routes.
+-- PL/pgSQL planning its one query at each call with the call's values, not
+-- SQL: the lists pass the page's keys as a subquery, which keeps a SQL
+-- function from being inlined, and PostgreSQL then plans its body once
+-- for any arguments: every "p_x IS NULL OR …" stays, the three ways of
+-- counting affected users all run, and the filters reach no index. At
+-- 1,000,000 reports that was 36 of a two-filter list's ~130 ms, against
+-- 11 planned with the values (docs/PERFORMANCE.md).
 
 CREATE OR REPLACE FUNCTION groups_triage(p_app bigint, p_level smallint, p_keys text[],
                                          p_from date, p_to date, p_version text,
                                          p_os_version text, p_device text, p_kind text)
-RETURNS TABLE (key text, triage jsonb) LANGUAGE sql STABLE PARALLEL SAFE AS $$
+RETURNS TABLE (key text, triage jsonb) LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET plan_cache_mode = force_custom_plan AS $$
+BEGIN
+  RETURN QUERY
   WITH per_day AS (
     -- Under two or more dimension filters: the combinations' rows.
     SELECT d.key, hll_cardinality(hll_union_agg(d.users)) AS n FROM group_dim_days d
@@ -97,7 +107,7 @@ RETURNS TABLE (key text, triage jsonb) LANGUAGE sql STABLE PARALLEL SAFE AS $$
     FROM (SELECT DISTINCT unnest(p_keys) AS key) AS k
     LEFT JOIN affected a ON a.key = k.key
     LEFT JOIN span v ON v.key = k.key
-    CROSS JOIN sampled s CROSS JOIN newest nw
-$$;
+    CROSS JOIN sampled s CROSS JOIN newest nw;
+END $$;
 COMMENT ON FUNCTION groups_triage(bigint, smallint, text[], date, date, text, text, text, text) IS
   'The triage members of a page of group replies, one row per key of p_keys, from aggregates: affected (distinct sampled, non-whitelisted user-days under the filters), rate (affected over the sampled user-days of the same days and version), first_version, last_version and new_in (first_version when it is the app''s newest version).';

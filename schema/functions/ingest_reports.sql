@@ -199,7 +199,8 @@ BEGIN
            p_sources[o], p_app_versions[o], p_builds[o], p_oses[o], p_os_versions[o],
            p_os_builds[o], p_devices[o], p_client_timestamps[o], p_durations[o],
            p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
-           p_raw_stacks[o]::uuid[], p_symbolized_stacks[o]::uuid[], NOT listed[o],
+           stack_bytes(p_raw_stacks[o]::uuid[]), stack_bytes(p_symbolized_stacks[o]::uuid[]),
+           NOT listed[o],
            w.waits, w.reasons
       FROM stored s LEFT JOIN waits_per_report w ON w.report = s.id
   ), image_counts AS (

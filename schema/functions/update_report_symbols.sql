@@ -23,7 +23,7 @@ DECLARE
   old_symbolized text;
   old_version text;
 BEGIN
-  SELECT r.symbolized_stacks, r.key1, r.key2, r.symbolized, coalesce(r.app_version, '')
+  SELECT stack_hashes(r.symbolized_stacks), r.key1, r.key2, r.symbolized, coalesce(r.app_version, '')
     INTO old, old_key1, old_key2, old_symbolized, old_version
     FROM reports r
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
@@ -31,7 +31,7 @@ BEGIN
     RETURN;
   END IF;
   UPDATE reports r SET key1 = p_key1, key2 = p_key2, pending = p_pending,
-                       symbolized = p_symbolized, symbolized_stacks = p_stacks
+                       symbolized = p_symbolized, symbolized_stacks = stack_bytes(p_stacks)
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
   -- A stack both forms keep nets to 0 and is not touched.
   INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,

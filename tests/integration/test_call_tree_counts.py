@@ -169,6 +169,16 @@ def test_counts_follow_a_late_dsym(db, make_server, image):
                     f" AND key1 IN ({','.join(repr(k) for k in gone)})") == "0"
 
 
+# The database as 023 left it: no group_stack_days, and the reports' stack
+# hashes as uuid[] (036 made them bytes; it runs again after 024).
+BACK_TO_023 = (
+    "DROP TABLE group_stack_days; DELETE FROM schema_migrations WHERE version IN (24, 36);"
+    " ALTER TABLE reports ALTER COLUMN raw_stacks DROP DEFAULT,"
+    "  ALTER COLUMN raw_stacks TYPE uuid[] USING stack_hashes(raw_stacks),"
+    "  ALTER COLUMN symbolized_stacks DROP DEFAULT,"
+    "  ALTER COLUMN symbolized_stacks TYPE uuid[] USING stack_hashes(symbolized_stacks);")
+
+
 def test_upgrade_from_023_backfills_the_counts(cluster, make_server, image):
     """A database whose reports were stored before 024: the migration
     counts them as ingest would have, and the tree is the one the reports
@@ -188,15 +198,13 @@ def test_upgrade_from_023_backfills_the_counts(cluster, make_server, image):
     reports = place(server, app, st, sent, ingest_all(server, app, [b for b, _ in sent]))
     kept = psql(url, "SELECT key1, key2, day, app_version, stack, frames, reports"
                      " FROM group_stack_days ORDER BY 1, 2, 3, 4, 5")
-    psql(url, "DROP TABLE group_stack_days; DROP FUNCTION representative_stack(text, uuid[]);"
-              " DELETE FROM schema_migrations WHERE version = 24")
+    psql(url, BACK_TO_023 + " DROP FUNCTION representative_stack(text, uuid[]);")
     assert "applied 024_" in migrate(url).stdout
     assert psql(url, "SELECT key1, key2, day, app_version, stack, frames, reports"
                      " FROM group_stack_days ORDER BY 1, 2, 3, 4, 5") == kept
 
     lost = reports[0]
-    psql(url, "DROP TABLE group_stack_days; DELETE FROM schema_migrations WHERE version = 24;"
-              " UPDATE reports SET symbolized = replace(symbolized, '\"stack\":', '\"was\":')"
+    psql(url, BACK_TO_023 + " UPDATE reports SET symbolized = replace(symbolized, '\"stack\":', '\"was\":')"
               f" WHERE id = {lost['id']}")
     migrate(url)
     lost["path"] = []

@@ -69,9 +69,9 @@ BEGIN
       last_seen = greatest(f.last_seen, excluded.last_seen),
       stall_ms = f.stall_ms + excluded.stall_ms,
       max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(kept_duration_hist(f.duration_hist, f.max_duration_ms),
-                                kept_duration_hist(excluded.duration_hist,
-                                                   excluded.max_duration_ms))
+      duration_hist = kept_duration_hists_sum(f.duration_hist, f.max_duration_ms,
+                                              excluded.duration_hist,
+                                              excluded.max_duration_ms)
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the deltas' users
     -- of a row made into one sketch, then one upsert per row. The
@@ -95,10 +95,10 @@ BEGIN
                   last_seen = greatest(d.last_seen, excluded.last_seen),
                   stall_ms = d.stall_ms + excluded.stall_ms,
                   max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-                  duration_hist = add_hists(kept_duration_hist(d.duration_hist,
-                                                               d.max_duration_ms),
-                                            kept_duration_hist(excluded.duration_hist,
-                                                               excluded.max_duration_ms))
+                  duration_hist = kept_duration_hists_sum(d.duration_hist,
+                                                          d.max_duration_ms,
+                                                          excluded.duration_hist,
+                                                          excluded.max_duration_ms)
   ), fresh AS (
     -- Both levels' rows per day (unfiltered ranges, per-day series),
     -- locked first after the deltas (the DELETE runs as the main query

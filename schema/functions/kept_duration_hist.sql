@@ -7,11 +7,11 @@
 -- A row of group_dim_days or group_facet_days that counts at most one
 -- duration keeps no histogram (NULL): it is the bucket of that duration,
 -- the row's max_duration_ms, which the row holds anyway (none when it is
--- NULL). What takes a report out of a row starts from here; the fold adds
--- two rows' through kept_duration_hists_sum, a reader of single buckets
--- goes through kept_duration_bucket. Written as one SQL
--- expression on its arguments so PostgreSQL inlines it (add_hists'
--- reason).
+-- NULL). A move taking a report out of a row starts from here; adding
+-- two rows' goes through kept_duration_hists_sum (the fold, a move's new
+-- row), reading single buckets through kept_duration_bucket. Written as
+-- one SQL expression on its arguments so PostgreSQL inlines it
+-- (add_hists' reason).
 
 CREATE OR REPLACE FUNCTION kept_duration_hist(p_hist anycompatiblearray, p_max bigint)
 RETURNS anycompatiblearray LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

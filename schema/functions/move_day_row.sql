@@ -125,9 +125,10 @@ BEGIN
                     last_seen = greatest(d.last_seen, excluded.last_seen),
                     stall_ms = d.stall_ms + excluded.stall_ms,
                     max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-                    duration_hist = add_hists(kept_duration_hist(d.duration_hist,
-                                                                 d.max_duration_ms),
-                                              excluded.duration_hist);
+                    duration_hist = kept_duration_hists_sum(d.duration_hist,
+                                                            d.max_duration_ms,
+                                                            excluded.duration_hist,
+                                                            excluded.max_duration_ms);
     ELSE
       INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
                                    last_seen, stall_ms, max_duration_ms, duration_hist)

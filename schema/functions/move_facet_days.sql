@@ -135,8 +135,9 @@ BEGIN
           last_seen = greatest(f.last_seen, excluded.last_seen),
           stall_ms = f.stall_ms + excluded.stall_ms,
           max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
-          duration_hist = add_hists(kept_duration_hist(f.duration_hist, f.max_duration_ms),
-                                    excluded.duration_hist);
+          duration_hist = kept_duration_hists_sum(f.duration_hist, f.max_duration_ms,
+                                                  excluded.duration_hist,
+                                                  excluded.max_duration_ms);
       END IF;
     END LOOP;
   END LOOP;

@@ -315,7 +315,9 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 		" 'kind', r.kind, 'duration_ms', r.duration_ms, 'pending', r.pending,"
 		" 'cursor', (extract(epoch FROM r.received_at) * 1000000)::bigint::text"
 		" || '.' || r.id) ORDER BY r.received_at DESC, r.id DESC), '[]')::text"
-		" FROM (SELECT * FROM reports r WHERE r.app_id = $1 AND r.key1 = $2 AND r.key2 = $3"
+		" FROM (SELECT * FROM reports r WHERE r.app_id = $1"
+		" AND group_key_hash(r.key1) = group_key_hash($2)"
+		" AND group_key_hash(r.key2) = group_key_hash($3) AND r.key1 = $2 AND r.key2 = $3"
 		" AND ($5::bigint = 0 OR (r.received_at, r.id) <"
 		" (to_timestamp($4::bigint / 1000000.0), $5::bigint))"
 		" AND ($7::date IS NULL OR r.received_day >= $7::date)"
@@ -393,25 +395,19 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 
 static int read_location(void *cls, const st_row *row)
 {
-	struct {
-		int64_t *app;
-		char *day;
-	} *l = cls;
-	*l->app = st_row_int64(row, 0);
-	return st_row_copy(row, 1, l->day, 11);
+	return st_row_copy(row, 0, cls, 11);
 }
 
-int st_report_locate(st_conn *c, int64_t id, int64_t *out_app_id, char out_day[11])
+int st_report_locate(st_conn *c, int64_t app_id, int64_t id, char out_day[11])
 {
+	/* Each of the app's day partitions answers through its id index
+	 * (schema/037): a few pages per day kept. */
 	static const st_stmt q = {
 		"report_locate",
-		"SELECT app_id, to_char(received_day, 'YYYY-MM-DD') FROM report_keys WHERE id = $1",
-		1};
-	struct {
-		int64_t *app;
-		char *day;
-	} l = {out_app_id, out_day};
-	return ST_EXEC(c, &q, read_location, &l, ST_INT64(id));
+		"SELECT to_char(received_day, 'YYYY-MM-DD') FROM reports"
+		" WHERE app_id = $1 AND id = $2",
+		2};
+	return ST_EXEC(c, &q, read_location, out_day, ST_INT64(app_id), ST_INT64(id));
 }
 
 int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,

@@ -79,8 +79,9 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, 
 int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
 		     const char *after_uuid, int64_t limit, char **out_json);
 
-/* Where report ID lives: 1 with its app and day, or 0. */
-int st_report_locate(st_conn *c, int64_t id, int64_t *out_app_id, char out_day[11]);
+/* The day report ID of APP_ID was received: 1 with it, or 0 when the app
+ * has no such report. */
+int st_report_locate(st_conn *c, int64_t app_id, int64_t id, char out_day[11]);
 
 /* Report ID as the API shows it (metadata, symbolization, keys). */
 int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,

@@ -426,12 +426,14 @@ void st_report_meta_clear(st_report_meta *m)
 	}
 }
 
-int st_report_lock(st_conn *c, int64_t id)
+int st_report_lock(st_conn *c, int64_t app_id, const char *day, int64_t id)
 {
 	static const st_stmt q = {
 		"report_lock",
-		"SELECT 1 FROM report_keys WHERE id = $1 FOR UPDATE SKIP LOCKED", 1};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(id));
+		"SELECT 1 FROM reports WHERE app_id = $1 AND received_day = $2::date AND id = $3"
+		" FOR UPDATE SKIP LOCKED",
+		3};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(id));
 }
 
 struct app_each {

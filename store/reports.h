@@ -297,9 +297,10 @@ int st_report_meta_get(st_conn *c, int64_t app_id, const char *day, int64_t id,
 		       st_report_meta *out);
 void st_report_meta_clear(st_report_meta *m);
 
-/* Locks report ID's key row until the transaction ends: 1, or 0 when
- * another transaction holds it (or it is gone). */
-int st_report_lock(st_conn *c, int64_t id);
+/* Locks the row of report ID (of APP_ID, received on DAY) until the
+ * transaction ends: 1, or 0 when another transaction holds it (or it is
+ * gone). */
+int st_report_lock(st_conn *c, int64_t app_id, const char *day, int64_t id);
 
 /* ---- Retention ----------------------------------------------------------------------- */
 

@@ -70,7 +70,9 @@ BEGIN
                                                        AND r.duration_ms IS NOT DISTINCT FROM
                                                            p_duration) AS nth
                   FROM reports r
-                 WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_from_key1
+                 WHERE r.app_id = p_app AND r.received_day = p_day
+                   AND group_key_hash(r.key1) = group_key_hash(p_from_key1)
+                   AND r.key1 = p_from_key1
                    AND (p_level = 1 OR r.key2 = p_from_key2)
                    AND (NOT p_dims OR (coalesce(r.app_version, '') = p_app_version
                                        AND coalesce(r.os_version, '') = p_os_version

@@ -80,6 +80,7 @@ BEGIN
                                coalesce(r.device, '') AS device, r.kind
                           FROM reports r
                          WHERE recount_now AND r.app_id = p_app AND r.received_day = p_day
+                           AND group_key_hash(r.key1) = group_key_hash(p_from_key1)
                            AND r.key1 = p_from_key1
                            AND (p_level = 1 OR r.key2 = p_from_key2)) AS r) AS r,
                LATERAL (VALUES ('version', r.app_version), ('os_version', r.os_version),

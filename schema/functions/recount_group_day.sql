@@ -30,7 +30,8 @@ BEGIN
                  min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
                  max(r.duration_ms) AS max_duration_ms
             FROM reports r
-           WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
+           WHERE r.app_id = m.app_id AND r.received_day = m.day
+             AND group_key_hash(r.key1) = group_key_hash(m.key1) AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)) AS x
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
      -- No report left: retention dropped the day since it was marked. The
@@ -45,7 +46,8 @@ BEGIN
                  min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
                  max(r.duration_ms) AS max_duration_ms
             FROM reports r
-           WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
+           WHERE r.app_id = m.app_id AND r.received_day = m.day
+             AND group_key_hash(r.key1) = group_key_hash(m.key1) AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
            GROUP BY 1, 2, 3, 4, 5) AS x
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
@@ -65,7 +67,8 @@ BEGIN
                                  ('os_version', coalesce(r.os_version, '')),
                                  ('device', coalesce(r.device, '')), ('kind', r.kind))
                    AS y(dim, value)
-           WHERE r.app_id = m.app_id AND r.received_day = m.day AND r.key1 = m.key1
+           WHERE r.app_id = m.app_id AND r.received_day = m.day
+             AND group_key_hash(r.key1) = group_key_hash(m.key1) AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
            GROUP BY 1, 2) AS x
    WHERE f.app_id = m.app_id AND f.level = m.level AND f.key = m.key AND f.day = m.day

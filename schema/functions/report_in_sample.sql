@@ -15,7 +15,9 @@ DECLARE
   found_in_sample boolean;
 BEGIN
   found_in_sample := (SELECT bool_or(r.in_sample) FROM reports r
-                       WHERE r.app_id = p_app AND r.received_day = p_day AND r.key1 = p_key1
+                       WHERE r.app_id = p_app AND r.received_day = p_day
+                         AND group_key_hash(r.key1) = group_key_hash(p_key1)
+                         AND r.key1 = p_key1
                          AND (p_key2 IS NULL OR r.key2 = p_key2)
                          AND r.user_id = p_user AND r.received_at = p_at);
   IF found_in_sample IS NULL THEN

@@ -87,7 +87,7 @@ static int move_cb(st_conn *c, void *cls)
 	move_tx *t = cls;
 	const st_candidate *cand = t->cand;
 	t->moved = t->busy = false;
-	int rc = st_report_lock(c, cand->report);
+	int rc = st_report_lock(c, cand->app_id, cand->day, cand->report);
 	t->busy = rc == 0; /* another instance has it, or it was purged */
 	/* Moved meanwhile by another instance: once is all. */
 	if (rc > 0)

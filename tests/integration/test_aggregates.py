@@ -30,13 +30,15 @@ def fill(value, sql_type, n):
     return f"array_fill({value}::{sql_type}, ARRAY[{n}])"
 
 
-def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL"):
-    """N reports into groups KEY (level 1) and KEY-2 (level 2), today, one
-    each of users user-FIRST … user-(FIRST+N-1), in ingest_reports calls
-    of at most 1,000 (the server's batch limit), as the server makes them;
-    user-i's duration is DURATION_SQL, an SQL expression of i."""
+def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL", key2=None):
+    """N reports into groups KEY (level 1) and KEY2 (level 2; KEY-2 when
+    None), today, one each of users user-FIRST … user-(FIRST+N-1), in
+    ingest_reports calls of at most 1,000 (the server's batch limit), as the
+    server makes them; user-i's duration is DURATION_SQL, an SQL expression
+    of i."""
+    key2 = f"{key}-2" if key2 is None else key2
     while n > 1000:
-        ingest_users(db, app_id, version, key, first, 1000, duration_sql)
+        ingest_users(db, app_id, version, key, first, 1000, duration_sql, key2)
         first, n = first + 1000, n - 1000
     series = f"generate_series({first}, {first + n - 1}) i"
     stored = psql(db, f"""
@@ -50,7 +52,7 @@ def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL"):
           {fill("'iPhone14,2'", 'text', n)}, {fill('NULL', 'text', n)},
           (SELECT array_agg(({duration_sql})::bigint ORDER BY i) FROM {series}),
           {fill(f"'{key}'", 'text', n)},
-          {fill(f"'{key}-2'", 'text', n)}, {fill('false', 'boolean', n)},
+          {fill(f"'{key2}'", 'text', n)}, {fill('false', 'boolean', n)},
           {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)}, {fill("'[]'", 'text', n)},
           {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)},
           {fill("'{}'", 'text', n)}, {fill("'{}'", 'text', n)}, '{{}}'::uuid[], '{{}}'::text[],

@@ -307,6 +307,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 	 * sixth call keeps "$5 = 0 OR …" as a filter, sorting every report of
 	 * the group (at 1,000,000 reports 565 ms against 0.5 ms for the
 	 * largest group: docs/PERFORMANCE.md). */
+	/* clang-format off */
 	static const st_stmt q = {
 		"group_reports_page",
 		"SELECT coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"
@@ -328,6 +329,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 		" AND ($12::text IS NULL OR r.kind = $12)"
 		" ORDER BY r.received_at DESC, r.id DESC LIMIT $6) AS r",
 		12};
+	/* clang-format on */
 	st_param p[] = {ST_INT64(app_id),	ST_TEXT(key1),	    ST_TEXT(key2),
 			ST_INT64(after_us),	ST_INT64(after_id), ST_INT64(limit),
 			ST_TEXT(f->from),	ST_TEXT(f->to),	    ST_TEXT(f->version),
@@ -402,16 +404,14 @@ int st_report_locate(st_conn *c, int64_t app_id, int64_t id, char out_day[11])
 {
 	/* Each of the app's day partitions answers through its id index
 	 * (schema/037): a few pages per day kept. */
-	static const st_stmt q = {
-		"report_locate",
-		"SELECT to_char(received_day, 'YYYY-MM-DD') FROM reports"
-		" WHERE app_id = $1 AND id = $2",
-		2};
+	static const st_stmt q = {"report_locate",
+				  "SELECT to_char(received_day, 'YYYY-MM-DD') FROM reports"
+				  " WHERE app_id = $1 AND id = $2",
+				  2};
 	return ST_EXEC(c, &q, read_location, out_day, ST_INT64(app_id), ST_INT64(id));
 }
 
-int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id,
-		   char **out_json)
+int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char **out_json)
 {
 	static const st_stmt q = {
 		"report_json",

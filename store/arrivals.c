@@ -112,7 +112,8 @@ int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *d
 		"SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), "
 		"upper($2::uuid::text)"
 		" FROM reports r WHERE r.app_id = $1 AND r.received_day = $3::date"
-		" AND r.waits @> ARRAY[$2::uuid] AND r.id > $4 ORDER BY r.id LIMIT $5",
+		" AND r.waits IS NOT NULL AND wait_uuids(r.waits) @> ARRAY[$2::uuid]"
+		" AND r.id > $4 ORDER BY r.id LIMIT $5",
 		5};
 	struct cand_each e = {cb, cls};
 	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(app_id), ST_TEXT(uuid), ST_TEXT(day),
@@ -166,7 +167,7 @@ int st_report_waits_for(st_conn *c, int64_t app_id, const char *day, const char 
 	static const st_stmt q = {
 		"report_waits_for",
 		"SELECT 1 FROM reports WHERE app_id = $1 AND received_day = $2::date AND id = $3"
-		" AND waits @> ARRAY[$4::uuid]",
+		" AND waits IS NOT NULL AND wait_uuids(waits) @> ARRAY[$4::uuid]",
 		4};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(day), ST_INT64(report),
 		       ST_TEXT(uuid));

@@ -27,7 +27,7 @@ BEGIN
                                            reason text)
      ORDER BY w.uuid
   ), report AS (
-    SELECT coalesce(r.waits, '{}') AS waits, coalesce(r.wait_reasons, '') AS reasons
+    SELECT coalesce(wait_uuids(r.waits), '{}') AS waits, coalesce(r.wait_reasons, '') AS reasons
       FROM reports r
      WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
   ), added AS (
@@ -39,7 +39,7 @@ BEGIN
             UNION ALL
             SELECT uuid, wait_reason_code(reason) FROM added) AS all_waits
   ), stored AS (
-    UPDATE reports r SET waits = m.waits, wait_reasons = m.reasons FROM merged m
+    UPDATE reports r SET waits = stack_bytes(m.waits), wait_reasons = m.reasons FROM merged m
      WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
        AND EXISTS (SELECT 1 FROM added)
   ), counted AS (

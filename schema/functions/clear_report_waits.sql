@@ -13,7 +13,7 @@ BEGIN
   WITH gone AS (
     SELECT w.uuid, wait_reason(w.code) AS reason
       FROM reports r,
-           unnest(r.waits, string_to_array(r.wait_reasons, NULL)) AS w(uuid, code)
+           unnest(wait_uuids(r.waits), string_to_array(r.wait_reasons, NULL)) AS w(uuid, code)
      WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
   ), cleared AS (
     UPDATE reports SET waits = NULL, wait_reasons = NULL

@@ -201,7 +201,7 @@ BEGIN
            p_key1s[o], p_key2s[o], p_pending[o], p_raw[o], p_symbolized[o],
            stack_bytes(p_raw_stacks[o]::uuid[]), stack_bytes(p_symbolized_stacks[o]::uuid[]),
            NOT listed[o],
-           w.waits, w.reasons
+           stack_bytes(w.waits), w.reasons
       FROM stored s LEFT JOIN waits_per_report w ON w.report = s.id
   ), image_counts AS (
     -- dsyms/missing's counters, locked in key order after the groups'

@@ -152,7 +152,7 @@ def test_counts_follow_a_late_dsym(db, make_server, image):
         assert tree(server, app, key1) == tree(server, app, key1, "?os_version=17.2")
     assert server.upload(app, image.dwarf).status in (200, 201)
     waiting = (f"SELECT count(*) FROM reports WHERE app_id = {app_id(db, app)}"
-               f" AND waits @> ARRAY['{image.uuid}'::uuid]")
+               f" AND wait_uuids(waits) @> ARRAY['{image.uuid}'::uuid]")
     deadline = time.time() + 30
     while psql(db, waiting) != "0" and time.time() < deadline:
         time.sleep(0.2)

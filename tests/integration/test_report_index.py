@@ -1,8 +1,9 @@
-"""What schema/037 changed in how reports and sketches are kept (issue 25,
+"""What schema/037 and 038 changed in how reports are found (issue 25,
 bytes per report; docs/STORAGE.md "The reports' indexes"): the group index
 holds 4-byte hashes of the keys, so two groups may share an entry's hash
 and every reader tells them apart by the row's keys; a report is found by
-id among its app's day partitions; a full sketch stays in its row."""
+id among its app's day partitions; the images a report waits for are 16
+bytes each, found through an index on them as an array."""
 from conftest import create_app, migrate, psql
 from ingest_util import allow_everyone
 from test_aggregates import ingest_users
@@ -85,36 +86,10 @@ def test_a_report_is_found_by_id_in_its_apps_partitions(server, db):
         == "0"
 
 
-def test_a_full_sketch_stays_in_its_row(cluster):
-    """2,000 users make every sketch of their group full (2.5 KB, over the
-    size PostgreSQL moves out of line): the group, day and facet rows keep
-    them inline, their tables' TOAST empty."""
-    db = cluster.create_db("report_index_sketches")
-    migrate(db)
-    app = create_app(db)
-    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
-    version = psql(db, f"""WITH made AS (INSERT INTO app_config (app_id) VALUES ({app_id})
-                                         RETURNING version) SELECT version FROM made""")
-    ingest_users(db, app_id, version, "wide", 1, 2000)
-    sizes = psql(db, f"""
-        SELECT min(pg_column_size(users_hll)) FROM groups WHERE app_id = {app_id};
-        SELECT min(pg_column_size(users)) FROM group_days WHERE app_id = {app_id};
-        SELECT min(pg_column_size(users)) FROM group_facet_days WHERE app_id = {app_id}""",
-                 ).split()
-    assert all(int(s) > 2032 for s in sizes), sizes
-    toast = psql(db, """
-        SELECT string_agg(c.relname || ':' || pg_relation_size(c.reltoastrelid), ' '
-                          ORDER BY c.relname)
-          FROM pg_class c
-         WHERE c.relname IN ('groups', 'group_days', 'group_dim_days', 'group_facet_days')
-           AND c.relnamespace = to_regnamespace(current_schema())""")
-    assert toast == "group_days:0 group_dim_days:0 group_facet_days:0 groups:0", toast
-
-
 def test_migration_hashes_the_group_index(cluster, tmp_path):
     """037 on a database with reports: the group index is made again on the
-    keys' hashes in every partition, report_keys' id index is gone and the
-    sketches' columns are kept inline from then on."""
+    keys' hashes in every partition (and in those made afterwards), and
+    report_keys' id index is gone."""
     url = cluster.create_db("it_migrate_037")
     migrate_up_to(url, tmp_path, 36)
     app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" % create_app(url)["app"])
@@ -130,14 +105,44 @@ def test_migration_hashes_the_group_index(cluster, tmp_path):
                           FROM pg_indexes WHERE tablename LIKE 'reports%'
                            AND indexdef LIKE '%key1%'""").splitlines()
     assert len(defs) == 4, defs  # the parent, the app's table, two days
-    assert all("(group_key_hash(key1), group_key_hash(key2), received_at DESC, id DESC)" in d
+    assert all("(hashtext(key1), hashtext(key2), received_at DESC, id DESC)" in d
                for d in defs), defs
     assert psql(url, f"""
         SELECT count(*) FROM reports WHERE app_id = {app} AND received_day = '2026-11-01'
            AND group_key_hash(key1) = group_key_hash('k3') AND key1 = 'k3'""") == "286"
     assert psql(url, "SELECT count(*) FROM pg_indexes WHERE indexname = 'report_keys_id_idx'") \
         == "0"
-    assert psql(url, """SELECT count(DISTINCT c.oid) || ' '
-                               || bool_and('toast_tuple_target=8160' = ANY (c.reloptions))
-                          FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-                         WHERE a.atttypid = 'hll'::regtype AND c.relkind = 'r'""") == "4 true"
+
+
+def test_migration_keeps_waits_as_bytes(cluster, tmp_path):
+    """038 on reports waiting at 037 (none, one or two images): the same
+    UUIDs in the same order, as bytes, and the reports waiting for a UUID
+    still found through the GIN index, as the reprocessor asks."""
+    url = cluster.create_db("it_migrate_038")
+    migrate_up_to(url, tmp_path, 37)
+    app = psql(url, "SELECT id FROM apps WHERE bundle_id = '%s'" % create_app(url)["app"])
+    one, two = "5a5a5a5a-0000-4000-8000-000000000001", "0b0b0b0b-0000-4000-8000-00000000000f"
+    psql(url, f"""
+        SELECT ensure_report_partition({app}, DATE '2026-11-01');
+        INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id,
+                             kind, source, key1, key2, pending, raw, symbolized, in_sample,
+                             waits, wait_reasons)
+        SELECT i, {app}, '2026-11-01', now(), 'r' || i, 'u1', 'stall', 'native', 'k1', 'k2',
+               false, '{{}}', '{{}}', true,
+               CASE i % 3 WHEN 1 THEN ARRAY['{two}']::uuid[]
+                          WHEN 2 THEN ARRAY['{two}', '{one}']::uuid[] END,
+               CASE i % 3 WHEN 1 THEN 'M' WHEN 2 THEN 'mM' END
+          FROM generate_series(1, 3000) i""")
+    before = psql(url, "SELECT id || ':' || coalesce(waits::text, '-') || ':' ||"
+                       " coalesce(wait_reasons, '-') FROM reports ORDER BY id")
+    assert "applied 038_" in migrate(url).stdout
+    after = psql(url, "SELECT id || ':' || coalesce(wait_uuids(waits)::text, '-') || ':' ||"
+                      " coalesce(wait_reasons, '-') FROM reports ORDER BY id")
+    assert after == before and f"{{{two},{one}}}:mM" in after
+    assert psql(url, "SELECT DISTINCT length(waits) FROM reports WHERE wait_reasons = 'mM'") \
+        == "32"
+    asked = (f"FROM reports r WHERE r.app_id = {app} AND r.received_day = '2026-11-01'"
+             f" AND r.waits IS NOT NULL AND wait_uuids(r.waits) @> ARRAY['{one}'::uuid]")
+    plan = psql(url, f"SET enable_seqscan = off; EXPLAIN SELECT r.id {asked}")
+    assert "Bitmap Index Scan on reports_a" in plan and "Index Cond: " in plan, plan
+    assert psql(url, f"SELECT count(*) {asked}") == "1000"

@@ -50,10 +50,14 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	     " WHEN $6::text IS NOT NULL THEN 'os_version'"                             \
 	     " WHEN $7::text IS NOT NULL THEN 'device' ELSE 'kind' END"                 \
 	     " AND d.value = coalesce($5::text, $6::text, $7::text, $8::text)"
+/* The rows of the app's combinations of dimensions (dim_combos) that match
+ * the filters: their numbers are found once per statement (an uncorrelated
+ * subquery), then checked in group_dim_days' indexes (schema/039). */
 #define DIMS                                                                          \
-	DAYS " AND ($5::text IS NULL OR d.app_version = $5)"                           \
-	     " AND ($6::text IS NULL OR d.os_version = $6)"                             \
-	     " AND ($7::text IS NULL OR d.device = $7) AND ($8::text IS NULL OR d.kind = $8)"
+	DAYS " AND d.combo = ANY (ARRAY(SELECT c.id FROM dim_combos c WHERE c.app_id = $1" \
+	     " AND ($5::text IS NULL OR c.app_version = $5)"                            \
+	     " AND ($6::text IS NULL OR c.os_version = $6)"                             \
+	     " AND ($7::text IS NULL OR c.device = $7) AND ($8::text IS NULL OR c.kind = $8)))"
 
 /* A group object from g (groups row), the counts REPORTS, USERS and the
  * times FIRST, LAST (timestamptz), the severity S (a row alias with

@@ -77,18 +77,22 @@ BEGIN
     -- of a row made into one sketch, then one upsert per row. The
     -- data-changing parts of a WITH run last to first, so these rows are
     -- locked after group_days', in key order (schema/016).
-    INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version, device,
-                                     kind, in_sample, reports, users, first_seen, last_seen,
-                                     stall_ms, max_duration_ms, duration_hist)
-    SELECT p_app, level, key, day, app_version, os_version, device, kind, in_sample, count(*),
-           hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
-           coalesce(sum(ms), 0), max(ms),
-           CASE WHEN count(ms) > 1 THEN count_durations(array_agg(ms), 1) END
-      FROM counted
-     GROUP BY level, key, day, app_version, os_version, device, kind, in_sample
-     ORDER BY level, key COLLATE "C", day, app_version COLLATE "C", os_version COLLATE "C",
-              device COLLATE "C", kind COLLATE "C", in_sample
-    ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
+    -- A delta's combination (schema/039) was committed with it by ingest:
+    -- one missing would fail the fold (combo NOT NULL), its deltas kept.
+    INSERT INTO group_dim_days AS d (app_id, level, key, day, combo, in_sample, reports,
+                                     users, first_seen, last_seen, stall_ms, max_duration_ms,
+                                     duration_hist)
+    SELECT p_app, c.level, c.key, c.day, dc.id, c.in_sample, count(*),
+           hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at),
+           coalesce(sum(c.ms), 0), max(c.ms),
+           CASE WHEN count(c.ms) > 1 THEN count_durations(array_agg(c.ms), 1) END
+      FROM counted c
+      LEFT JOIN dim_combos dc
+        ON dc.app_id = p_app AND dc.app_version = c.app_version
+       AND dc.os_version = c.os_version AND dc.device = c.device AND dc.kind = c.kind
+     GROUP BY c.level, c.key, c.day, dc.id, c.in_sample
+     ORDER BY c.level, c.key COLLATE "C", c.day, dc.id, c.in_sample
+    ON CONFLICT (app_id, level, key, day, combo, in_sample)
     DO UPDATE SET reports = d.reports + excluded.reports,
                   users = hll_union_kept(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),

@@ -50,10 +50,12 @@ BEGIN
      WHERE d.app_id = p_app AND d.level = p_level AND d.key = ANY (p_keys) AND d.in_sample
        AND d.reports > 0
        AND (p_from IS NULL OR d.day >= p_from) AND (p_to IS NULL OR d.day <= p_to)
-       AND (p_version IS NULL OR d.app_version = p_version)
-       AND (p_os_version IS NULL OR d.os_version = p_os_version)
-       AND (p_device IS NULL OR d.device = p_device)
-       AND (p_kind IS NULL OR d.kind = p_kind)
+       AND d.combo = ANY (ARRAY(SELECT c.id FROM dim_combos c
+                                 WHERE c.app_id = p_app
+                                   AND (p_version IS NULL OR c.app_version = p_version)
+                                   AND (p_os_version IS NULL OR c.os_version = p_os_version)
+                                   AND (p_device IS NULL OR c.device = p_device)
+                                   AND (p_kind IS NULL OR c.kind = p_kind)))
        AND num_nonnulls(p_version, p_os_version, p_device, p_kind) > 1
      GROUP BY d.key, d.day
     -- Under one: per day the value's row, its count.

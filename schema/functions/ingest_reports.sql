@@ -114,6 +114,19 @@ BEGIN
   FOREACH part_day IN ARRAY part_days LOOP
     PERFORM ensure_report_partition(p_app, part_day);
   END LOOP;
+  -- The reports' combinations of dimensions (schema/039), before any
+  -- other lock, in one order: a batch adding one waits only for another
+  -- adding the same, which holds nothing else yet. Only the new ones: an
+  -- insert that conflicts would still use up a number.
+  INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
+  SELECT p_app, x.v, x.o, x.d, x.k
+    FROM (SELECT DISTINCT coalesce(v, '') AS v, coalesce(o, '') AS o, coalesce(d, '') AS d, k
+            FROM unnest(p_app_versions, p_os_versions, p_devices, p_kinds) AS u(v, o, d, k)) x
+   WHERE NOT EXISTS (SELECT 1 FROM dim_combos c
+                      WHERE c.app_id = p_app AND c.app_version = x.v AND c.os_version = x.o
+                        AND c.device = x.d AND c.kind = x.k)
+   ORDER BY x.v COLLATE "C", x.o COLLATE "C", x.d COLLATE "C", x.k COLLATE "C"
+  ON CONFLICT DO NOTHING;
   PERFORM pg_advisory_xact_lock(h)
      FROM (SELECT DISTINCT hashtextextended(p_app || '/' || u, 7) AS h
              FROM unnest(p_user_ids) u ORDER BY 1) users;

@@ -41,11 +41,16 @@ DECLARE
   left_max bigint;
   recount_now boolean;
   moved_in_sample boolean;
+  moved_combo integer;
 BEGIN
   IF p_dims THEN
     -- The dimension rows keep whitelisted users apart (schema/023).
     moved_in_sample := report_in_sample(p_app, p_day, p_from_key1,
                                         CASE p_level WHEN 2 THEN p_from_key2 END, p_user, p_at);
+    -- Added by the report's ingest (schema/039).
+    SELECT c.id INTO STRICT moved_combo FROM dim_combos c
+     WHERE c.app_id = p_app AND c.app_version = p_app_version
+       AND c.os_version = p_os_version AND c.device = p_device AND c.kind = p_kind;
   END IF;
   FOR step IN 1..2 LOOP
     IF (step = 1) = (from_key COLLATE "C" <= p_to_key COLLATE "C") THEN
@@ -92,14 +97,10 @@ BEGIN
                duration_hist = add_hists(kept_duration_hist(duration_hist, max_duration_ms),
                                          count_durations(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
-           AND app_version = p_app_version AND os_version = p_os_version
-           AND device = p_device AND kind = p_kind AND in_sample = moved_in_sample
-           AND reports > 0;
+           AND combo = moved_combo AND in_sample = moved_in_sample AND reports > 0;
         DELETE FROM group_dim_days
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
-           AND app_version = p_app_version AND os_version = p_os_version
-           AND device = p_device AND kind = p_kind AND in_sample = moved_in_sample
-           AND reports = 0;
+           AND combo = moved_combo AND in_sample = moved_in_sample AND reports = 0;
       ELSE
         UPDATE group_days SET reports = reports - 1, users = coalesce(left_users, users),
                first_seen = coalesce(left_first, first_seen),
@@ -114,14 +115,14 @@ BEGIN
            AND reports = 0;
       END IF;
     ELSIF p_dims THEN
-      INSERT INTO group_dim_days AS d (app_id, level, key, day, app_version, os_version,
-                                       device, kind, in_sample, reports, users, first_seen,
-                                       last_seen, stall_ms, max_duration_ms, duration_hist)
-      VALUES (p_app, p_level, p_to_key, p_day, p_app_version, p_os_version, p_device, p_kind,
-              moved_in_sample, 1, hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
+      INSERT INTO group_dim_days AS d (app_id, level, key, day, combo, in_sample, reports,
+                                       users, first_seen, last_seen, stall_ms,
+                                       max_duration_ms, duration_hist)
+      VALUES (p_app, p_level, p_to_key, p_day, moved_combo, moved_in_sample, 1,
+              hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
               p_at, p_at, coalesce(p_duration, 0), p_duration,
               count_durations(ARRAY[p_duration], 1))
-      ON CONFLICT (app_id, level, key, day, app_version, os_version, device, kind, in_sample)
+      ON CONFLICT (app_id, level, key, day, combo, in_sample)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
                     last_seen = greatest(d.last_seen, excluded.last_seen),

@@ -39,20 +39,21 @@ BEGIN
      AND x.users IS NOT NULL;
   UPDATE group_dim_days d SET users = x.users, first_seen = x.first_seen,
          last_seen = x.last_seen, max_duration_ms = x.max_duration_ms
-    FROM (SELECT coalesce(r.app_version, '') AS app_version,
-                 coalesce(r.os_version, '') AS os_version, coalesce(r.device, '') AS device,
-                 r.kind, r.in_sample,
+    FROM (SELECT c.id AS combo, r.in_sample,
                  hll_add_agg(hll_hash_text(r.user_id), 12, 5, 1024, 0) AS users,
                  min(r.received_at) AS first_seen, max(r.received_at) AS last_seen,
                  max(r.duration_ms) AS max_duration_ms
             FROM reports r
+            JOIN dim_combos c
+              ON c.app_id = r.app_id AND c.app_version = coalesce(r.app_version, '')
+             AND c.os_version = coalesce(r.os_version, '')
+             AND c.device = coalesce(r.device, '') AND c.kind = r.kind
            WHERE r.app_id = m.app_id AND r.received_day = m.day
              AND group_key_hash(r.key1) = group_key_hash(m.key1) AND r.key1 = m.key1
              AND (m.level = 1 OR r.key2 = m.key)
-           GROUP BY 1, 2, 3, 4, 5) AS x
+           GROUP BY 1, 2) AS x
    WHERE d.app_id = m.app_id AND d.level = m.level AND d.key = m.key AND d.day = m.day
-     AND d.app_version = x.app_version AND d.os_version = x.os_version
-     AND d.device = x.device AND d.kind = x.kind AND d.in_sample = x.in_sample;
+     AND d.combo = x.combo AND d.in_sample = x.in_sample;
   UPDATE group_facet_days f SET users = x.users, sample_users = x.sample_users,
          affected = hll_cardinality(x.sample_users)::bigint, first_seen = x.first_seen,
          last_seen = x.last_seen, max_duration_ms = x.max_duration_ms

@@ -49,6 +49,10 @@ def run(cmd, env=None, check=True, timeout=120):
 
 
 # A statement naming the rows ingest leaves to the folder (schema/026).
+# group_dim_days with each row's app version, OS version, device and kind
+# (schema/039 keeps their combination's number), read as the table was.
+DIM_ROWS = ("(SELECT d.*, c.app_version, c.os_version, c.device, c.kind FROM group_dim_days d"
+            " JOIN dim_combos c ON c.id = d.combo) AS group_dim_days")
 FOLDED = re.compile(r"\b(groups|group_(dim_|facet_)?days)\b")
 FOLD = ("DO $$ BEGIN IF to_regproc('fold_group_deltas') IS NOT NULL THEN"
         " PERFORM fold_group_deltas(id) FROM apps; END IF; END $$")

@@ -17,7 +17,7 @@ Expected values are computed here from what the test stored."""
 import random
 import time
 
-from conftest import _new_server, create_app, fold, migrate, psql, stallscope
+from conftest import DIM_ROWS, _new_server, create_app, fold, migrate, psql, stallscope
 from ingest_util import allow_everyone, severity
 from test_api_filters import (DAY, DEVICES, KINDS, OS_VERSIONS, VERSIONS, check_counts, day_of,
                               get, image, place, post_batch, regroup, stacks_of, start)
@@ -30,15 +30,16 @@ def fill(value, sql_type, n):
     return f"array_fill({value}::{sql_type}, ARRAY[{n}])"
 
 
-def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL", key2=None):
+def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL", key2=None,
+                 app_version="1.0"):
     """N reports into groups KEY (level 1) and KEY2 (level 2; KEY-2 when
-    None), today, one each of users user-FIRST … user-(FIRST+N-1), in
-    ingest_reports calls of at most 1,000 (the server's batch limit), as the
-    server makes them; user-i's duration is DURATION_SQL, an SQL expression
-    of i."""
+    None), today, one each of users user-FIRST … user-(FIRST+N-1), of
+    APP_VERSION, in ingest_reports calls of at most 1,000 (the server's
+    batch limit), as the server makes them; user-i's duration is
+    DURATION_SQL, an SQL expression of i."""
     key2 = f"{key}-2" if key2 is None else key2
     while n > 1000:
-        ingest_users(db, app_id, version, key, first, 1000, duration_sql, key2)
+        ingest_users(db, app_id, version, key, first, 1000, duration_sql, key2, app_version)
         first, n = first + 1000, n - 1000
     series = f"generate_series({first}, {first + n - 1}) i"
     stored = psql(db, f"""
@@ -47,7 +48,8 @@ def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL", key2=N
           (SELECT array_agg('user-' || i) FROM {series}), {fill('current_date', 'date', n)},
           {fill('now()', 'timestamptz', n)}, {fill('true', 'boolean', n)},
           {fill("'stall'", 'text', n)}, {fill("'native'", 'text', n)},
-          {fill("'1.0'", 'text', n)}, {fill('NULL', 'text', n)}, {fill('NULL', 'text', n)},
+          {fill(f"'{app_version}'", 'text', n)}, {fill('NULL', 'text', n)},
+          {fill('NULL', 'text', n)},
           {fill("'17.2'", 'text', n)}, {fill('NULL', 'text', n)},
           {fill("'iPhone14,2'", 'text', n)}, {fill('NULL', 'text', n)},
           (SELECT array_agg(({duration_sql})::bigint ORDER BY i) FROM {series}),
@@ -337,7 +339,7 @@ def test_upgrade_from_015_keeps_counts_users_and_series(cluster, tmp_path, tmp_r
         assert days == expect(lambda r: (r[k], r["day"]))
         dims = stored(f"SELECT key, day, app_version, os_version, device, kind, reports,"
                       f" hll_cardinality(users)::bigint, first_seen, last_seen"
-                      f" FROM group_dim_days JOIN (SELECT {level}::smallint AS l) x"
+                      f" FROM {DIM_ROWS} JOIN (SELECT {level}::smallint AS l) x"
                       f" ON level = x.l")
         assert dims == expect(lambda r: (r[k], r["day"], r["version"], r["os"],
                                          r["device"] or "", r["kind"]))

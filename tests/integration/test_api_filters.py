@@ -18,7 +18,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import _new_server, create_app, fixture_of, fold, migrate, psql
+from conftest import DIM_ROWS, _new_server, create_app, fixture_of, fold, migrate, psql
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -367,7 +367,7 @@ def aggregates_agree(db, app_id):
         order = "1, 2, 3, 4, 5, 6" if dims else "1, 2"
         for level, key in ((1, "key1"), (2, "key2")):
             kept = psql(db, f"SELECT key, day{dims}, reports, hll_cardinality(users)::bigint,"
-                            f" first_seen, last_seen FROM {table}"
+                            f" first_seen, last_seen FROM {DIM_ROWS if dims else table}"
                             f" WHERE app_id = {app_id} AND level = {level} ORDER BY {order}")
             ours = psql(db, f"SELECT {key}, received_day{ours_dims}, count(*),"
                             " count(DISTINCT user_id), min(received_at), max(received_at)"

@@ -298,10 +298,25 @@ def test_upgrade_from_024_gives_the_same_replies(cluster, tmp_root, image):
         DROP FUNCTION move_facet_days(bigint, smallint, text, text, text, date, timestamptz,
                                       text, text, text, text, text, bigint);
         DELETE FROM schema_migrations WHERE version = 25;
-        -- ...and the dimension rows' histograms as 024 kept them (before 034).
+        -- ...the dimension rows' histograms as 024 kept them (before 034)...
         UPDATE group_dim_days SET duration_hist = kept_duration_hist(duration_hist,
                                                                      max_duration_ms)
-         WHERE duration_hist IS NULL""")
+         WHERE duration_hist IS NULL;
+        -- ...and their dimensions in the row (before 039).
+        ALTER TABLE group_dim_days ADD COLUMN app_version text, ADD COLUMN os_version text,
+          ADD COLUMN device text, ADD COLUMN kind text;
+        UPDATE group_dim_days d SET app_version = c.app_version, os_version = c.os_version,
+               device = c.device, kind = c.kind
+          FROM dim_combos c WHERE c.id = d.combo;
+        ALTER TABLE group_dim_days DROP CONSTRAINT group_dim_days_pkey;
+        DROP INDEX group_dim_days_filter_idx;
+        ALTER TABLE group_dim_days DROP COLUMN combo;
+        ALTER TABLE group_dim_days ADD PRIMARY KEY (app_id, level, key, day, app_version,
+                                                    os_version, device, kind, in_sample);
+        CREATE INDEX group_dim_days_filter_idx
+          ON group_dim_days (app_id, level, day, app_version, os_version, device, kind);
+        DROP TABLE dim_combos;
+        DELETE FROM schema_migrations WHERE version = 39""")
     assert "applied 025_" in migrate(db).stdout
     facets_agree(db, app_id)
     server = start(db, tmp_root)

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import create_app, migrate, psql, stallscope
+from conftest import DIM_ROWS, create_app, migrate, psql, stallscope
 from ingest_util import (EDGES, allow_everyone, fresh_id, ips, kscrash, metrickit, native, post,
                          severity)
 from test_aggregates import old_database
@@ -97,8 +97,9 @@ def severity_rows_agree(db, app_id):
         # A facet row's dimension is its dim, its value the value column.
         kept_dims = ", day, value" if table == "group_facet_days" else dims
         for level, key in ((1, "key1"), (2, "key2")):
+            rows = DIM_ROWS if table == "group_dim_days" else table
             kept = psql(db, f"SELECT key{kept_dims}, stall_ms, max_duration_ms, {hist_read}"
-                            f" FROM {table} WHERE app_id = {app_id} AND level = {level}"
+                            f" FROM {rows} WHERE app_id = {app_id} AND level = {level}"
                             f"{where} AND reports > 0 ORDER BY 1{kept_dims}")
             ours = psql(db, f"SELECT {key}{ours_dims}, {ours_cols} FROM reports"
                             f" WHERE app_id = {app_id} GROUP BY {key}{ours_dims}"
@@ -348,8 +349,8 @@ def test_upgrade_backfills_from_the_stored_reports(cluster, tmp_path):
             stored = {}
             for line in psql(url, f"SELECT key, {''.join(cols[f] + ', ' for f in fields)}"
                                   "reports, stall_ms, max_duration_ms, duration_hist"
-                                  f" FROM {table} WHERE app_id = {app_id}"
-                                  f" AND level = {level}").splitlines():
+                                  f" FROM {DIM_ROWS if table == 'group_dim_days' else table}"
+                                  f" WHERE app_id = {app_id} AND level = {level}").splitlines():
                 *key, reports, stall, mx, hist = line.split("|")
                 stored[tuple(key)] = (int(reports), {
                     "stall_ms": int(stall), "max_duration_ms": int(mx) if mx else None,

@@ -20,7 +20,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import REPO, create_app, fixture_of, migrate, psql, stallscope
+from conftest import DIM_ROWS, REPO, create_app, fixture_of, migrate, psql, stallscope
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 from test_activity import check_in, is_sampled, whitelist
 from test_aggregates import ingest_users, move_hot_to_cool, recount_setup
@@ -512,15 +512,15 @@ def test_migration_splits_whitelisted_users_out(cluster, tmp_path):
           FROM reports, generate_series(1, 2) AS l GROUP BY 1, 2, 3, 4, 5, 8""")
     sums = """SELECT level, key, app_version, sum(reports), hll_cardinality(hll_union_agg(users)),
                      min(first_seen), max(last_seen)
-                FROM group_dim_days GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""
-    before = psql(url, sums)
+                FROM {} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"""
+    before = psql(url, sums.format("group_dim_days"))
     assert "applied 023_" in migrate(url).stdout
-    assert psql(url, sums) == before
+    assert psql(url, sums.format(DIM_ROWS)) == before
     assert psql(url, "SELECT string_agg(user_id, ',' ORDER BY id) FROM reports"
                      " WHERE NOT in_sample") == ",".join(u for (u, *_) in rows if u in listed)
-    split = psql(url, """SELECT level, key, app_version, in_sample, reports,
-                                hll_cardinality(users)::int
-                           FROM group_dim_days ORDER BY 1, 2, 3, 4""")
+    split = psql(url, f"""SELECT level, key, app_version, in_sample, reports,
+                                 hll_cardinality(users)::int
+                            FROM {DIM_ROWS} ORDER BY 1, 2, 3, 4""")
     want = {}
     for (user, k1, k2, version, _) in rows:
         for level, key in ((1, k1), (2, k2)):

@@ -12,8 +12,11 @@
 -- kinds actually seen), each now written once in dim_combos; a row and
 -- its index entries hold its 4-byte id. A reader filtering by two or more
 -- dimensions first finds the ids of the combinations that match (a few
--- rows of dim_combos), then the rows holding them, through the same kind
--- of index as before: (app_id, level, day, combo).
+-- rows of dim_combos), then the rows holding them, combination by
+-- combination: (app_id, level, combo, day). With the day before the
+-- combination, each of the matching combinations read the whole day range
+-- again (a list over all days became a scan of the table: 118 ms against
+-- 42 ms for two filters at 1,000,000 reports).
 --
 -- Ingest adds a report's combination to dim_combos before anything else
 -- it locks (ingest_reports), in the report's transaction, so every delta a
@@ -61,8 +64,8 @@ COMMENT ON COLUMN group_dim_days.combo IS
 ALTER TABLE group_dim_days ADD PRIMARY KEY (app_id, level, key, day, combo, in_sample);
 COMMENT ON INDEX group_dim_days_pkey IS
   'Upserts by the fold; a group''s rows under two or more filters by (app_id, level, key, day), their combinations checked in the index.';
-CREATE INDEX group_dim_days_filter_idx ON group_dim_days (app_id, level, day, combo);
+CREATE INDEX group_dim_days_filter_idx ON group_dim_days (app_id, level, combo, day);
 COMMENT ON INDEX group_dim_days_filter_idx IS
-  'The group list under two or more dimension filters: the rows of a day range whose combination matches, checked in the index.';
+  'The group list under two or more dimension filters: the rows of each matching combination in a day range.';
 COMMENT ON TABLE group_dim_days IS
   'group_days split by combination of app version, OS version, device and kind (combo: dim_combos) and by in_sample: the lists and details under two or more dimension filters sum these. Counted from the deltas by fold_group_deltas, moved by move_day_row, recounted by recount_group_day.';

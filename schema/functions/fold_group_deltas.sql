@@ -90,9 +90,9 @@ BEGIN
       LEFT JOIN dim_combos dc
         ON dc.app_id = p_app AND dc.app_version = c.app_version
        AND dc.os_version = c.os_version AND dc.device = c.device AND dc.kind = c.kind
-     GROUP BY c.level, c.key, c.day, dc.id, c.in_sample
-     ORDER BY c.level, c.key COLLATE "C", c.day, dc.id, c.in_sample
-    ON CONFLICT (app_id, level, key, day, combo, in_sample)
+     GROUP BY c.level, c.key, dc.id, c.day, c.in_sample
+     ORDER BY c.level, c.key COLLATE "C", dc.id, c.day, c.in_sample
+    ON CONFLICT (app_id, level, key, combo, day, in_sample)
     DO UPDATE SET reports = d.reports + excluded.reports,
                   users = hll_union_kept(d.users, excluded.users),
                   first_seen = least(d.first_seen, excluded.first_seen),

@@ -122,7 +122,7 @@ BEGIN
               hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
               p_at, p_at, coalesce(p_duration, 0), p_duration,
               count_durations(ARRAY[p_duration], 1))
-      ON CONFLICT (app_id, level, key, day, combo, in_sample)
+      ON CONFLICT (app_id, level, key, combo, day, in_sample)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
                     last_seen = greatest(d.last_seen, excluded.last_seen),

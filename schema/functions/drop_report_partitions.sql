@@ -11,6 +11,11 @@ DECLARE
   hashes uuid[];
   counts bigint[];
 BEGIN
+  -- One purge at a time (a server's retention pass, `stallscope purge`),
+  -- under the lock partitions are made under: a second purge would list
+  -- a day the first is dropping, then find it gone (42P01) once the first
+  -- commits. Taken first, the list below is read after that commit.
+  PERFORM pg_advisory_xact_lock(hashtext('stallscope.partitions'));
   FOR part IN
     SELECT c.relname
       FROM pg_inherits i

@@ -2,9 +2,11 @@
 app's retention_days, and nothing newer; group counters keep their
 history."""
 
+import os
+import subprocess
 import time
 
-from conftest import create_app, fixture_of, run, stallscope
+from conftest import BIN, PSQL, create_app, fixture_of, run, stallscope
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 DAY = 86400
@@ -61,3 +63,48 @@ def test_purge_drops_old_days_only(db, make_server, manifest):
                    body=b'{"retention_days": 1}', token=app["admin_token"])
     stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(now)})
     assert day_of(6) not in days() and day_of(0) in days()
+
+
+def test_two_purges_at_once_drop_each_day_once(db, make_server, manifest):
+    """A purge (a server's retention pass, or `stallscope purge`) while
+    another one has not committed the days it dropped waits for it, then
+    finds those days gone and drops nothing twice: it does not fail on a
+    partition the other dropped."""
+    image = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
+    app = create_app(db)
+    app_id = run([PSQL, db, "-Atc",
+                  f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'"]).stdout.strip()
+    now = int(time.time())
+    s = make_server(env={"STALLSCOPE_FAKE_NOW": str(now - 10 * DAY)})
+    allow_everyone(s, app, retention_days=30)
+    assert post(s, app, "/api/v1/ingest",
+                native(fresh_id(), image, [image.plain[0]], user="old")).status == 202
+    s.stop()
+    old_day = time.strftime("%Y%m%d", time.gmtime(now - 10 * DAY))
+    assert f"reports_a{app_id}_{old_day}" in partitions(db, app_id)
+    run([PSQL, db, "-Atc", f"UPDATE app_config SET retention_days = 7 WHERE app_id = {app_id}"])
+    first = subprocess.Popen([PSQL, db, "-v", "ON_ERROR_STOP=1", "-Aqt"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        first.stdin.write("BEGIN;\nSELECT drop_report_partitions("
+                          f"{app_id}, current_date - 7);\n")
+        first.stdin.flush()
+        assert int(first.stdout.readline()) >= 1  # with the days made ahead of it
+        second = subprocess.Popen(
+            [str(BIN), "purge"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "STALLSCOPE_DATABASE_URL": db,
+                 "STALLSCOPE_FAKE_NOW": str(now)})
+        # It waits for the first purge's lock, not for anything else.
+        deadline = time.time() + 30
+        while run([PSQL, db, "-Atc", "SELECT count(*) FROM pg_locks"
+                   " WHERE locktype = 'advisory' AND NOT granted"]).stdout.strip() != "1":
+            assert second.poll() is None and time.time() < deadline, "the purge did not wait"
+            time.sleep(0.05)
+    finally:
+        _, err = first.communicate("COMMIT;\n", timeout=60)
+        assert first.returncode == 0, err
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    assert '"dropped_partitions"' in out
+    assert f"reports_a{app_id}_{old_day}" not in partitions(db, app_id)

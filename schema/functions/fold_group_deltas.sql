@@ -1,18 +1,21 @@
 -- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
--- counted into the groups' counters, group_days, group_dim_days and
--- group_facet_days, in one transaction (docs/STORAGE.md "Deltas").
+-- counted into the groups' counters, group_days, group_dim_days,
+-- group_facet_days and app_dimensions, in one transaction (docs/STORAGE.md
+-- "Deltas").
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- Called by the server's folder every second and before every read of
--- those tables (the groups list, a group, the comparison), and by tests
+-- those tables (the groups list, a group, the comparison, the pick
+-- lists), and by tests
 -- before they read the tables. Two folds at once are safe: the second
 -- waits on the rows the first deletes, finds them gone and counts the
 -- rest. Locks: the deltas (by primary key), then the groups rows, the day
 -- rows, the dimension rows and the facet rows, each table in key order,
 -- as reprocessing takes them (ingest locks groups rows and none of the
--- others).
+-- others), and the app's pick lists (app_dimensions), which only a fold
+-- writes.
 CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -30,6 +33,22 @@ BEGIN
            user_id AS uid, day, app_version, os_version, device, kind, in_sample, at,
            duration_ms AS ms
       FROM gone, (VALUES (1), (2)) AS l(lvl)
+  ), dimensions AS (
+    -- The app's pick lists (schema/015): one row per day, dimension and
+    -- value, written once a fold rather than by every batch (every batch
+    -- has the same few, and each rewrite left a dead version the next
+    -- had to step over: docs/PERFORMANCE.md). Nobody else locks them.
+    INSERT INTO app_dimensions AS a (app_id, day, dim, value, reports, first_seen, last_seen)
+    SELECT p_app, g.day, x.dim, x.value, count(*), min(g.at), max(g.at)
+      FROM gone g,
+           LATERAL (VALUES ('version', g.app_version), ('os_version', g.os_version),
+                           ('device', g.device), ('kind', g.kind)) AS x(dim, value)
+     GROUP BY 2, 3, 4
+     ORDER BY g.day, x.dim COLLATE "C", x.value COLLATE "C"
+    ON CONFLICT (app_id, day, dim, value) DO UPDATE SET
+      reports = a.reports + excluded.reports,
+      first_seen = least(a.first_seen, excluded.first_seen),
+      last_seen = greatest(a.last_seen, excluded.last_seen)
   ), facet_days AS (
     -- Both levels' rows per day and value of each filter dimension: all
     -- users and the in-sample ones with their count (schema/025); locked
@@ -150,4 +169,4 @@ BEGIN
   RETURN folded;
 END $$;
 COMMENT ON FUNCTION fold_group_deltas(bigint) IS
-  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days and group_facet_days and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';
+  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days, group_facet_days and app_dimensions and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';

@@ -15,9 +15,10 @@
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
 --  * a group is made with its first report, its culprit kept better
---    (schema/022); its counters and its day, dimension and facet rows are
---    counted from each stored report's delta (group_deltas, schema/026)
---    by fold_group_deltas, outside this transaction.
+--    (schema/022); its counters and its day, dimension and facet rows,
+--    and the app's pick lists (app_dimensions), are counted from each
+--    stored report's delta (group_deltas, schema/026) by
+--    fold_group_deltas, outside this transaction.
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, the
 -- missing images' shared advisory locks, then
@@ -171,9 +172,8 @@ BEGIN
 
   -- Everything stored, in one statement: the keys first (a report whose
   -- key insert lost is left out of the rest), then the quota counts, the
-  -- rows, the waits, the deltas and both levels' counters. The group rows
-  -- are locked level by level in key order, then the app's dimension
-  -- counts.
+  -- rows, the waits, the deltas and both levels' new groups, locked level
+  -- by level in key order.
   WITH keyed AS (
     INSERT INTO report_keys (app_id, report_id, id, received_day)
     SELECT p_app, p_report_ids[o], nextval('report_ids'), p_days[o]
@@ -218,7 +218,7 @@ BEGIN
       FROM stored s LEFT JOIN waits_per_report w ON w.report = s.id
   ), image_counts AS (
     -- dsyms/missing's counters, locked in key order after the groups'
-    -- and dimensions' rows (the statement runs this part after them), as
+    -- rows (the statement runs this part after them), as
     -- the reprocessor does: the system image's row of the day is in
     -- every batch.
     INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports)
@@ -257,24 +257,6 @@ BEGIN
            coalesce(p_app_versions[o], ''), coalesce(p_os_versions[o], ''),
            coalesce(p_devices[o], ''), p_kinds[o], NOT listed[o], p_durations[o]
       FROM stored
-  ), dimensions AS (
-    -- Locked after the rows of the groups the batch makes (an existing
-    -- group's row, if at all, after these), in key order: every batch
-    -- takes the same few rows of the day (its kind's, its versions'), so
-    -- a fixed order keeps concurrent servers queueing, not deadlocking.
-    INSERT INTO app_dimensions AS a (app_id, day, dim, value, reports, first_seen, last_seen)
-    SELECT p_app, p_days[o], x.dim, x.value, count(*), min(p_ats[o]), max(p_ats[o])
-      FROM stored,
-           LATERAL (VALUES ('version', coalesce(p_app_versions[o], '')),
-                           ('os_version', coalesce(p_os_versions[o], '')),
-                           ('device', coalesce(p_devices[o], '')),
-                           ('kind', p_kinds[o])) AS x(dim, value)
-     GROUP BY 2, 3, 4
-     ORDER BY 2, 3, 4
-    ON CONFLICT (app_id, day, dim, value) DO UPDATE SET
-      reports = a.reports + excluded.reports,
-      first_seen = least(a.first_seen, excluded.first_seen),
-      last_seen = greatest(a.last_seen, excluded.last_seen)
   ), counters AS (
     -- A group new to the app, with its frames; its counters (reports,
     -- users, seen, severity) come from the deltas (fold_group_deltas), so

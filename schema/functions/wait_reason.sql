@@ -3,9 +3,11 @@
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
+--
+-- Not STRICT, as wait_reason_code: so PostgreSQL inlines it.
 
 CREATE OR REPLACE FUNCTION wait_reason(p_code text)
-RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE p_code WHEN 'm' THEN 'missing' WHEN 'x' THEN 'malformed'
                      WHEN 't' THEN 'symbol_table' WHEN 'M' THEN 'system_missing'
                      WHEN 'X' THEN 'system_malformed' END

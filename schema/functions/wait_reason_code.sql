@@ -6,9 +6,13 @@
 --
 -- Lowercase for the app's own images, uppercase for system images, so the
 -- letters read as the reasons do.
+--
+-- Not STRICT (NULL gives NULL all the same): PostgreSQL never inlines a
+-- STRICT function whose body is a CASE, and ingest calls this once per
+-- wait of every report.
 
 CREATE OR REPLACE FUNCTION wait_reason_code(p_reason text)
-RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE p_reason WHEN 'missing' THEN 'm' WHEN 'malformed' THEN 'x'
                        WHEN 'symbol_table' THEN 't' WHEN 'system_missing' THEN 'M'
                        WHEN 'system_malformed' THEN 'X' END

@@ -11,6 +11,7 @@
 #include "server/api/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/reply.h"
+#include "server/service/delta_folder.h"
 #include "store/groups.h"
 
 typedef struct dimensions_tx {
@@ -32,7 +33,11 @@ enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *r
 	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
-	int rc = st_run_tx("dimensions", dimensions_cb, &t);
+	/* The pick lists count every report committed before the request:
+	 * the fold writes them (schema/040). */
+	int rc = srv_deltas_fold(t.app_id);
+	if (rc >= 0)
+		rc = st_run_tx("dimensions", dimensions_cb, &t);
 	if (rc <= 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, rc < 0 ? rc : ST_HARD_ERROR);

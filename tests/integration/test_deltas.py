@@ -124,6 +124,63 @@ def test_a_batch_of_known_groups_does_not_wait_for_the_fold(cluster, make_server
                     " ORDER BY key").split() == ["busy|5", "other|1"]
 
 
+def test_the_pick_lists_count_the_deltas_no_fold_has_counted_yet(cluster, make_server):
+    """The app's pick lists (app_dimensions) are the fold's, not every
+    batch's (schema/040): ingest leaves them alone, GET …/dimensions folds
+    first and lists every report committed before it, once."""
+    db, server, app, app_id, version = deltas_setup(cluster, make_server, "deltas_dims", 3600)
+    ingest_users(db, app_id, version, "hot", 1, 4)
+    ingest_users(db, app_id, version, "cool", 5, 3, app_version="2.0")
+    assert psql(db, f"SELECT count(*) FROM app_dimensions WHERE app_id = {app_id}",
+                fold_first=False) == "0"
+    assert waiting(db, app_id) == 7
+
+    lists = get(server, app, "/dimensions")
+    assert waiting(db, app_id) == 0
+    assert [(v["value"], v["reports"]) for v in lists["versions"]] == [("2.0", 3), ("1.0", 4)]
+    assert [(v["value"], v["reports"]) for v in lists["devices"]] == [("iPhone14,2", 7)]
+    assert [(v["value"], v["reports"]) for v in lists["kinds"]] == [("stall", 7)]
+    ingest_users(db, app_id, version, "hot", 8, 2, app_version="2.0")
+    lists = get(server, app, "/dimensions")
+    assert [(v["value"], v["reports"]) for v in lists["versions"]] == [("2.0", 5), ("1.0", 4)]
+    assert [(v["value"], v["reports"]) for v in lists["os_versions"]] == [("17.2", 9)]
+
+
+def test_upgrade_to_040_counts_a_waiting_delta_once_in_the_pick_lists(cluster, tmp_path):
+    """A database at schema 039, whose ingest counted its reports in the
+    pick lists itself: a report of version 1.0 folded, one of 2.0 still
+    waiting, both on an iPhone. After `stallscope migrate` the fold counts
+    the second in the lists once: 2.0 once, the iPhone twice."""
+    db = cluster.create_db("deltas_upgrade_040")
+    migrate_up_to(db, tmp_path, 40)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{create_app(db)['app']}'")
+    psql(db, f"""
+        INSERT INTO groups (app_id, level, key, parent_key, frames, reports, users, users_hll,
+                            first_seen, last_seen)
+        SELECT {app_id}, l, CASE l WHEN 1 THEN 'up' ELSE 'up-2' END,
+               CASE l WHEN 1 THEN NULL ELSE 'up' END, '[]', 1, 1,
+               hll_add_agg(hll_hash_text('user-a'), 12, 5, 1024, 0), now(), now()
+          FROM (VALUES (1), (2)) AS x(l) GROUP BY l;
+        INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
+        VALUES ({app_id}, '2.0', '17.2', 'iPhone14,2', 'stall');
+        INSERT INTO app_dimensions (app_id, day, dim, value, reports, first_seen, last_seen)
+        SELECT {app_id}, current_date, dim, value, n, now(), now()
+          FROM (VALUES ('version', '1.0', 1), ('version', '2.0', 1),
+                       ('os_version', '17.2', 2), ('device', 'iPhone14,2', 2),
+                       ('kind', 'stall', 2)) AS x(dim, value, n);
+        INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
+                                  os_version, device, kind, in_sample, duration_ms)
+        VALUES ({app_id}, 2, 'up', 'up-2', current_date, now(), 'user-b', '2.0', '17.2',
+                'iPhone14,2', 'stall', true, NULL)""")
+
+    assert "applied 040_dimension_lists_from_deltas.sql" in migrate(db).stdout
+    assert psql(db, f"SELECT dim, value, reports FROM app_dimensions WHERE app_id = {app_id}"
+                    " ORDER BY 1, 2").splitlines() == [
+        "device|iPhone14,2|2", "kind|stall|2", "os_version|17.2|2", "version|1.0|1",
+        "version|2.0|1"]
+    assert waiting(db, app_id) == 0
+
+
 def test_upgrade_to_028_counts_a_waiting_delta_once(cluster, tmp_path):
     """A database at schema 027, whose ingest counted its reports in their
     groups itself: two reports of 300 and 700 ms, the first one's delta

@@ -67,9 +67,10 @@ def test_functions_in_the_database_are_exactly_the_files(cluster, tmp_path):
     names = {f.stem for f in FUNCTIONS.glob("*.sql")}
     assert "ingest_reports" in names and "move_report" in names
     assert function_differences(url, tmp_path) == []
-    # A fresh database got there through the historical bodies: 015 alone
-    # would have left 013's ingest_reports, which knows no app_dimensions.
-    assert psql(url, "SELECT prosrc LIKE '%app_dimensions%' FROM pg_proc"
+    # A fresh database got there through the historical bodies: the
+    # migrations alone would have left 013's ingest_reports, which knows no
+    # dimension combinations (schema/039).
+    assert psql(url, "SELECT prosrc LIKE '%dim_combos%' FROM pg_proc"
                      " WHERE proname = 'ingest_reports'") == "t"
 
 
@@ -362,6 +363,10 @@ def test_per_row_helpers_are_inlined(db):
         "wait_uuids": "wait_uuids(r.waits)",
         "group_key_hash": "group_key_hash(r.key1)",
         "duration_bucket_edges": "duration_bucket_edges()",
+        # Ingest's, once per wait of every report: a STRICT function
+        # whose body is not strict (a CASE) is never inlined.
+        "wait_reason_code": "wait_reason_code(r.kind)",
+        "wait_reason": "wait_reason(r.wait_reasons)",
     }
     for name, call in calls.items():
         plan = psql(db, f"EXPLAIN VERBOSE SELECT {call} FROM group_days d, group_dim_days f,"

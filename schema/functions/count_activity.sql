@@ -19,8 +19,9 @@
 -- ON CONFLICT sees rows committed after the statement began, so two
 -- batches sighting one user count them once. Locks in one order: user
 -- rows by (day, version, user), then counters by (day, version);
--- sampling_check_ins and ingest_reports (which calls this last, after its
--- group rows) both go through here, so they queue instead of deadlocking.
+-- sampling_check_ins and fold_group_deltas (which calls this last, after
+-- its group rows, for the reports it counts) both go through here, so
+-- they queue instead of deadlocking.
 
 CREATE OR REPLACE FUNCTION count_activity(p_app bigint, p_days date[], p_versions text[],
                                           p_users text[], p_sampled boolean[],

@@ -1,7 +1,7 @@
 -- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
 -- counted into the groups' counters, group_days, group_dim_days,
--- group_facet_days and app_dimensions, in one transaction (docs/STORAGE.md
--- "Deltas").
+-- group_facet_days, app_dimensions and the users' activity, in one
+-- transaction (docs/STORAGE.md "Deltas").
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
@@ -15,7 +15,8 @@
 -- rows, the dimension rows and the facet rows, each table in key order,
 -- as reprocessing takes them (ingest locks groups rows and none of the
 -- others), and the app's pick lists (app_dimensions), which only a fold
--- writes.
+-- writes; then, in a statement of its own, the users' activity
+-- (count_activity), as sampling check-ins lock it.
 CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -25,6 +26,11 @@ SET enable_seqscan = off
 AS $$
 DECLARE
   folded bigint;
+  days date[];
+  versions text[];
+  users text[];
+  listed boolean[];
+  durations bigint[];
 BEGIN
   WITH gone AS (
     DELETE FROM group_deltas WHERE app_id = p_app RETURNING *
@@ -165,8 +171,21 @@ BEGIN
       max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
       duration_hist = add_hists(g.duration_hist, excluded.duration_hist)
   )
-  SELECT count(*) INTO folded FROM gone;
+  SELECT count(*), array_agg(day), array_agg(app_version), array_agg(user_id),
+         array_agg(NOT in_sample), array_agg(duration_ms)
+    INTO folded, days, versions, users, listed, durations
+    FROM gone;
+  -- A stored report counts its user as active (SPEC §10.2), and as
+  -- stalled when in the sample (a report is stored only when its user is
+  -- sampled or whitelisted, so in_sample is "sampled and not listed"):
+  -- the activity rows locked last, in count_activity's order, as
+  -- sampling check-ins take them. Here rather than in every batch: a day's
+  -- version row was rewritten by each (see app_dimensions above).
+  IF folded > 0 THEN
+    PERFORM count_activity(p_app, days, versions, users, array_fill(true, ARRAY[folded::int]),
+                           listed, array_fill(true, ARRAY[folded::int]), durations);
+  END IF;
   RETURN folded;
 END $$;
 COMMENT ON FUNCTION fold_group_deltas(bigint) IS
-  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days, group_facet_days and app_dimensions and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';
+  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days, group_facet_days, app_dimensions and the users'' activity (count_activity) and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';

@@ -16,17 +16,18 @@
 --    server/ingest_commit.c);
 --  * a group is made with its first report, its culprit kept better
 --    (schema/022); its counters and its day, dimension and facet rows,
---    and the app's pick lists (app_dimensions), are counted from each
---    stored report's delta (group_deltas, schema/026) by
---    fold_group_deltas, outside this transaction.
+--    the app's pick lists (app_dimensions) and its user's activity
+--    (count_activity) are counted from each stored report's delta
+--    (group_deltas, schema/026) by fold_group_deltas, outside this
+--    transaction.
 -- Locks, in the order every batch and move_report keep: report partitions
 -- (before any row lock), the batch's users' advisory locks by hash, the
 -- missing images' shared advisory locks, then
 -- the contended group rows, level 1 by key and level 2 by key, last, so
 -- they stay locked only until the commit, then dsyms/missing's counters
 -- (image_waits) by key; then, in statements of their own, the call tree's
--- counts (group_stack_days) by key, the stacks' counts by hash
--- (count_stacks) and the users' activity (count_activity).
+-- counts (group_stack_days) by key and the stacks' counts by hash
+-- (count_stacks). The users' activity (count_activity) is the fold's.
 --
 -- Element i of every array belongs to report i: its identity, arrival
 -- (UTC day and time), whether its user is sampled today, its metadata
@@ -334,15 +335,6 @@ BEGIN
                        p_stack_hashes, p_stack_bodies)
      FROM unnest(stored_at) o,
           unnest(p_raw_stacks[o]::uuid[] || p_symbolized_stacks[o]::uuid[]) h;
-
-  -- A stored report counts its user as active (SPEC §10.2), and as
-  -- stalled when in the sample; after the group rows and the stacks, in
-  -- count_activity's lock order.
-  PERFORM count_activity(p_app, array_agg(p_days[o]),
-                         array_agg(coalesce(p_app_versions[o], '')), array_agg(p_user_ids[o]),
-                         array_agg(p_sampled[o]), array_agg(listed[o]), array_agg(true),
-                         array_agg(p_durations[o]))
-     FROM unnest(stored_at) o HAVING count(*) > 0;
 
   FOR i IN 1..coalesce(cardinality(stored_at), 0) LOOP
     ids[stored_at[i]] := stored_ids[i];

@@ -12,6 +12,7 @@
 #include "server/http/pages.h"
 #include "server/http/reply.h"
 #include "server/service/clock.h"
+#include "server/service/delta_folder.h"
 #include "server/service/retention.h"
 #include "store/activity.h"
 
@@ -43,7 +44,10 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)
 	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
-	int rc = st_run_tx("stats", stats_cb, &t);
+	/* The reports' activity is the fold's (schema/040): counted first. */
+	int rc = srv_deltas_fold(t.app_id);
+	if (rc >= 0)
+		rc = st_run_tx("stats", stats_cb, &t);
 	if (rc < 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, rc);

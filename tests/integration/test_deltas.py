@@ -146,11 +146,13 @@ def test_the_pick_lists_count_the_deltas_no_fold_has_counted_yet(cluster, make_s
     assert [(v["value"], v["reports"]) for v in lists["os_versions"]] == [("17.2", 9)]
 
 
-def test_upgrade_to_040_counts_a_waiting_delta_once_in_the_pick_lists(cluster, tmp_path):
+def test_upgrade_to_040_counts_a_waiting_delta_once_in_pick_lists_and_activity(cluster,
+                                                                                tmp_path):
     """A database at schema 039, whose ingest counted its reports in the
-    pick lists itself: a report of version 1.0 folded, one of 2.0 still
-    waiting, both on an iPhone. After `stallscope migrate` the fold counts
-    the second in the lists once: 2.0 once, the iPhone twice."""
+    pick lists and the activity itself: a report of version 1.0 (300 ms)
+    folded, one of 2.0 (700 ms) still waiting, both on an iPhone. After
+    `stallscope migrate` the fold counts the second once: 2.0 once, the
+    iPhone twice, 2.0's day one report of 700 ms and one user."""
     db = cluster.create_db("deltas_upgrade_040")
     migrate_up_to(db, tmp_path, 40)
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{create_app(db)['app']}'")
@@ -168,17 +170,54 @@ def test_upgrade_to_040_counts_a_waiting_delta_once_in_the_pick_lists(cluster, t
           FROM (VALUES ('version', '1.0', 1), ('version', '2.0', 1),
                        ('os_version', '17.2', 2), ('device', 'iPhone14,2', 2),
                        ('kind', 'stall', 2)) AS x(dim, value, n);
+        INSERT INTO activity_users (app_id, day, app_version, user_id, in_sample, reported)
+        VALUES ({app_id}, current_date, '1.0', 'user-a', true, true),
+               ({app_id}, current_date, '2.0', 'user-b', true, true);
+        INSERT INTO activity_daily (app_id, day, app_version, active_users, sampled_users,
+                                    stalled_users, reports, stall_ms)
+        VALUES ({app_id}, current_date, '1.0', 1, 1, 1, 1, 300),
+               ({app_id}, current_date, '2.0', 1, 1, 1, 1, 700);
         INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
                                   os_version, device, kind, in_sample, duration_ms)
         VALUES ({app_id}, 2, 'up', 'up-2', current_date, now(), 'user-b', '2.0', '17.2',
-                'iPhone14,2', 'stall', true, NULL)""")
+                'iPhone14,2', 'stall', true, 700)""")
 
-    assert "applied 040_dimension_lists_from_deltas.sql" in migrate(db).stdout
+    assert "applied 040_pick_lists_and_activity_from_deltas.sql" in migrate(db).stdout
     assert psql(db, f"SELECT dim, value, reports FROM app_dimensions WHERE app_id = {app_id}"
                     " ORDER BY 1, 2").splitlines() == [
         "device|iPhone14,2|2", "kind|stall|2", "os_version|17.2|2", "version|1.0|1",
         "version|2.0|1"]
+    assert psql(db, "SELECT app_version, active_users, sampled_users, stalled_users, reports,"
+                    f" stall_ms FROM activity_daily WHERE app_id = {app_id}"
+                    " ORDER BY 1").splitlines() == ["1.0|1|1|1|1|300", "2.0|1|1|1|1|700"]
     assert waiting(db, app_id) == 0
+
+
+def test_the_activity_of_stored_reports_is_the_folds(cluster, make_server):
+    """A stored report's user is counted active, sampled and stalled by
+    the fold (schema/040), not by ingest; GET …/stats folds first, and a
+    user's second report counts the report, not the user again."""
+    db, server, app, app_id, version = deltas_setup(cluster, make_server, "deltas_act", 3600)
+    ingest_users(db, app_id, version, "hot", 1, 4, duration_sql="i * 10")
+    assert psql(db, f"SELECT count(*) FROM activity_users WHERE app_id = {app_id}",
+                fold_first=False) == "0"
+    assert psql(db, f"SELECT count(*) FROM activity_daily WHERE app_id = {app_id}",
+                fold_first=False) == "0"
+    today = psql(db, "SELECT current_date")
+    days = get(server, app, f"/stats?from={today}")["days"]
+    assert waiting(db, app_id) == 0
+    assert [(d["version"], d["active_users"], d["sampled_users"], d["stalled_users"],
+             d["reports"], d["stall_ms"]) for d in days] == [("1.0", 4, 4, 4, 4, 100)]
+    psql(db, f"""SELECT outcome FROM ingest_reports({app_id}, {version}, ARRAY['again'],
+                 ARRAY['user-2'], ARRAY[current_date], ARRAY[now()], ARRAY[true],
+                 ARRAY['stall'], ARRAY['native'], ARRAY['1.0'], ARRAY[NULL], ARRAY[NULL],
+                 ARRAY['17.2'], ARRAY[NULL], ARRAY['iPhone14,2'], ARRAY[NULL],
+                 ARRAY[50::bigint], ARRAY['hot'], ARRAY['hot-2'], ARRAY[false], ARRAY['[]'],
+                 ARRAY['[]'], ARRAY['[]'], ARRAY['{{}}'], ARRAY['{{}}'], ARRAY['{{}}'],
+                 ARRAY['{{}}'], '{{}}'::uuid[], '{{}}'::text[], ARRAY[NULL])""")
+    days = get(server, app, f"/stats?from={today}")["days"]
+    assert [(d["active_users"], d["stalled_users"], d["reports"], d["stall_ms"])
+            for d in days] == [(4, 4, 5, 150)]
 
 
 def test_upgrade_to_028_counts_a_waiting_delta_once(cluster, tmp_path):

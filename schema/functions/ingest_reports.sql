@@ -119,16 +119,25 @@ BEGIN
   -- The reports' combinations of dimensions (schema/039), before any
   -- other lock, in one order: a batch adding one waits only for another
   -- adding the same, which holds nothing else yet. Only the new ones: an
-  -- insert that conflicts would still use up a number.
-  INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
-  SELECT p_app, x.v, x.o, x.d, x.k
-    FROM (SELECT DISTINCT coalesce(v, '') AS v, coalesce(o, '') AS o, coalesce(d, '') AS d, k
-            FROM unnest(p_app_versions, p_os_versions, p_devices, p_kinds) AS u(v, o, d, k)) x
-   WHERE NOT EXISTS (SELECT 1 FROM dim_combos c
-                      WHERE c.app_id = p_app AND c.app_version = x.v AND c.os_version = x.o
-                        AND c.device = x.d AND c.kind = x.k)
-   ORDER BY x.v COLLATE "C", x.o COLLATE "C", x.d COLLATE "C", x.k COLLATE "C"
-  ON CONFLICT DO NOTHING;
+  -- insert that conflicts would still use up a number. Nearly every batch
+  -- has none: a probe per report says so in a quarter of the time an
+  -- insert of nothing takes (17 against 72 µs for 8 reports).
+  IF EXISTS (SELECT 1 FROM unnest(p_app_versions, p_os_versions, p_devices, p_kinds)
+                             AS u(v, o, d, k)
+              WHERE NOT EXISTS (SELECT 1 FROM dim_combos c
+                                 WHERE c.app_id = p_app AND c.app_version = coalesce(u.v, '')
+                                   AND c.os_version = coalesce(u.o, '')
+                                   AND c.device = coalesce(u.d, '') AND c.kind = u.k)) THEN
+    INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
+    SELECT p_app, x.v, x.o, x.d, x.k
+      FROM (SELECT DISTINCT coalesce(v, '') AS v, coalesce(o, '') AS o, coalesce(d, '') AS d, k
+              FROM unnest(p_app_versions, p_os_versions, p_devices, p_kinds) AS u(v, o, d, k)) x
+     WHERE NOT EXISTS (SELECT 1 FROM dim_combos c
+                        WHERE c.app_id = p_app AND c.app_version = x.v AND c.os_version = x.o
+                          AND c.device = x.d AND c.kind = x.k)
+     ORDER BY x.v COLLATE "C", x.o COLLATE "C", x.d COLLATE "C", x.k COLLATE "C"
+    ON CONFLICT DO NOTHING;
+  END IF;
   PERFORM pg_advisory_xact_lock(h)
      FROM (SELECT DISTINCT hashtextextended(p_app || '/' || u, 7) AS h
              FROM unnest(p_user_ids) u ORDER BY 1) users;

@@ -303,24 +303,16 @@ BEGIN
   -- order, after the rows above and before the call tree's. Lookups by
   -- the whole key, not a join: a join's plan follows groups' statistics,
   -- and one made while the table was empty (a new database, until
-  -- autovacuum first analyzes it) scanned every group per batch. First
-  -- the groups the best offer there is (one with a function) would
-  -- improve, so the offers of the others (nearly all) are not read as
-  -- JSON at all: that was most of the statement.
+  -- autovacuum first analyzes it) scanned every group per batch.
   FOR offer IN
     SELECT o.level, o.key, o.culprit
-      FROM (SELECT c.level, c.key,
-                   (array_agg(p_culprits[c.o]::jsonb
-                              ORDER BY p_culprits[c.o]::jsonb->>'function' IS NULL, c.o))[1]
+      FROM (SELECT l.lvl::smallint AS level,
+                   CASE l.lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key,
+                   (array_agg(p_culprits[o]::jsonb
+                              ORDER BY p_culprits[o]::jsonb->>'function' IS NULL, o))[1]
                      AS culprit
-              FROM (SELECT l.lvl::smallint AS level,
-                           CASE l.lvl WHEN 1 THEN p_key1s[o] ELSE p_key2s[o] END AS key, o
-                      FROM unnest(stored_at) o, (VALUES (1), (2)) AS l(lvl)
-                     WHERE p_culprits[o] IS NOT NULL) c
-             WHERE (SELECT better_culprit(x.culprit, '{"function": ""}')
-                             IS DISTINCT FROM x.culprit
-                      FROM groups x
-                     WHERE x.app_id = p_app AND x.level = c.level AND x.key = c.key)
+              FROM unnest(stored_at) o, (VALUES (1), (2)) AS l(lvl)
+             WHERE p_culprits[o] IS NOT NULL
              GROUP BY 1, 2) o
      WHERE (SELECT better_culprit(x.culprit, o.culprit) IS DISTINCT FROM x.culprit
               FROM groups x WHERE x.app_id = p_app AND x.level = o.level AND x.key = o.key)

@@ -7,9 +7,9 @@
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- Called by the server's folder every second and before every read of
--- those tables (the groups list, a group, the comparison, the pick
--- lists), and by tests
--- before they read the tables. Two folds at once are safe: the second
+-- those tables (the groups list, a group, its tree, the comparison, the
+-- pick lists, the stats), and by tests before they read the tables.
+-- Two folds at once are safe: the second
 -- waits on the rows the first deletes, finds them gone and counts the
 -- rest. Locks: the deltas (by primary key), then the groups rows, the day
 -- rows, the dimension rows and the facet rows, each table in key order,

@@ -83,13 +83,13 @@ def main():
         SELECT count(*) FROM reports;
         SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree('reports');
         SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
-         WHERE c.relname IN ('stacks', 'stack_refs');
+         WHERE c.relname IN ('stacks', 'stack_refs');  -- stack_refs: before schema/041
         SELECT pg_database_size(current_database());"""
     out = subprocess.run(["psql", url, "-Atc", sql], capture_output=True, text=True,
                          check=True).stdout.split()
     reports, parts, stacks, db = map(int, out)
     print(f"{reports} reports: reports partitions {parts / reports:.0f} B/report,"
-          f" stacks and counts {stacks / reports:.0f} B/report,"
+          f" stacks {stacks / reports:.0f} B/report,"
           f" together {(parts + stacks) / reports:.0f} B/report;"
           f" whole database {db / reports:.0f} B/report")
 

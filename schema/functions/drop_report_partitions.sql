@@ -8,8 +8,6 @@ RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
   part record;
   dropped integer := 0;
-  hashes uuid[];
-  counts bigint[];
 BEGIN
   -- One purge at a time (a server's retention pass, `stallscope purge`),
   -- under the lock partitions are made under: a second purge would list
@@ -25,23 +23,20 @@ BEGIN
        AND c.relname ~ '^reports_a[0-9]+_[0-9]{8}$'
        AND to_date(right(c.relname, 8), 'YYYYMMDD') < p_before
   LOOP
-    -- Its stacks are counted out once the day is gone (count_stacks): the
-    -- drop waits for the app's writers, which count stacks after writing
-    -- reports, so no one holds a count this needs.
-    EXECUTE format('SELECT array_agg(h), array_agg(-n) FROM (SELECT h, count(*) AS n'
-                   ' FROM %I, LATERAL (SELECT stack_at(raw_stacks || symbolized_stacks, i) AS h'
-                   ' FROM generate_series(1, length(raw_stacks || symbolized_stacks) / 16) i) x'
-                   ' GROUP BY h) c',
-                   part.relname) INTO hashes, counts;
     EXECUTE format('DROP TABLE %I', part.relname);
     -- The tree is of retained reports: the day's counts go with them
     -- (schema/024), locked after the partition, before the stacks.
     DELETE FROM group_stack_days g
      WHERE g.app_id = p_app AND g.day = to_date(right(part.relname, 8), 'YYYYMMDD');
-    PERFORM count_stacks(p_app, hashes, counts, '{}', '{}');
     dropped := dropped + 1;
   END LOOP;
+  -- The stacks whose last day is gone (schema/041), once every day before
+  -- p_before is: a batch that stored a report of one of them had its
+  -- partition locked, and the DROP waited for its commit, whose raised
+  -- days this statement sees; a batch still to create one waits for the
+  -- lock above and stores its stacks anew (keep_stacks).
+  DELETE FROM stacks s WHERE s.app_id = p_app AND s.last_day < p_before;
   RETURN dropped;
 END $$;
 COMMENT ON FUNCTION drop_report_partitions(bigint, date) IS
-  'Retention: drops every day partition of one app older than p_before, counting their reports'' stacks out (count_stacks) and deleting their call-tree counts (group_stack_days); returns how many.';
+  'Retention: drops every day partition of one app older than p_before, deleting their call-tree counts (group_stack_days) and the stacks no retained day refers to (stacks.last_day); returns how many.';

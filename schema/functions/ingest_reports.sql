@@ -26,8 +26,8 @@
 -- the contended group rows, level 1 by key and level 2 by key, last, so
 -- they stay locked only until the commit, then dsyms/missing's counters
 -- (image_waits) by key; then, in statements of their own, the call tree's
--- counts (group_stack_days) by key and the stacks' counts by hash
--- (count_stacks). The users' activity (count_activity) is the fold's.
+-- counts (group_stack_days) by key and the stacks by hash (keep_stacks).
+-- The users' activity (count_activity) is the fold's.
 --
 -- Element i of every array belongs to report i: its identity, arrival
 -- (UTC day and time), whether its user is sampled today, its metadata
@@ -338,12 +338,11 @@ BEGIN
   ON CONFLICT (app_id, key1, key2, day, app_version, stack)
   DO UPDATE SET reports = g.reports + excluded.reports;
 
-  -- The stored reports' stacks, counted last: a popular stack's count is
-  -- every batch's, like a popular group's row (count_stacks).
-  PERFORM count_stacks(p_app, coalesce(array_agg(h), '{}'), coalesce(array_agg(1::bigint), '{}'),
-                       p_stack_hashes, p_stack_bodies)
+  -- The stored reports' stacks, last (keep_stacks).
+  PERFORM keep_stacks(p_app, array_agg(h), array_agg(p_days[o]), p_stack_hashes, p_stack_bodies)
      FROM unnest(stored_at) o,
-          unnest(p_raw_stacks[o]::uuid[] || p_symbolized_stacks[o]::uuid[]) h;
+          unnest(p_raw_stacks[o]::uuid[] || p_symbolized_stacks[o]::uuid[]) h
+    HAVING count(*) > 0;
 
   FOR i IN 1..coalesce(cardinality(stored_at), 0) LOOP
     ids[stored_at[i]] := stored_ids[i];

@@ -6,9 +6,10 @@
 -- The caller holds the report's key row (st_report_lock) and has moved its
 -- groups (move_report): then the call tree's counts (group_stack_days,
 -- schema/024: the report's old representative stack out, its new one in,
--- in key order), and the stacks' counts last, as at ingest. The new
--- stacks are counted before the old ones are released, in the same
--- upsert, so a stack both keep is never deleted on the way.
+-- in key order), and the new stacks last, as at ingest (keep_stacks). The
+-- replaced ones stay until retention drops their last day: the report's
+-- own day is one of them, so a stack is never gone while a report of a
+-- retained day refers to it.
 
 CREATE OR REPLACE FUNCTION update_report_symbols(p_app bigint, p_day date, p_id bigint,
                                                  p_key1 text, p_key2 text, p_pending boolean,
@@ -49,11 +50,9 @@ BEGIN
   DELETE FROM group_stack_days g
    WHERE g.app_id = p_app AND g.key1 = old_key1 AND g.key2 = old_key2 AND g.day = p_day
      AND g.app_version = old_version AND g.reports <= 0;
-  PERFORM count_stacks(p_app, p_stacks || old,
-                       array_fill(1::bigint, ARRAY[cardinality(p_stacks)])
-                         || array_fill(-1::bigint, ARRAY[cardinality(old)]),
-                       p_hashes, p_bodies);
+  PERFORM keep_stacks(p_app, p_stacks, array_fill(p_day, ARRAY[cardinality(p_stacks)]),
+                      p_hashes, p_bodies);
 END $$;
 COMMENT ON FUNCTION update_report_symbols(bigint, date, bigint, text, text, boolean, text, uuid[],
                                           uuid[], text[]) IS
-  'Reprocessing: replaces report p_id''s keys, pending flag and symbolized form (skeleton and stack hashes, the texts of new stacks in p_hashes/p_bodies), counting the new stacks in and the replaced ones out, and its representative stack in group_stack_days.';
+  'Reprocessing: replaces report p_id''s keys, pending flag and symbolized form (skeleton and stack hashes, the texts of new stacks in p_hashes/p_bodies), keeping the new stacks (keep_stacks), and its representative stack in group_stack_days.';

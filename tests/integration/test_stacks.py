@@ -1,7 +1,7 @@
 """Issue 25 §3: each distinct stack stored once per app (schema/018). A
 report keeps its documents with its stacks cut out; the stacks table holds
-each distinct one once, counted by the reports that refer to it, and loses
-it when retention or reprocessing leaves none. What the tests expect is
+each distinct one once, shared by the reports that refer to it, until
+retention drops the last day a report referred to it. What the tests expect is
 computed from the reports they post, never read from the server."""
 
 import json
@@ -52,13 +52,25 @@ def expected_refs(reports):
 
 
 def stored_refs(db, app_id):
-    """Each stored stack's count, and the stacks without a count or text."""
-    counts = psql(db, f"SELECT s.refs FROM stack_refs s WHERE s.app_id = {app_id}"
-                      " ORDER BY 1").split()
-    orphans = psql(db, f"""
-        SELECT count(*) FROM stacks b FULL JOIN stack_refs s USING (app_id, hash)
-         WHERE coalesce(b.app_id, s.app_id) = {app_id} AND (b.body IS NULL OR s.refs IS NULL)""")
-    return sorted(int(c) for c in counts), int(orphans)
+    """How many places in stored reports refer to each stored stack, how
+    many stacks they refer to are not stored, and how many stored stacks
+    do not carry as their last day the latest day of the reports referring
+    to them (those no report refers to among them)."""
+    referred = f"""
+        SELECT h, count(*) AS n, max(r.received_day) AS day
+          FROM reports r, unnest(stack_hashes(r.raw_stacks || r.symbolized_stacks)) h
+         WHERE r.app_id = {app_id} GROUP BY h"""
+    counts = psql(db, f"""
+        SELECT x.n FROM ({referred}) x
+         WHERE EXISTS (SELECT 1 FROM stacks s WHERE s.app_id = {app_id} AND s.hash = x.h)
+         ORDER BY 1""").split()
+    lost = psql(db, f"""
+        SELECT count(*) FROM ({referred}) x
+         WHERE NOT EXISTS (SELECT 1 FROM stacks s WHERE s.app_id = {app_id} AND s.hash = x.h)""")
+    misdated = psql(db, f"""
+        SELECT count(*) FROM stacks s LEFT JOIN ({referred}) x ON x.h = s.hash
+         WHERE s.app_id = {app_id} AND s.last_day IS DISTINCT FROM x.day""")
+    return sorted(int(c) for c in counts), int(lost), int(misdated)
 
 
 def post_all(server, app, reports):
@@ -90,7 +102,7 @@ def test_reports_share_their_stacks(server, db, image):
     ids = post_all(server, app, reports)
 
     want = expected_refs(reports)
-    assert stored_refs(db, app_id_of(db, app)) == (want, 0)
+    assert stored_refs(db, app_id_of(db, app)) == (want, 0, 0)
     assert len(want) < len(reports) < sum(want)  # shared: fewer rows than reports
     for rid, sent, shape in zip(ids, reports, shapes):
         got = report(server, app, rid)
@@ -115,11 +127,11 @@ def test_retention_collects_the_stacks_of_dropped_days(db, make_server, image):
         sent[age] = [stacked_report(image, shape, "u1") for shape in shapes]
         post_all(s, app, sent[age])
         s.stop()
-    assert stored_refs(db, app_id) == (expected_refs(sent[10] + sent[0]), 0)
+    assert stored_refs(db, app_id) == (expected_refs(sent[10] + sent[0]), 0, 0)
 
     psql(db, f"UPDATE app_config SET retention_days = 7 WHERE app_id = {app_id}")
     stallscope("purge", db_url=db, extra_env={"STALLSCOPE_FAKE_NOW": str(now)})
-    assert stored_refs(db, app_id) == (expected_refs(sent[0]), 0)
+    assert stored_refs(db, app_id) == (expected_refs(sent[0]), 0, 0)
 
 
 def test_reprocessing_replaces_and_collects_stacks(server, db, image):
@@ -130,7 +142,7 @@ def test_reprocessing_replaces_and_collects_stacks(server, db, image):
     reports = [stacked_report(image, s, "u2") for s in ([a], [a], [b], [a, b])]
     ids = post_all(server, app, reports)
     hashes = lambda: set(psql(db, f"SELECT hash FROM stacks WHERE app_id = {app_id}").split())
-    assert stored_refs(db, app_id) == (expected_refs(reports), 0)
+    assert stored_refs(db, app_id) == (expected_refs(reports), 0, 0)
     unsymbolized = hashes()
 
     assert server.upload(app, image.dwarf).status in (200, 201)
@@ -138,10 +150,18 @@ def test_reprocessing_replaces_and_collects_stacks(server, db, image):
     while time.time() < deadline and any(report(server, app, i)["pending"] for i in ids):
         time.sleep(0.2)
     assert not any(report(server, app, i)["pending"] for i in ids)
-    # Same sharing, other texts: the missing-symbol threads and images are
-    # gone, raw's stacks (unchanged) stay.
-    assert stored_refs(db, app_id) == (expected_refs(reports), 0)
-    assert len(unsymbolized & hashes()) == 1 + 3  # raw: images, three threads
+    # Same sharing, other texts; the replaced ones (the symbolized form's
+    # missing-symbol images and threads) no report refers to any more stay
+    # until retention drops their day, which raw's stacks also refer to.
+    replaced = len(unsymbolized) - (1 + 3)  # raw's: images, three threads
+    assert stored_refs(db, app_id) == (expected_refs(reports), 0, replaced)
+    assert unsymbolized < hashes()
+
+    psql(db, f"UPDATE app_config SET retention_days = 7 WHERE app_id = {app_id}")
+    stallscope("purge", db_url=db,
+               extra_env={"STALLSCOPE_FAKE_NOW": str(int(time.time()) + 8 * DAY)})
+    assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {app_id}").strip() == "0"
+    assert hashes() == set()
 
 
 # The reply of GET /api/v1/reports/{id} as schema 017's st_report_json
@@ -219,7 +239,7 @@ def test_upgrade_keeps_every_report_reply(server, db, cluster, tmp_path, make_se
         got = upgraded.request("GET", f"/api/v1/reports/{want['id']}",
                                token=old_app["admin_token"])
         assert got.status == 200 and got.json == want, want["id"]
-    assert stored_refs(old, old_id) == (expected_refs(reports), 0)
+    assert stored_refs(old, old_id) == (expected_refs(reports), 0, 0)
 
 
 def test_row_keeps_no_copy_of_its_columns(server, db, image):
@@ -257,3 +277,44 @@ def test_row_keeps_no_copy_of_its_columns(server, db, image):
     chains = expected_frames(image, image.plain[0:5])
     assert got["frames"] == identities(image.name, chains)[:4]
     assert got["pending"] is False and got["report_id"] == sent["report_id"]
+
+
+def test_upgrade_to_041_dates_every_stack_by_its_latest_report(cluster, tmp_path):
+    """A database at schema 040 with reports of two days: `stallscope
+    migrate` gives each stack the latest day of the reports referring to it
+    (through either document), and drops the one no report refers to."""
+    db = cluster.create_db("stacks_upgrade_041")
+    migrate_up_to(db, tmp_path, 41)
+    app_id = app_id_of(db, create_app(db))
+    hashes = {name: f"{i:032x}" for i, name in enumerate(("old", "both", "new", "none"), 1)}
+    part = f"reports_a{app_id}"
+    rows = [(1, "2026-11-01", "old", "both"), (2, "2026-11-02", "new", "both")]
+    psql(db, f"""
+        CREATE TABLE {part} PARTITION OF reports FOR VALUES IN ({app_id})
+          PARTITION BY RANGE (received_day);
+        CREATE TABLE {part}_20261101 PARTITION OF {part}
+          FOR VALUES FROM ('2026-11-01') TO ('2026-11-02');
+        CREATE TABLE {part}_20261102 PARTITION OF {part}
+          FOR VALUES FROM ('2026-11-02') TO ('2026-11-03');
+        INSERT INTO stacks (app_id, hash, body)
+        SELECT {app_id}, h::uuid, '[]' FROM unnest(ARRAY{list(hashes.values())}) h;
+        INSERT INTO stack_refs (app_id, hash, refs)
+        SELECT {app_id}, h::uuid, 1 FROM unnest(ARRAY{list(hashes.values())}) h;""")
+    for rid, day, raw, symbolized in rows:
+        psql(db, f"""
+            INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id,
+                                 kind, source, key1, key2, pending, raw, symbolized,
+                                 raw_stacks, symbolized_stacks, in_sample)
+            VALUES ({rid}, {app_id}, '{day}', '{day}', 'r{rid}', 'u', 'stall', 'native',
+                    'k1', 'k2', false, '{{"threads":[\x01]}}', '{{"threads":[\x01]}}',
+                    '\\x{hashes[raw]}', '\\x{hashes[symbolized]}', true)""")
+
+    assert "applied 041_stacks_kept_by_last_day.sql" in migrate(db).stdout
+    assert psql(db, f"SELECT hash, last_day FROM stacks WHERE app_id = {app_id}"
+                    " ORDER BY last_day, hash").splitlines() == [
+        f"{hashes['old'][:8]}-{hashes['old'][8:12]}-{hashes['old'][12:16]}-"
+        f"{hashes['old'][16:20]}-{hashes['old'][20:]}|2026-11-01",
+        *sorted(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}|2026-11-02"
+                for h in (hashes["both"], hashes["new"]))]
+    assert stored_refs(db, app_id) == ([1, 1, 2], 0, 0)
+    assert psql(db, "SELECT to_regclass('stack_refs') IS NULL") == "t"

@@ -24,17 +24,24 @@ BEGIN
        AND to_date(right(c.relname, 8), 'YYYYMMDD') < p_before
   LOOP
     EXECUTE format('DROP TABLE %I', part.relname);
-    -- The tree is of retained reports: the day's counts go with them
-    -- (schema/024), locked after the partition, before the stacks.
-    DELETE FROM group_stack_days g
-     WHERE g.app_id = p_app AND g.day = to_date(right(part.relname, 8), 'YYYYMMDD');
     dropped := dropped + 1;
   END LOOP;
-  -- The stacks whose last day is gone (schema/041), once every day before
-  -- p_before is: a batch that stored a report of one of them had its
-  -- partition locked, and the DROP waited for its commit, whose raised
-  -- days this statement sees; a batch still to create one waits for the
-  -- lock above and stores its stacks anew (keep_stacks).
+  IF dropped = 0 THEN
+    RETURN 0;
+  END IF;
+  -- The tree is of retained reports (schema/024): the dropped days' counts
+  -- go with them, locked after the partitions, before the stacks. A delta
+  -- of a dropped day not folded yet (a report stored on a past day) is
+  -- let go first, so the fold leaves the tree alone; waiting here for a
+  -- fold that holds it makes that fold's counts visible to the delete.
+  UPDATE group_deltas d SET stack = NULL, stack_frames = NULL
+   WHERE d.app_id = p_app AND d.day < p_before AND d.stack IS NOT NULL;
+  DELETE FROM group_stack_days g WHERE g.app_id = p_app AND g.day < p_before;
+  -- The stacks whose last day is gone (schema/041): a batch that stored a
+  -- report on one of those days had its partition locked, and the DROP
+  -- waited for its commit, whose raised days this statement sees; a batch
+  -- still to create one waits for the lock above and stores its stacks
+  -- anew (keep_stacks).
   DELETE FROM stacks s WHERE s.app_id = p_app AND s.last_day < p_before;
   RETURN dropped;
 END $$;

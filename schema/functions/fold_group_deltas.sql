@@ -1,7 +1,7 @@
 -- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
 -- counted into the groups' counters, group_days, group_dim_days,
--- group_facet_days, app_dimensions and the users' activity, in one
--- transaction (docs/STORAGE.md "Deltas").
+-- group_facet_days, the call tree (group_stack_days), app_dimensions and
+-- the users' activity, in one transaction (docs/STORAGE.md "Deltas").
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
@@ -12,11 +12,11 @@
 -- Two folds at once are safe: the second
 -- waits on the rows the first deletes, finds them gone and counts the
 -- rest. Locks: the deltas (by primary key), then the groups rows, the day
--- rows, the dimension rows and the facet rows, each table in key order,
--- as reprocessing takes them (ingest locks groups rows and none of the
--- others), and the app's pick lists (app_dimensions), which only a fold
--- writes; then, in a statement of its own, the users' activity
--- (count_activity), as sampling check-ins lock it.
+-- rows, the dimension rows, the facet rows and the call tree's rows, each
+-- table in key order, as reprocessing takes them (ingest locks groups
+-- rows and none of the others), and the app's pick lists (app_dimensions),
+-- which only a fold writes; then, in a statement of its own, the users'
+-- activity (count_activity), as sampling check-ins lock it.
 CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -55,6 +55,20 @@ BEGIN
       reports = a.reports + excluded.reports,
       first_seen = least(a.first_seen, excluded.first_seen),
       last_seen = greatest(a.last_seen, excluded.last_seen)
+  ), trees AS (
+    -- The call tree's counts (schema/024, 042): per group, day, version
+    -- and representative stack, locked after the facet rows (run after
+    -- them), in key order, as reprocessing locks them after the day
+    -- rows. A delta without a stack was counted there by its ingest.
+    INSERT INTO group_stack_days AS t (app_id, key1, key2, day, app_version, stack, frames,
+                                       reports)
+    SELECT p_app, key1, key2, day, app_version, stack, min(stack_frames), count(*)
+      FROM gone
+     WHERE stack IS NOT NULL
+     GROUP BY key1, key2, day, app_version, stack
+     ORDER BY key1 COLLATE "C", key2 COLLATE "C", day, app_version COLLATE "C", stack
+    ON CONFLICT (app_id, key1, key2, day, app_version, stack)
+    DO UPDATE SET reports = t.reports + excluded.reports
   ), facet_days AS (
     -- Both levels' rows per day and value of each filter dimension: all
     -- users and the in-sample ones with their count (schema/025); locked
@@ -188,4 +202,4 @@ BEGIN
   RETURN folded;
 END $$;
 COMMENT ON FUNCTION fold_group_deltas(bigint) IS
-  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days, group_facet_days, app_dimensions and the users'' activity (count_activity) and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';
+  'Counts the committed deltas of app P_APP (group_deltas) into the groups'' counters, group_days, group_dim_days, group_facet_days, the call tree (group_stack_days), app_dimensions and the users'' activity (count_activity) and deletes them, in one statement, locking the rows in the order reprocessing does; returns how many reports it counted.';

@@ -16,8 +16,9 @@
 --    server/ingest_commit.c);
 --  * a group is made with its first report, its culprit kept better
 --    (schema/022); its counters and its day, dimension and facet rows,
---    the app's pick lists (app_dimensions) and its user's activity
---    (count_activity) are counted from each stored report's delta
+--    its call tree (group_stack_days), the app's pick lists
+--    (app_dimensions) and its user's activity (count_activity) are
+--    counted from each stored report's delta
 --    (group_deltas, schema/026) by fold_group_deltas, outside this
 --    transaction.
 -- Locks, in the order every batch and move_report keep: report partitions
@@ -25,9 +26,9 @@
 -- missing images' shared advisory locks, then
 -- the contended group rows, level 1 by key and level 2 by key, last, so
 -- they stay locked only until the commit, then dsyms/missing's counters
--- (image_waits) by key; then, in statements of their own, the call tree's
--- counts (group_stack_days) by key and the stacks by hash (keep_stacks).
--- The users' activity (count_activity) is the fold's.
+-- (image_waits) by key; then, in a statement of its own, the stacks by
+-- hash (keep_stacks). The call tree's counts (group_stack_days) and the
+-- users' activity (count_activity) are the fold's.
 --
 -- Element i of every array belongs to report i: its identity, arrival
 -- (UTC day and time), whether its user is sampled today, its metadata
@@ -259,14 +260,17 @@ BEGIN
            p_durations[o] AS ms
       FROM stored, (VALUES (1), (2)) AS l(lvl)
   ), deltas AS (
-    -- What group_days, group_dim_days and group_facet_days count, left
-    -- for fold_group_deltas (schema/026): no row of theirs locked here.
+    -- What group_days, group_dim_days, group_facet_days and the call
+    -- tree's group_stack_days count, left for fold_group_deltas (schema/026,
+    -- 042): no row of theirs locked here.
     INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
-                              os_version, device, kind, in_sample, duration_ms)
+                              os_version, device, kind, in_sample, duration_ms, stack,
+                              stack_frames)
     SELECT p_app, id, p_key1s[o], p_key2s[o], p_days[o], p_ats[o], p_user_ids[o],
            coalesce(p_app_versions[o], ''), coalesce(p_os_versions[o], ''),
-           coalesce(p_devices[o], ''), p_kinds[o], NOT listed[o], p_durations[o]
-      FROM stored
+           coalesce(p_devices[o], ''), p_kinds[o], NOT listed[o], p_durations[o], x.stack,
+           x.frames
+      FROM stored, representative_stack(p_symbolized[o], p_symbolized_stacks[o]::uuid[]) x
   ), counters AS (
     -- A group new to the app, with its frames; its counters (reports,
     -- users, seen, severity) come from the deltas (fold_group_deltas), so
@@ -322,21 +326,6 @@ BEGIN
      WHERE g.app_id = p_app AND g.level = offer.level AND g.key = offer.key
        AND better_culprit(g.culprit, offer.culprit) IS DISTINCT FROM g.culprit;
   END LOOP;
-
-  -- The call tree's counts (group_stack_days, schema/024): per group, day,
-  -- version and representative stack, locked after the group rows (the
-  -- statement above) and before the stacks', in key order, like them.
-  INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
-                                     reports)
-  SELECT p_app, p_key1s[o], p_key2s[o], p_days[o], coalesce(p_app_versions[o], ''), x.stack,
-         min(x.frames), count(*)
-    FROM unnest(stored_at) o,
-         representative_stack(p_symbolized[o], p_symbolized_stacks[o]::uuid[]) x
-   GROUP BY p_key1s[o], p_key2s[o], p_days[o], coalesce(p_app_versions[o], ''), x.stack
-   ORDER BY p_key1s[o] COLLATE "C", p_key2s[o] COLLATE "C", p_days[o],
-            coalesce(p_app_versions[o], '') COLLATE "C", x.stack
-  ON CONFLICT (app_id, key1, key2, day, app_version, stack)
-  DO UPDATE SET reports = g.reports + excluded.reports;
 
   -- The stored reports' stacks, last (keep_stacks).
   PERFORM keep_stacks(p_app, array_agg(h), array_agg(p_days[o]), p_stack_hashes, p_stack_bodies)

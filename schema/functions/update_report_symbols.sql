@@ -6,7 +6,8 @@
 -- The caller holds the report's key row (st_report_lock) and has moved its
 -- groups (move_report): then the call tree's counts (group_stack_days,
 -- schema/024: the report's old representative stack out, its new one in,
--- in key order), and the new stacks last, as at ingest (keep_stacks). The
+-- in key order; its delta's stack while that waits, schema/042), and the
+-- new stacks last, as at ingest (keep_stacks). The
 -- replaced ones stay until retention drops their last day: the report's
 -- own day is one of them, so a stack is never gone while a report of a
 -- retained day refers to it.
@@ -34,22 +35,31 @@ BEGIN
   UPDATE reports r SET key1 = p_key1, key2 = p_key2, pending = p_pending,
                        symbolized = p_symbolized, symbolized_stacks = stack_bytes(p_stacks)
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
-  -- A stack both forms keep nets to 0 and is not touched.
-  INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
-                                     reports)
-  SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n)
-    FROM (SELECT p_key1 AS key1, p_key2 AS key2, x.stack, x.frames, 1 AS n
-            FROM representative_stack(p_symbolized, p_stacks) x
-          UNION ALL
-          SELECT old_key1, old_key2, y.stack, y.frames, -1
-            FROM representative_stack(old_symbolized, old) y) AS m
-   GROUP BY m.key1, m.key2, m.stack HAVING sum(m.n) <> 0
-   ORDER BY m.key1 COLLATE "C", m.key2 COLLATE "C", m.stack
-  ON CONFLICT (app_id, key1, key2, day, app_version, stack)
-  DO UPDATE SET reports = g.reports + excluded.reports;
-  DELETE FROM group_stack_days g
-   WHERE g.app_id = p_app AND g.key1 = old_key1 AND g.key2 = old_key2 AND g.day = p_day
-     AND g.app_version = old_version AND g.reports <= 0;
+  -- A report whose delta waits is in no call-tree count yet: its delta's
+  -- stack moves (move_report moved its keys and holds it), and the fold
+  -- counts the new one. A delta without a stack (written before
+  -- schema/042) was counted by its ingest, and moves as a counted report.
+  UPDATE group_deltas d SET stack = x.stack, stack_frames = x.frames
+    FROM representative_stack(p_symbolized, p_stacks) x
+   WHERE d.app_id = p_app AND d.report = p_id AND d.stack IS NOT NULL;
+  IF NOT FOUND THEN
+    -- A stack both forms keep nets to 0 and is not touched.
+    INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
+                                       reports)
+    SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n)
+      FROM (SELECT p_key1 AS key1, p_key2 AS key2, x.stack, x.frames, 1 AS n
+              FROM representative_stack(p_symbolized, p_stacks) x
+            UNION ALL
+            SELECT old_key1, old_key2, y.stack, y.frames, -1
+              FROM representative_stack(old_symbolized, old) y) AS m
+     GROUP BY m.key1, m.key2, m.stack HAVING sum(m.n) <> 0
+     ORDER BY m.key1 COLLATE "C", m.key2 COLLATE "C", m.stack
+    ON CONFLICT (app_id, key1, key2, day, app_version, stack)
+    DO UPDATE SET reports = g.reports + excluded.reports;
+    DELETE FROM group_stack_days g
+     WHERE g.app_id = p_app AND g.key1 = old_key1 AND g.key2 = old_key2 AND g.day = p_day
+       AND g.app_version = old_version AND g.reports <= 0;
+  END IF;
   PERFORM keep_stacks(p_app, p_stacks, array_fill(p_day, ARRAY[cardinality(p_stacks)]),
                       p_hashes, p_bodies);
 END $$;

@@ -53,7 +53,8 @@ def run(cmd, env=None, check=True, timeout=120):
 # (schema/039 keeps their combination's number), read as the table was.
 DIM_ROWS = ("(SELECT d.*, c.app_version, c.os_version, c.device, c.kind FROM group_dim_days d"
             " JOIN dim_combos c ON c.id = d.combo) AS group_dim_days")
-FOLDED = re.compile(r"\b(groups|group_(dim_|facet_)?days|app_dimensions|activity_(daily|users))\b")
+FOLDED = re.compile(r"\b(groups|group_(dim_|facet_|stack_)?days|app_dimensions|"
+                    r"activity_(daily|users))\b")
 FOLD = ("DO $$ BEGIN IF to_regproc('fold_group_deltas') IS NOT NULL THEN"
         " PERFORM fold_group_deltas(id) FROM apps; END IF; END $$")
 

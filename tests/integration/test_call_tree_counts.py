@@ -11,6 +11,8 @@ is read back from the server."""
 
 import time
 
+import pytest
+
 from conftest import create_app, migrate, psql, stallscope
 from ingest_util import allow_everyone
 from test_api_filters import day_of
@@ -135,21 +137,30 @@ def test_counts_through_ingest_filters_and_retention(db, make_server, image):
                    lambda p: p["version"] == VERSIONS[1])
 
 
-def test_counts_follow_a_late_dsym(db, make_server, image):
+@pytest.mark.parametrize("folded", [True, False], ids=["folded", "waiting"])
+def test_counts_follow_a_late_dsym(db, make_server, image, folded):
     """Reports stored before their dSYM: once it arrives their stacks are
     symbolized again; an inline-keyed stack changes groups, a
-    plugin-innermost one keeps its groups but not its stack."""
+    plugin-innermost one keeps its groups but not its stack. Their deltas
+    counted before the dSYM arrives (folded), or still waiting for a fold
+    all along (waiting: reprocessing moves the deltas' stacks instead of
+    the counts, schema/042)."""
     app = create_app(db)
     st = Stacks(image)
-    server = make_server()
+    server = make_server(env={} if folded else {"STALLSCOPE_FOLD_INTERVAL": "3600"})
     allow_everyone(server, app)
     day = day_of(time.time())
     sent = posted(st, image, 30, day)
     ids = ingest_all(server, app, [b for b, _ in sent])
     before = {rid: keys_of(server, app, rid) for rid in ids}
-    for key1 in {k1 for k1, _ in before.values()}:
-        # Before the dSYM, the counts and the reports agree.
-        assert tree(server, app, key1) == tree(server, app, key1, "?os_version=17.2")
+    deltas = f"SELECT count(*) FROM group_deltas WHERE app_id = {app_id(db, app)}"
+    if folded:
+        for key1 in {k1 for k1, _ in before.values()}:
+            # Before the dSYM, the counts and the reports agree.
+            assert tree(server, app, key1) == tree(server, app, key1, "?os_version=17.2")
+        assert psql(db, deltas) == "0"
+    else:
+        assert psql(db, deltas) == "30"
     assert server.upload(app, image.dwarf).status in (200, 201)
     waiting = (f"SELECT count(*) FROM reports WHERE app_id = {app_id(db, app)}"
                f" AND wait_uuids(waits) @> ARRAY['{image.uuid}'::uuid]")
@@ -157,6 +168,7 @@ def test_counts_follow_a_late_dsym(db, make_server, image):
     while psql(db, waiting) != "0" and time.time() < deadline:
         time.sleep(0.2)
     assert psql(db, waiting) == "0", "the reports were not reprocessed"
+    assert psql(db, deltas) == ("0" if folded else "30")
     reports = place(server, app, st, sent, ids)
     moved = {p["id"] for p in reports if (p["key1"], p["key2"]) != before[p["id"]]}
     assert moved and len(moved) < len(reports)

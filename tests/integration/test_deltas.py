@@ -266,3 +266,60 @@ def test_facet_rows_keep_one_sketch_while_every_user_is_in_the_sample(cluster, m
     listed = get(server, app, "/groups?version=1.0")["groups"]
     assert [(g["key"], g["reports"], g["users"], g["affected"]) for g in listed] == [
         ("s", 8, 8, 7)]
+
+
+def test_the_call_tree_counts_the_deltas_no_fold_has_counted_yet(cluster, make_server):
+    """The call tree's counts (group_stack_days) are the fold's, not every
+    batch's (schema/042): ingest leaves them alone, the tree folds first
+    and counts every report committed before it, once."""
+    db, server, app, app_id, version = deltas_setup(cluster, make_server, "deltas_tree", 3600)
+    ingest_users(db, app_id, version, "hot", 1, 4)
+    ingest_users(db, app_id, version, "hot", 5, 3, app_version="2.0")
+    counts = (f"SELECT app_version, reports FROM group_stack_days WHERE app_id = {app_id}"
+              " AND key1 = 'hot' ORDER BY 1")
+    assert psql(db, counts, fold_first=False) == ""
+    assert waiting(db, app_id) == 7
+
+    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/hot/tree",
+                          token=app["admin_token"])
+    assert tree.status == 200 and tree.json["reports"] == 7, tree
+    assert waiting(db, app_id) == 0
+    assert psql(db, counts, fold_first=False).split() == ["1.0|4", "2.0|3"]
+    ingest_users(db, app_id, version, "hot", 8, 2)
+    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/hot/tree?version=1.0",
+                          token=app["admin_token"])
+    assert tree.status == 200 and tree.json["reports"] == 6, tree
+
+
+def test_upgrade_to_042_counts_a_waiting_delta_once_in_the_call_tree(cluster, tmp_path):
+    """A database at schema 041, whose ingest counted its reports in the
+    call tree itself: one report folded, one still waiting, both of group
+    up/up-2 with a lost stack. After `stallscope migrate` the fold leaves
+    the second's count as ingest made it: two reports, not three."""
+    db = cluster.create_db("deltas_upgrade_042")
+    migrate_up_to(db, tmp_path, 42)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{create_app(db)['app']}'")
+    psql(db, f"""
+        INSERT INTO groups (app_id, level, key, parent_key, frames, reports, users, users_hll,
+                            first_seen, last_seen)
+        SELECT {app_id}, l, CASE l WHEN 1 THEN 'up' ELSE 'up-2' END,
+               CASE l WHEN 1 THEN NULL ELSE 'up' END, '[]', 1, 1,
+               hll_add_agg(hll_hash_text('user-a'), 12, 5, 1024, 0), now(), now()
+          FROM (VALUES (1), (2)) AS x(l) GROUP BY l;
+        INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
+        VALUES ({app_id}, '2.0', '17.2', 'iPhone14,2', 'stall');
+        INSERT INTO group_stack_days (app_id, key1, key2, day, app_version, stack, frames,
+                                      reports)
+        VALUES ({app_id}, 'up', 'up-2', current_date, '2.0',
+                '00000000-0000-0000-0000-000000000000', NULL, 2);
+        INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
+                                  os_version, device, kind, in_sample, duration_ms)
+        VALUES ({app_id}, 2, 'up', 'up-2', current_date, now(), 'user-b', '2.0', '17.2',
+                'iPhone14,2', 'stall', true, 700)""")
+
+    assert "applied 042_call_tree_from_deltas.sql" in migrate(db).stdout
+    assert psql(db, f"SELECT stack IS NULL FROM group_deltas WHERE app_id = {app_id}",
+                fold_first=False) == "t"
+    assert psql(db, "SELECT key1, key2, app_version, reports FROM group_stack_days"
+                    f" WHERE app_id = {app_id}") == "up|up-2|2.0|2"
+    assert waiting(db, app_id) == 0

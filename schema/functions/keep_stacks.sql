@@ -9,12 +9,13 @@
 -- reference's is only read (one probe): nearly every stack of every
 -- batch, so a popular stack is neither locked nor rewritten. Otherwise
 -- the upsert inserts it or raises its day, locking it in hash order.
--- Against retention (drop_report_partitions deletes the stacks whose day
--- it dropped): a stack read here with a day as late is never deleted,
--- since no one deletes the days a report is being stored in; one whose
--- deletion this upsert meets waits for it and, once it is committed,
--- inserts the stack anew; one whose raised day retention meets is kept
--- (its DELETE rechecks the day on the row this upsert wrote).
+-- Against retention (drop_report_partitions deletes the stacks whose last
+-- day is before the first it keeps): a stack read here with a day as late
+-- as a report's is deleted only with that report's day, whose DROP waits
+-- for this transaction; one whose deletion this upsert meets waits for it
+-- and, once it is committed, inserts the stack anew; one whose raised day
+-- retention meets is kept (its DELETE rechecks the day on the row this
+-- upsert wrote).
 
 CREATE OR REPLACE FUNCTION keep_stacks(p_app bigint, p_hashes uuid[], p_days date[],
                                        p_known_hashes uuid[], p_known_bodies text[])

@@ -7,10 +7,10 @@
 -- groups (move_report): then the call tree's counts (group_stack_days,
 -- schema/024: the report's old representative stack out, its new one in,
 -- in key order; its delta's stack while that waits, schema/042), and the
--- new stacks last, as at ingest (keep_stacks). The
--- replaced ones stay until retention drops their last day: the report's
--- own day is one of them, so a stack is never gone while a report of a
--- retained day refers to it.
+-- new stacks last, as at ingest (keep_stacks). The replaced ones stay
+-- until retention drops their last day: the report's own day is one of
+-- them, so a stack is never gone while a report of a retained day refers
+-- to it.
 
 CREATE OR REPLACE FUNCTION update_report_symbols(p_app bigint, p_day date, p_id bigint,
                                                  p_key1 text, p_key2 text, p_pending boolean,

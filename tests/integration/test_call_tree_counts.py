@@ -138,16 +138,22 @@ def test_counts_through_ingest_filters_and_retention(db, make_server, image):
 
 
 @pytest.mark.parametrize("folded", [True, False], ids=["folded", "waiting"])
-def test_counts_follow_a_late_dsym(db, make_server, image, folded):
+def test_counts_follow_a_late_dsym(db, cluster, make_server, image, folded):
     """Reports stored before their dSYM: once it arrives their stacks are
     symbolized again; an inline-keyed stack changes groups, a
     plugin-innermost one keeps its groups but not its stack. Their deltas
     counted before the dSYM arrives (folded), or still waiting for a fold
     all along (waiting: reprocessing moves the deltas' stacks instead of
-    the counts, schema/042)."""
+    the counts, schema/042; a database of its own, which no other test's
+    server folds)."""
+    if folded:
+        server = make_server()
+    else:
+        db = cluster.create_db("tree_counts_waiting")
+        migrate(db)
+        server = make_server(env={"STALLSCOPE_FOLD_INTERVAL": "3600"}, db_url=db)
     app = create_app(db)
     st = Stacks(image)
-    server = make_server(env={} if folded else {"STALLSCOPE_FOLD_INTERVAL": "3600"})
     allow_everyone(server, app)
     day = day_of(time.time())
     sent = posted(st, image, 30, day)

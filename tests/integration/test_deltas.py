@@ -146,15 +146,10 @@ def test_the_pick_lists_count_the_deltas_no_fold_has_counted_yet(cluster, make_s
     assert [(v["value"], v["reports"]) for v in lists["os_versions"]] == [("17.2", 9)]
 
 
-def test_upgrade_to_040_counts_a_waiting_delta_once_in_pick_lists_and_activity(cluster,
-                                                                                tmp_path):
-    """A database at schema 039, whose ingest counted its reports in the
-    pick lists and the activity itself: a report of version 1.0 (300 ms)
-    folded, one of 2.0 (700 ms) still waiting, both on an iPhone. After
-    `stallscope migrate` the fold counts the second once: 2.0 once, the
-    iPhone twice, 2.0's day one report of 700 ms and one user."""
-    db = cluster.create_db("deltas_upgrade_040")
-    migrate_up_to(db, tmp_path, 40)
+def upgraded_app_with_group_up(db):
+    """An app of an older schema's database (no function file) with groups
+    up/up-2, one report of user-a counted in them, and the dimension
+    combination of a report of 2.0 on an iPhone; its id."""
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{create_app(db)['app']}'")
     psql(db, f"""
         INSERT INTO groups (app_id, level, key, parent_key, frames, reports, users, users_hll,
@@ -164,7 +159,21 @@ def test_upgrade_to_040_counts_a_waiting_delta_once_in_pick_lists_and_activity(c
                hll_add_agg(hll_hash_text('user-a'), 12, 5, 1024, 0), now(), now()
           FROM (VALUES (1), (2)) AS x(l) GROUP BY l;
         INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
-        VALUES ({app_id}, '2.0', '17.2', 'iPhone14,2', 'stall');
+        VALUES ({app_id}, '2.0', '17.2', 'iPhone14,2', 'stall')""")
+    return app_id
+
+
+def test_upgrade_to_040_counts_a_waiting_delta_once_in_pick_lists_and_activity(cluster,
+                                                                                tmp_path):
+    """A database at schema 039, whose ingest counted its reports in the
+    pick lists and the activity itself: a report of version 1.0 (300 ms)
+    folded, one of 2.0 (700 ms) still waiting, both on an iPhone. After
+    `stallscope migrate` the fold counts the second once: 2.0 once, the
+    iPhone twice, 2.0's day one report of 700 ms and one user."""
+    db = cluster.create_db("deltas_upgrade_040")
+    migrate_up_to(db, tmp_path, 40)
+    app_id = upgraded_app_with_group_up(db)
+    psql(db, f"""
         INSERT INTO app_dimensions (app_id, day, dim, value, reports, first_seen, last_seen)
         SELECT {app_id}, current_date, dim, value, n, now(), now()
           FROM (VALUES ('version', '1.0', 1), ('version', '2.0', 1),
@@ -298,16 +307,8 @@ def test_upgrade_to_042_counts_a_waiting_delta_once_in_the_call_tree(cluster, tm
     the second's count as ingest made it: two reports, not three."""
     db = cluster.create_db("deltas_upgrade_042")
     migrate_up_to(db, tmp_path, 42)
-    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{create_app(db)['app']}'")
+    app_id = upgraded_app_with_group_up(db)
     psql(db, f"""
-        INSERT INTO groups (app_id, level, key, parent_key, frames, reports, users, users_hll,
-                            first_seen, last_seen)
-        SELECT {app_id}, l, CASE l WHEN 1 THEN 'up' ELSE 'up-2' END,
-               CASE l WHEN 1 THEN NULL ELSE 'up' END, '[]', 1, 1,
-               hll_add_agg(hll_hash_text('user-a'), 12, 5, 1024, 0), now(), now()
-          FROM (VALUES (1), (2)) AS x(l) GROUP BY l;
-        INSERT INTO dim_combos (app_id, app_version, os_version, device, kind)
-        VALUES ({app_id}, '2.0', '17.2', 'iPhone14,2', 'stall');
         INSERT INTO group_stack_days (app_id, key1, key2, day, app_version, stack, frames,
                                       reports)
         VALUES ({app_id}, 'up', 'up-2', current_date, '2.0',

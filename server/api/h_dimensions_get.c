@@ -35,9 +35,7 @@ enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *r
 		return srv_rc_mhd(frc);
 	/* The pick lists count every report committed before the request:
 	 * the fold writes them (schema/040). */
-	int rc = srv_deltas_fold(t.app_id);
-	if (rc >= 0)
-		rc = st_run_tx("dimensions", dimensions_cb, &t);
+	int rc = srv_deltas_fold_then_read(t.app_id, "dimensions", dimensions_cb, &t);
 	if (rc <= 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, rc < 0 ? rc : ST_HARD_ERROR);

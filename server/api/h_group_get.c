@@ -36,9 +36,7 @@ enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req)
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
 	/* The day rows it reads count every report committed before it. */
-	int rc = srv_deltas_fold(t.app_id);
-	if (rc >= 0)
-		rc = st_run_tx("group_detail", detail_cb, &t);
+	int rc = srv_deltas_fold_then_read(t.app_id, "group_detail", detail_cb, &t);
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)

@@ -64,9 +64,7 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 		t.after_key = key;
 	}
 	/* The day rows it reads count every report committed before it. */
-	int src = srv_deltas_fold(t.app_id);
-	if (src >= 0)
-		src = st_run_tx("groups_page", page_cb, &t);
+	int src = srv_deltas_fold_then_read(t.app_id, "groups_page", page_cb, &t);
 	if (src < 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, src);

@@ -45,9 +45,7 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
 	/* The reports' activity is the fold's (schema/040): counted first. */
-	int rc = srv_deltas_fold(t.app_id);
-	if (rc >= 0)
-		rc = st_run_tx("stats", stats_cb, &t);
+	int rc = srv_deltas_fold_then_read(t.app_id, "stats", stats_cb, &t);
 	if (rc < 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, rc);

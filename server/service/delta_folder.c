@@ -15,6 +15,12 @@ int srv_deltas_fold(int64_t app_id)
 	return st_run_tx("fold_group_deltas", fold_cb, &app_id);
 }
 
+int srv_deltas_fold_then_read(int64_t app_id, const char *name, st_tx_cb cb, void *cls)
+{
+	int rc = srv_deltas_fold(app_id);
+	return rc < 0 ? rc : st_run_tx(name, cb, cls);
+}
+
 static srv_background bg = SRV_BACKGROUND_INIT;
 
 /* Deltas wait at most an interval (a second by default) for a fold

@@ -13,10 +13,16 @@
 #include <stdint.h>
 
 #include "server/service/config.h"
+#include "store/store.h"
 
 /* Folds APP_ID's waiting deltas (0: every app's) in a transaction of its
  * own. Returns 0, or a negative st_status. */
 int srv_deltas_fold(int64_t app_id);
+
+/* A reader of what the fold counts: folds APP_ID's deltas, then runs CB
+ * as st_run_tx(NAME, CB, CLS) and returns what that returns (or the
+ * fold's negative st_status, CB not run). */
+int srv_deltas_fold_then_read(int64_t app_id, const char *name, st_tx_cb cb, void *cls);
 
 /* The thread of `serve`: a fold of every app every CFG->fold_interval
  * seconds. CFG must outlive the thread. */

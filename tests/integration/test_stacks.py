@@ -6,6 +6,7 @@ computed from the reports they post, never read from the server."""
 
 import json
 import time
+import uuid
 from collections import Counter
 
 import pytest
@@ -310,11 +311,9 @@ def test_upgrade_to_041_dates_every_stack_by_its_latest_report(cluster, tmp_path
                     '\\x{hashes[raw]}', '\\x{hashes[symbolized]}', true)""")
 
     assert "applied 041_stacks_kept_by_last_day.sql" in migrate(db).stdout
-    assert psql(db, f"SELECT hash, last_day FROM stacks WHERE app_id = {app_id}"
-                    " ORDER BY last_day, hash").splitlines() == [
-        f"{hashes['old'][:8]}-{hashes['old'][8:12]}-{hashes['old'][12:16]}-"
-        f"{hashes['old'][16:20]}-{hashes['old'][20:]}|2026-11-01",
-        *sorted(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}|2026-11-02"
-                for h in (hashes["both"], hashes["new"]))]
+    dated = psql(db, f"SELECT hash, last_day FROM stacks WHERE app_id = {app_id}").split()
+    assert dict(row.split("|") for row in dated) == {
+        str(uuid.UUID(hashes["old"])): "2026-11-01", str(uuid.UUID(hashes["both"])): "2026-11-02",
+        str(uuid.UUID(hashes["new"])): "2026-11-02"}
     assert stored_refs(db, app_id) == ([1, 1, 2], 0, 0)
     assert psql(db, "SELECT to_regclass('stack_refs') IS NULL") == "t"

@@ -31,21 +31,22 @@ def fill(value, sql_type, n):
 
 
 def ingest_users(db, app_id, version, key, first, n, duration_sql="NULL", key2=None,
-                 app_version="1.0"):
+                 app_version="1.0", day_sql="current_date"):
     """N reports into groups KEY (level 1) and KEY2 (level 2; KEY-2 when
-    None), today, one each of users user-FIRST … user-(FIRST+N-1), of
-    APP_VERSION, in ingest_reports calls of at most 1,000 (the server's
-    batch limit), as the server makes them; user-i's duration is
-    DURATION_SQL, an SQL expression of i."""
+    None), received on DAY_SQL (today), one each of users user-FIRST …
+    user-(FIRST+N-1), of APP_VERSION, in ingest_reports calls of at most
+    1,000 (the server's batch limit), as the server makes them; user-i's
+    duration is DURATION_SQL, an SQL expression of i."""
     key2 = f"{key}-2" if key2 is None else key2
     while n > 1000:
-        ingest_users(db, app_id, version, key, first, 1000, duration_sql, key2, app_version)
+        ingest_users(db, app_id, version, key, first, 1000, duration_sql, key2, app_version,
+                     day_sql)
         first, n = first + 1000, n - 1000
     series = f"generate_series({first}, {first + n - 1}) i"
     stored = psql(db, f"""
         SELECT count(*) FILTER (WHERE outcome = 'stored') FROM ingest_reports(
           {app_id}, {version}, (SELECT array_agg('{key}-r' || i) FROM {series}),
-          (SELECT array_agg('user-' || i) FROM {series}), {fill('current_date', 'date', n)},
+          (SELECT array_agg('user-' || i) FROM {series}), {fill(f'({day_sql})', 'date', n)},
           {fill('now()', 'timestamptz', n)}, {fill('true', 'boolean', n)},
           {fill("'stall'", 'text', n)}, {fill("'native'", 'text', n)},
           {fill(f"'{app_version}'", 'text', n)}, {fill('NULL', 'text', n)},

@@ -9,7 +9,7 @@ server does), so no HTTP request folds them on its way."""
 import subprocess
 import time
 
-from conftest import PSQL, create_app, migrate, psql
+from conftest import PSQL, create_app, migrate, psql, stallscope
 from ingest_util import allow_everyone
 from test_aggregates import ingest_users
 from test_api_filters import get
@@ -324,3 +324,22 @@ def test_upgrade_to_042_counts_a_waiting_delta_once_in_the_call_tree(cluster, tm
     assert psql(db, "SELECT key1, key2, app_version, reports FROM group_stack_days"
                     f" WHERE app_id = {app_id}") == "up|up-2|2.0|2"
     assert waiting(db, app_id) == 0
+
+
+def test_retention_leaves_no_call_tree_count_for_a_waiting_delta_of_a_dropped_day(
+        cluster, make_server):
+    """Reports stored on a day ten days back, their deltas not folded yet,
+    and today's: `stallscope purge` with a retention of 7 days drops the
+    old day, and the fold that follows counts only today's report in the
+    call tree (the group counters keep both, as retention keeps them)."""
+    db, _, _, app_id, version = deltas_setup(cluster, make_server, "deltas_retention", 3600)
+    ingest_users(db, app_id, version, "old", 1, 3, day_sql="current_date - 10")
+    ingest_users(db, app_id, version, "old", 4, 1)
+    assert waiting(db, app_id) == 4
+
+    psql(db, f"UPDATE app_config SET retention_days = 7 WHERE app_id = {app_id}")
+    stallscope("purge", db_url=db)
+    assert psql(db, "SELECT day = current_date, reports FROM group_stack_days"
+                    f" WHERE app_id = {app_id}") == "t|1"
+    assert waiting(db, app_id) == 0
+    assert psql(db, f"SELECT reports FROM groups WHERE app_id = {app_id} AND level = 1") == "4"

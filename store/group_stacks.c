@@ -1,7 +1,8 @@
 /*
  * group_stacks.c — see group_stacks.h. Under the filters the dashboard
  * uses (days, version, level-2 group) the counts come from
- * group_stack_days (schema/024), kept at ingest, reprocessing and
+ * group_stack_days (schema/024), counted by the fold from ingest's deltas
+ * (schema/042; the route folds first) and kept by reprocessing and
  * retention: a few hundred rows for a group of 100,000 reports. Under an
  * OS version, device or kind filter, which that table does not split by,
  * the matching report rows are read instead: a row keeps its symbolized

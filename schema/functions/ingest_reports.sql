@@ -304,7 +304,7 @@ BEGIN
   -- the rows as this statement sees them, without a lock, so a batch
   -- whose culprits change nothing (nearly every one) neither locks nor
   -- waits for the fold; then one UPDATE by primary key each, in key
-  -- order, after the rows above and before the call tree's. Lookups by
+  -- order, after the rows above and before the stacks. Lookups by
   -- the whole key, not a join: a join's plan follows groups' statistics,
   -- and one made while the table was empty (a new database, until
   -- autovacuum first analyzes it) scanned every group per batch.

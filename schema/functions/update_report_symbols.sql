@@ -24,6 +24,8 @@ DECLARE
   old_key2 text;
   old_symbolized text;
   old_version text;
+  new_stack uuid;
+  new_frames text;
 BEGIN
   SELECT stack_hashes(r.symbolized_stacks), r.key1, r.key2, r.symbolized, coalesce(r.app_version, '')
     INTO old, old_key1, old_key2, old_symbolized, old_version
@@ -35,20 +37,21 @@ BEGIN
   UPDATE reports r SET key1 = p_key1, key2 = p_key2, pending = p_pending,
                        symbolized = p_symbolized, symbolized_stacks = stack_bytes(p_stacks)
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
+  SELECT x.stack, x.frames INTO new_stack, new_frames
+    FROM representative_stack(p_symbolized, p_stacks) x;
   -- A report whose delta waits is in no call-tree count yet: its delta's
   -- stack moves (move_report moved its keys and holds it), and the fold
   -- counts the new one. A delta without a stack (written before
   -- schema/042) was counted by its ingest, and moves as a counted report.
-  UPDATE group_deltas d SET stack = x.stack, stack_frames = x.frames
-    FROM representative_stack(p_symbolized, p_stacks) x
+  UPDATE group_deltas d SET stack = new_stack, stack_frames = new_frames
    WHERE d.app_id = p_app AND d.report = p_id AND d.stack IS NOT NULL;
   IF NOT FOUND THEN
     -- A stack both forms keep nets to 0 and is not touched.
     INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
                                        reports)
     SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n)
-      FROM (SELECT p_key1 AS key1, p_key2 AS key2, x.stack, x.frames, 1 AS n
-              FROM representative_stack(p_symbolized, p_stacks) x
+      FROM (SELECT p_key1 AS key1, p_key2 AS key2, new_stack AS stack, new_frames AS frames,
+                   1 AS n
             UNION ALL
             SELECT old_key1, old_key2, y.stack, y.frames, -1
               FROM representative_stack(old_symbolized, old) y) AS m

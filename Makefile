@@ -140,6 +140,11 @@ FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 fuzz: test-deps
 	$(MAKE) BUILD=build/fuzz CC=clang SANITIZE=address,undefined \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" $(LIBFILES:$(BUILD)/%=build/fuzz/%)
+	@# The Swift demangler's seeds: the names of Swift's own test list,
+	@# one file each (not copied into the repository: shared/swift/NOTICE.md).
+	@rm -rf build/fuzz/fuzz_swift_demangle-seeds && mkdir -p build/fuzz/fuzz_swift_demangle-seeds
+	@sed -ne '/--->/s/ *--->.*$$//p' $(STALLSCOPE_SHARED)/swift/manglings.txt | tr -d ' ' | \
+		awk '{ f = "build/fuzz/fuzz_swift_demangle-seeds/" NR; printf "%s", $$0 > f; close(f) }'
 	@set -e; for f in $(FUZZ_SRCS); do \
 		n=$$(basename $$f .c); \
 		clang -std=c11 -D_GNU_SOURCE -I. -O1 -g \
@@ -148,7 +153,8 @@ fuzz: test-deps
 		mkdir -p build/fuzz/$$n-corpus; \
 		echo "== $$n for $(FUZZ_SECONDS)s"; \
 		build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
-			-rss_limit_mb=2048 build/fuzz/$$n-corpus fuzz/corpus/$$n; \
+			-rss_limit_mb=2048 build/fuzz/$$n-corpus fuzz/corpus/$$n \
+			$$(ls -d build/fuzz/$$n-seeds 2>/dev/null); \
 	done
 
 bench: test-deps

@@ -203,6 +203,23 @@ static int culprit_offer(ctx *c, long i, const memo_entry *e, const ing_gframe *
 	return 0;
 }
 
+/* A device's symbol hint that is a Swift linkage name, in the short form
+ * a symbolized frame would show (SPEC §3.6), into *OUT (arena-owned);
+ * NULL for any other hint. 0, or -1 when out of memory. */
+static int hint_demangled(ctx *c, const char *hint, const char **out)
+{
+	*out = NULL;
+	if (!hint || !sym_is_swift_symbol(hint))
+		return 0;
+	char *shown = sym_demangle(hint, SYM_DEMANGLE_SHORT);
+	if (shown && !(*out = ing_arena_strdup(c->arena, shown))) {
+		free(shown);
+		return -1;
+	}
+	free(shown);
+	return 0;
+}
+
 /* One frame of a stack (INDEX from the innermost), written to W unless W
  * is NULL; fills G for grouping when non-NULL (the representative stack,
  * whose frames are also offered as the culprit). Thread frames (COUNT) feed
@@ -267,6 +284,17 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 			cm_jw_string(w, status);
 		}
 	}
+	/* A device's hint stands for the frame only while it has no symbols. */
+	const char *hint_function = NULL;
+	if (!(e && e->nfunctions) && (g || w) &&
+	    hint_demangled(c, fr->symbol_hint, &hint_function) != 0)
+		return -1;
+	if (w && hint_function) {
+		cm_jw_key(w, "hint_function");
+		cm_jw_string(w, hint_function);
+	}
+	if (g && hint_function)
+		g->hint = hint_function;
 	if (w) {
 		cm_jw_key(w, "frames");
 		if (e)

@@ -120,6 +120,22 @@ int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *d
 		       ST_INT64(after_report), ST_INT64(limit));
 }
 
+int st_reports_after(st_conn *c, int64_t app_id, const char *day, int64_t after_report,
+		     int64_t limit, st_candidate_cb cb, void *cls)
+{
+	/* A walk of the primary key (app_id, received_day, id). */
+	static const st_stmt q = {
+		"reports_after",
+		"SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), ''"
+		" FROM reports r WHERE r.app_id = $1"
+		" AND (r.received_day, r.id) > ($2::date, $3::bigint)"
+		" ORDER BY r.received_day, r.id LIMIT $4",
+		4};
+	struct cand_each e = {cb, cls};
+	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(app_id), ST_TEXT(day),
+		       ST_INT64(after_report), ST_INT64(limit));
+}
+
 /* Whether a stored file now answers the waits counted by image_waits
  * row w: a file for a missing image, DWARF where the file serving it has
  * only a symbol table (the app's own file wins over the system's, as in

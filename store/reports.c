@@ -363,9 +363,11 @@ static int read_symbol_file(void *cls, const st_row *row)
 	memset(&f, 0, sizeof f);
 	f.has_dwarf = st_row_bool(row, 2);
 	f.system = st_row_bool(row, 4);
+	f.symcache_version = st_row_int64(row, 5);
 	if (st_row_copy(row, 0, f.uuid, sizeof f.uuid) < 0 ||
 	    st_row_copy(row, 1, f.arch, sizeof f.arch) < 0 ||
-	    st_row_copy(row, 3, f.symcache_path, sizeof f.symcache_path) < 0)
+	    st_row_copy(row, 3, f.symcache_path, sizeof f.symcache_path) < 0 ||
+	    st_row_copy(row, 6, f.debug_path, sizeof f.debug_path) < 0)
 		return -1;
 	return e->cb(e->cls, &f);
 }
@@ -375,10 +377,11 @@ int st_symbol_files(st_conn *c, int64_t app_id, const char *uuids,
 {
 	static const st_stmt q = {
 		"symbol_files",
-		"SELECT upper(uuid::text), arch, has_dwarf, symcache_path, false FROM debug_files"
+		"SELECT upper(uuid::text), arch, has_dwarf, symcache_path, false,"
+		" symcache_version, debug_path FROM debug_files"
 		" WHERE app_id = $1 AND uuid = ANY($2::uuid[])"
-		" UNION ALL SELECT upper(uuid::text), arch, has_dwarf, symcache_path, true"
-		" FROM system_symbols WHERE uuid = ANY($2::uuid[])",
+		" UNION ALL SELECT upper(uuid::text), arch, has_dwarf, symcache_path, true,"
+		" symcache_version, '' FROM system_symbols WHERE uuid = ANY($2::uuid[])",
 		2};
 	struct sf_each e = {cb, cls};
 	return ST_EXEC(c, &q, read_symbol_file, &e, ST_INT64(app_id), ST_TEXT(uuids));

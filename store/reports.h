@@ -181,6 +181,9 @@ typedef struct st_symbol_file {
 	bool has_dwarf;
 	bool system;		 /* a system symbol, not an app upload */
 	char symcache_path[512]; /* relative to the data dir */
+	int64_t symcache_version;
+	char debug_path[512]; /* the kept slice it was built from; "" for a
+				 system symbol, which keeps none */
 } st_symbol_file;
 
 typedef int (*st_symbol_file_cb)(void *cls, const st_symbol_file *f);
@@ -261,6 +264,15 @@ int st_arrival_next_day(st_conn *c, const st_arrival *a, int64_t *app_id, char *
  */
 int st_arrival_waits(st_conn *c, const char *uuid, int64_t app_id, const char *day,
 		     int64_t after_report, int64_t limit, st_candidate_cb cb, void *cls);
+
+/*
+ * Every report of APP_ID after (DAY, AFTER_REPORT) in (received day, id)
+ * order, at most LIMIT, as candidates with an empty uuid (`stallscope
+ * reprocess --all`). Start from day "-infinity" and report 0. Returns how
+ * many.
+ */
+int st_reports_after(st_conn *c, int64_t app_id, const char *day, int64_t after_report,
+		     int64_t limit, st_candidate_cb cb, void *cls);
 
 /* Reports of one app and day waiting for one image. */
 typedef struct st_wait_day {

@@ -210,6 +210,15 @@ int st_debug_file_insert(st_conn *c, const st_debug_file *f);
  */
 int st_debug_file_replace(st_conn *c, const st_debug_file *f);
 
+/*
+ * Points the row of F's app, UUID and arch at F's symcache (path, version,
+ * size, functions) when it still points at FROM_PATH: a rebuilt symcache
+ * of an older format (server/service/symcache_upgrade.h). Returns 1, or 0
+ * when the row is gone or points elsewhere (another instance rebuilt it,
+ * or an upload replaced it).
+ */
+int st_debug_file_set_symcache(st_conn *c, const st_debug_file *f, const char *from_path);
+
 /* Called per row; a negative return stops and becomes ST_HARD_ERROR. */
 typedef int (*st_debug_file_cb)(void *cls, const st_debug_file *f);
 

@@ -151,12 +151,41 @@ int sym_cache_build_split(const sym_object *obj, size_t i,
 int sym_cache_write(const sym_object *obj, size_t i, const char *path,
 		    mode_t mode, sym_cache_stats *stats, sym_error *err);
 
+/* ---- Names --------------------------------------------------------------- */
+
+/*
+ * How a mangled name is shown. C++ has one form (libc++abi's
+ * __cxa_demangle, LLVM's own demangler, so byte for byte what
+ * llvm-symbolizer prints). Swift has two (SPEC §3.6): SHORT, what a frame
+ * shows — no module names, no return types, argument labels and types
+ * kept ("closure #1 in FeedViewController.reload()"); FULL, exactly what
+ * `swift demangle` prints.
+ */
+typedef enum sym_demangle_style {
+	SYM_DEMANGLE_SHORT,
+	SYM_DEMANGLE_FULL,
+} sym_demangle_style;
+
+/*
+ * NAME demangled in STYLE (malloc'ed, caller frees), or NULL when NAME is
+ * neither an Itanium name ("_Z…") nor a Swift one ("$s…", "_$s…", "$S…",
+ * "_$S…", "_T0…", "$e…"), or does not parse completely: callers then show
+ * NAME unchanged. C, Objective-C ("-[Cls sel]") and pre-Swift-4 ("_T…")
+ * names are shown as they are. Thread-safe, no global state.
+ */
+char *sym_demangle(const char *name, sym_demangle_style style);
+
+/* True when NAME is spelled as a Swift symbol (a prefix check: whether
+ * the rest parses is sym_demangle's to say). */
+bool sym_is_swift_symbol(const char *name);
+
 /* ---- 3. Reading symcaches ---------------------------------------------- */
 
 typedef struct sym_cache sym_cache;
 
-/* Version written by this build; older and newer files are rejected. */
-#define SYM_CACHE_VERSION 1u
+/* Version written by this build; older and newer files are rejected (the
+ * server rebuilds an older one from its kept debug file). */
+#define SYM_CACHE_VERSION 2u
 
 /* mmaps PATH and validates every header field, bound and index. */
 int sym_cache_open(const char *path, sym_cache **out_cache, sym_error *err);

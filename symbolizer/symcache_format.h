@@ -8,6 +8,10 @@
  *      records with a backwards parent link); scope ranges (u32 starts and
  *      u32 scope offsets, binary-searched); line entries (ULEB128 deltas in
  *      blocks of SYMC_LINES_PER_BLOCK, with a block index).
+ *   2  the same layout; a function's display name is Swift's short form
+ *      (SPEC §3.6) where its symbol is a Swift name, which version 1 kept
+ *      mangled. Version 1 files are rebuilt from their kept debug files,
+ *      since their names would group Swift frames under other keys.
  *
  * All integers are little-endian; the format is read in place, on
  * little-endian hosts only (asserted below). Sections start at multiples of

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "symbolizer/answer.h"
-#include "symbolizer/demangle.h"
 #include "symbolizer/symcache_format.h"
 #include "symbolizer/symtab.h"
 #include "symbolizer/util.h"
@@ -115,7 +114,7 @@ static uint32_t function_of(encoder *e, uint32_t raw, bool from_symtab)
 		memcpy(prefixed + 1, name, len + 1);
 		symbol = prefixed;
 	}
-	char *demangled = sym_demangle(plain);
+	char *demangled = sym_demangle(plain, SYM_DEMANGLE_SHORT);
 	symc_function fn;
 	bool ok = intern_pair(e, demangled ? demangled : plain, symbol, &fn);
 	free(demangled);

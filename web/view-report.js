@@ -29,7 +29,11 @@ function frameItem(fr, index) {
         s.inlined ? badge('inlined', 'inlined-tag') : null);
     }));
   } else if (fr.symbol_hint && fr.symbol_hint !== '<redacted>') {
-    body = h('div', { class: 'unsym' }, h('span', { class: 'fn' }, fr.symbol_hint), badge('device hint', 'muted-tag'));
+    // A Swift hint comes demangled (hint_function); the raw name on hover.
+    body = h('div', { class: 'unsym' },
+      h('span', { class: 'fn', title: fr.hint_function ? fr.symbol_hint : null },
+        fr.hint_function || fr.symbol_hint),
+      badge('device hint', 'muted-tag'));
   } else {
     // The same image+offset spelling grouping uses for such frames.
     body = h('div', { class: 'unsym muted' },

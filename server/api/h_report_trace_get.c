@@ -52,7 +52,10 @@ static size_t frame_names(const json_t *frame, const char **names, size_t cap,
 	}
 	if (n || !cap)
 		return n;
-	const char *hint = json_string_value(json_object_get(frame, "symbol_hint"));
+	/* A Swift hint demangled at ingest, else the hint as sent. */
+	const char *hint = json_string_value(json_object_get(frame, "hint_function"));
+	if (!hint)
+		hint = json_string_value(json_object_get(frame, "symbol_hint"));
 	const char *image = json_string_value(json_object_get(frame, "image"));
 	const char *offset = json_string_value(json_object_get(frame, "offset"));
 	if (hint && strcmp(hint, "<redacted>"))

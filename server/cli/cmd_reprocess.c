@@ -2,7 +2,10 @@
  * cmd_reprocess.c — `stallscope reprocess`: re-symbolize, now, every report
  * whose debug files arrived since it was stored, moving it to its real
  * groups (the server does this by itself within seconds of an upload).
+ * `--all` re-symbolizes every stored report, after an upgrade that changes
+ * how frames are named (docs/SYMBOLIZATION.md, "Upgrading").
  */
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +23,17 @@ static const char *env(const char *name)
 
 int srv_cmd_reprocess(int argc, char **argv)
 {
-	if (argc > 1) {
+	bool every = argc == 2 && !strcmp(argv[1], "--all");
+	if (argc > 1 && !every) {
 		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
 		fprintf(help ? stdout : stderr,
-			"usage: stallscope reprocess\n\n"
+			"usage: stallscope reprocess [--all]\n\n"
 			"Symbolizes again the reports waiting for debug files that have\n"
-			"been uploaded since, and regroups them. Reads the server's\n"
-			"settings (STALLSCOPE_DATABASE_URL, STALLSCOPE_DATA_DIR, …).\n");
+			"been uploaded since, and regroups them. With --all, every stored\n"
+			"report, with the debug files there are now: after an upgrade that\n"
+			"names frames differently, so that one function is in one group.\n"
+			"Reads the server's settings (STALLSCOPE_DATABASE_URL,\n"
+			"STALLSCOPE_DATA_DIR, …).\n");
 		return help ? 0 : 2;
 	}
 	static srv_config cfg;
@@ -35,18 +42,26 @@ int srv_cmd_reprocess(int argc, char **argv)
 		fprintf(stderr, "stallscope reprocess: %s\n", err);
 		return 1;
 	}
-	if (st_init(cfg.database_url, 1) < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
+	/* sodium names the symcaches an upgrade rebuilds. */
+	if (sodium_init() < 0 || st_init(cfg.database_url, 1) < 0 ||
+	    srv_symbols_init(cfg.symcache_open) < 0) {
 		fprintf(stderr, "stallscope reprocess: out of memory\n");
 		return 1;
 	}
 	int64_t done = 0;
-	int rc = srv_reprocess_all(cfg.data_dir, &done);
+	srv_reprocess_counts counts = {0};
+	int rc = every ? srv_reprocess_every_report(cfg.data_dir, &counts)
+		       : srv_reprocess_all(cfg.data_dir, &done);
 	st_shutdown();
 	srv_symbols_free();
 	if (rc < 0) {
 		fprintf(stderr, "stallscope reprocess: database unavailable\n");
 		return 1;
 	}
-	printf("{\"reprocessed\":%lld}\n", (long long)done);
+	if (every)
+		printf("{\"reprocessed\":%lld,\"regrouped\":%lld}\n",
+		       (long long)counts.reprocessed, (long long)counts.regrouped);
+	else
+		printf("{\"reprocessed\":%lld}\n", (long long)done);
 	return 0;
 }

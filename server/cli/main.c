@@ -16,6 +16,7 @@ static const struct {
 	{"app", srv_cmd_app, "manage apps (app create BUNDLE_ID)"},
 	{"symbolicate", srv_cmd_symbolicate, "symbolize addresses offline"},
 	{"symcache", srv_cmd_symcache, "write or describe a symcache"},
+	{"demangle", srv_cmd_demangle, "show Swift and C++ names as people read them"},
 	{"purge", srv_cmd_purge, "apply retention now"},
 	{"reprocess", srv_cmd_reprocess, "re-symbolize reports waiting for symbols"},
 	{"system-symbols", srv_cmd_system_symbols,

@@ -162,7 +162,9 @@ static int gframe_of(const json_t *fr, ing_arena *arena, ing_gframe *g)
 	*g = (ing_gframe){.image = string_at(fr, "image"),
 			  .functions = names,
 			  .nfunctions = n,
-			  .hint = string_at(fr, "symbol_hint"),
+			  .hint = string_at(fr, json_object_get(fr, "hint_function")
+							? "hint_function"
+							: "symbol_hint"),
 			  .offset = hex_at(fr, "offset"),
 			  .address = hex_at(fr, "address")};
 	return 0;

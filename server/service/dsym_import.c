@@ -35,7 +35,8 @@
 typedef enum plan {
 	PLAN_SKIP,    /* stored already, nothing to build */
 	PLAN_CREATE,  /* not stored */
-	PLAN_REPLACE, /* stored without DWARF, ours has it */
+	PLAN_REPLACE, /* stored without DWARF and ours has it, or stored in an
+			 older symcache format */
 } plan;
 
 typedef enum outcome {
@@ -270,6 +271,17 @@ static void remove_files(const srv_dsym_import *job, const st_debug_file *f)
 		srv_datadir_remove(job->cfg->data_dir, f->debug_path);
 }
 
+/* Whether a slice with DWARF or not (OURS_DWARF) replaces the stored
+ * STORED: DWARF wins over a symbol table, never the reverse; and a symcache
+ * of an older format is rebuilt by any upload that is not worse, which is
+ * how system symbols (no kept copy to rebuild from) reach the new format. */
+static bool replaces(const st_debug_file *stored, bool ours_dwarf)
+{
+	if (!stored->has_dwarf && ours_dwarf)
+		return true;
+	return stored->symcache_version != SYM_CACHE_VERSION && (ours_dwarf || !stored->has_dwarf);
+}
+
 /* Pass 2: what is stored already decides what to build. */
 static int precheck_tx(st_conn *c, void *cls)
 {
@@ -281,7 +293,7 @@ static int precheck_tx(st_conn *c, void *cls)
 			return rc;
 		if (rc == 0)
 			s->plan = PLAN_CREATE;
-		else if (!s->stored.has_dwarf && s->info.has_dwarf)
+		else if (replaces(&s->stored, s->info.has_dwarf))
 			s->plan = PLAN_REPLACE;
 		else {
 			s->plan = PLAN_SKIP;
@@ -466,7 +478,7 @@ static int commit_tx(st_conn *c, void *cls)
 		}
 		if (rc < 0)
 			return rc;
-		if (!cur.has_dwarf && s->ours.has_dwarf) {
+		if (replaces(&cur, s->ours.has_dwarf)) {
 			rc = im->job->system ? st_system_symbol_replace(c, &s->ours)
 					     : st_debug_file_replace(c, &s->ours);
 			if (rc < 0)

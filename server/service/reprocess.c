@@ -76,10 +76,10 @@ static int prepare_cb(st_conn *c, void *cls)
 }
 
 typedef struct move_tx {
-	const st_candidate *cand;
+	const st_candidate *cand; /* an empty uuid: any report (--all) */
 	const srv_stored_form *form;
 	st_report_meta now; /* the row as the transaction sees it */
-	bool moved, busy;
+	bool moved, busy, regrouped;
 } move_tx;
 
 static int move_cb(st_conn *c, void *cls)
@@ -90,7 +90,7 @@ static int move_cb(st_conn *c, void *cls)
 	int rc = st_report_lock(c, cand->app_id, cand->day, cand->report);
 	t->busy = rc == 0; /* another instance has it, or it was purged */
 	/* Moved meanwhile by another instance: once is all. */
-	if (rc > 0)
+	if (rc > 0 && cand->uuid[0])
 		rc = st_report_waits_for(c, cand->app_id, cand->day, cand->uuid, cand->report);
 	if (rc <= 0)
 		return rc;
@@ -122,6 +122,7 @@ static int move_cb(st_conn *c, void *cls)
 	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0)
 		return rc;
 	t->moved = true;
+	t->regrouped = strcmp(old.key1, fresh.key1) || strcmp(old.key2, fresh.key2);
 	return 1;
 }
 
@@ -132,8 +133,10 @@ static int give_up_cb(st_conn *c, void *cls)
 }
 
 /* One report: 1 moved, 0 nothing to do (*BUSY when another transaction
- * held it), negative st_status. */
-static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *busy)
+ * held it), negative st_status. *REGROUPED (may be NULL) tells whether
+ * its keys changed. */
+static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *busy,
+			 bool *regrouped)
 {
 	prepare_tx p = {.cand = cand};
 	int rc = st_run_tx("reprocess_read", prepare_cb, &p);
@@ -177,6 +180,8 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *b
 	if (result >= 0)
 		result = m.moved;
 	*busy = *busy || m.busy;
+	if (regrouped)
+		*regrouped = m.moved && m.regrouped;
 done:
 	srv_stored_form_clear(&form);
 	srv_symbol_set_free(set);
@@ -191,7 +196,7 @@ done:
 static int move_all(const char *data_dir, const candidates *c, int64_t *done, bool *busy)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		int rc = reprocess_one(data_dir, &c->v[i], busy);
+		int rc = reprocess_one(data_dir, &c->v[i], busy, NULL);
 		if (rc < 0)
 			return rc;
 		*done += rc;
@@ -278,6 +283,101 @@ int srv_reprocess_all(const char *data_dir, int64_t *out_done)
 		rc = recount_moved();
 	if (out_done)
 		*out_done = done;
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- every report (--all) --------------------------------------------------- */
+
+typedef struct app_list {
+	int64_t *v;
+	size_t n, cap;
+} app_list;
+
+static int add_app(void *cls, int64_t app_id)
+{
+	app_list *l = cls;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		int64_t *v = realloc(l->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = app_id;
+	return 0;
+}
+
+static int apps_cb(st_conn *c, void *cls)
+{
+	((app_list *)cls)->n = 0;
+	return st_app_ids(c, add_app, cls);
+}
+
+/* A page of one app's reports, after c->last_report of DAY. */
+typedef struct page_tx {
+	candidates *c;
+	int64_t app_id;
+	char day[11];
+} page_tx;
+
+static int page_cb(st_conn *c, void *cls)
+{
+	page_tx *t = cls;
+	t->c->n = 0;
+	return st_reports_after(c, t->app_id, t->day, t->c->last_report, BATCH, add_candidate,
+				t->c);
+}
+
+/* One report, again while another transaction holds it (a server
+ * reprocessing it now): 1 moved, 0 gone, or a negative st_status. */
+static int reprocess_held(const char *data_dir, const st_candidate *cand, bool *regrouped)
+{
+	for (int tries = 0;; tries++) {
+		bool busy = false;
+		int rc = reprocess_one(data_dir, cand, &busy, regrouped);
+		if (rc != 0 || !busy || tries == 100)
+			return rc;
+		struct timespec pause = {0, 10 * 1000 * 1000};
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* Every report of APP_ID. 0 or a negative st_status. */
+static int reprocess_app(const char *data_dir, int64_t app_id, candidates *c,
+			 srv_reprocess_counts *counts)
+{
+	page_tx t = {.c = c, .app_id = app_id, .day = "-infinity"};
+	c->last_report = 0;
+	do {
+		int rc = st_run_tx("reprocess_all_page", page_cb, &t);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < c->n; i++) {
+			bool regrouped = false;
+			if ((rc = reprocess_held(data_dir, &c->v[i], &regrouped)) < 0)
+				return rc;
+			counts->reprocessed += rc;
+			counts->regrouped += regrouped;
+		}
+		if (c->n > 0)
+			memcpy(t.day, c->v[c->n - 1].day, sizeof t.day);
+	} while (c->n == BATCH);
+	return 0;
+}
+
+int srv_reprocess_every_report(const char *data_dir, srv_reprocess_counts *out)
+{
+	memset(out, 0, sizeof *out);
+	app_list apps = {0};
+	candidates *c = malloc(sizeof *c);
+	int rc = c ? st_run_tx("reprocess_all_apps", apps_cb, &apps) : ST_HARD_ERROR;
+	for (size_t i = 0; rc >= 0 && i < apps.n; i++)
+		rc = reprocess_app(data_dir, apps.v[i], c, out);
+	if (rc >= 0)
+		rc = recount_moved();
+	free(c);
+	free(apps.v);
 	return rc < 0 ? rc : 0;
 }
 

@@ -25,6 +25,21 @@
  */
 int srv_reprocess_all(const char *data_dir, int64_t *out_done);
 
+typedef struct srv_reprocess_counts {
+	int64_t reprocessed; /* reports symbolized again */
+	int64_t regrouped;   /* of which changed groups */
+} srv_reprocess_counts;
+
+/*
+ * Symbolizes every stored report again with the debug files there are now
+ * (rebuilding symcaches of an older format on the way), moving each whose
+ * groups changed, counters exact — after an upgrade that changes names,
+ * as the Swift demangler did (docs/SYMBOLIZATION.md). One report per
+ * transaction, as the waiting ones move; safe while servers run. Fills
+ * *OUT; returns 0 or a negative st_status.
+ */
+int srv_reprocess_every_report(const char *data_dir, srv_reprocess_counts *out);
+
 /* The background threads: started once by `serve` (CFG must outlive
  * them). Returns 0 or -1. */
 int srv_reprocess_start(const srv_config *cfg);

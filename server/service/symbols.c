@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "server/service/symbols.h"
+#include "server/service/symcache_upgrade.h"
 #include "store/reports.h"
 
 static ing_lru *lru;
@@ -43,6 +44,8 @@ typedef struct symbol_file {
 	bool has_dwarf;
 	bool system;	/* the instance's system symbols, not the app's upload */
 	char path[512]; /* relative to the data dir */
+	int64_t version;      /* of the symcache at PATH */
+	char debug_path[512]; /* the kept slice, "" for a system symbol */
 	ing_image_status status;
 	const sym_cache *cache;
 	ing_lru_entry *entry;
@@ -72,6 +75,8 @@ typedef struct known_file {
 	bool has_dwarf;
 	bool system;
 	char path[sizeof ((symbol_file *)0)->path];
+	int64_t version;
+	char debug_path[sizeof ((symbol_file *)0)->debug_path];
 } known_file;
 
 typedef struct known_uuid {
@@ -151,6 +156,8 @@ static bool files_recall(srv_symbol_set *set, int64_t app_id, const uint8_t uuid
 		f->has_dwarf = k->files[i].has_dwarf;
 		f->system = k->files[i].system;
 		memcpy(f->path, k->files[i].path, sizeof f->path);
+		f->version = k->files[i].version;
+		memcpy(f->debug_path, k->files[i].debug_path, sizeof f->debug_path);
 	}
 	pthread_mutex_unlock(&files_lock);
 	return valid;
@@ -181,6 +188,8 @@ static void files_remember(const srv_symbol_set *set, int64_t app_id, const uint
 		kf->has_dwarf = f->has_dwarf;
 		kf->system = f->system;
 		memcpy(kf->path, f->path, sizeof kf->path);
+		kf->version = f->version;
+		memcpy(kf->debug_path, f->debug_path, sizeof kf->debug_path);
 	}
 	pthread_mutex_lock(&files_lock);
 	known_uuid **slot = files_slot(app_id, uuid);
@@ -212,6 +221,8 @@ static int add_file(void *cls, const st_symbol_file *f)
 	s->has_dwarf = f->has_dwarf;
 	s->system = f->system;
 	snprintf(s->path, sizeof s->path, "%s", f->symcache_path);
+	s->version = f->symcache_version;
+	snprintf(s->debug_path, sizeof s->debug_path, "%s", f->debug_path);
 	return 0;
 }
 
@@ -250,6 +261,30 @@ static int distinct_uuids(const ing_report *const *reports, size_t n, uint8_t (*
 	*out = v;
 	*count = d;
 	return 0;
+}
+
+/* A symcache of an older format is never served: rebuilt first
+ * (symcache_upgrade.h). 1 when F is current, 0 when it cannot be (its
+ * images then count as missing symbols, which an upload or a system
+ * symbols import answers), or a negative st_status. */
+static int make_current(const char *data_dir, int64_t app_id, symbol_file *f)
+{
+	if (f->version == SYM_CACHE_VERSION)
+		return 1;
+	st_symbol_file row = {.system = f->system, .symcache_version = f->version};
+	sym_uuid_format(f->uuid, row.uuid);
+	snprintf(row.arch, sizeof row.arch, "%s", sym_arch_name(f->arch));
+	snprintf(row.symcache_path, sizeof row.symcache_path, "%s", f->path);
+	snprintf(row.debug_path, sizeof row.debug_path, "%s", f->debug_path);
+	int rc = srv_symcache_upgrade(data_dir, app_id, &row);
+	if (rc <= 0) {
+		f->status = ING_IMAGE_MISSING;
+		return rc;
+	}
+	snprintf(f->path, sizeof f->path, "%s", row.symcache_path);
+	f->version = row.symcache_version;
+	srv_symbols_forget();
+	return 1;
 }
 
 int srv_symbol_set_load(const char *data_dir, int64_t app_id,
@@ -302,8 +337,10 @@ int srv_symbol_set_load(const char *data_dir, int64_t app_id,
 	/* Open what the database knows of: a file that cannot be read makes
 	 * its images "malformed", which the report view shows. */
 	char path[2048];
-	for (size_t i = 0; i < set->n; i++) {
+	for (size_t i = 0; i < set->n && rc >= 0; i++) {
 		symbol_file *f = &set->files[i];
+		if ((rc = make_current(data_dir, app_id, f)) <= 0)
+			continue;
 		snprintf(path, sizeof path, "%s/%s", data_dir, f->path);
 		sym_error err;
 		if (ing_lru_get(lru, path, &f->cache, &f->entry, &err) == SYM_OK) {
@@ -312,6 +349,10 @@ int srv_symbol_set_load(const char *data_dir, int64_t app_id,
 			f->status = ING_IMAGE_MALFORMED;
 			cm_log(CM_WARN, "symcache %s unreadable: %s", path, err.msg);
 		}
+	}
+	if (rc < 0) {
+		srv_symbol_set_free(set);
+		return rc;
 	}
 	*out = set;
 	return 0;

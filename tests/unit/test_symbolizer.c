@@ -18,7 +18,6 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "symbolizer/demangle.h"
 #include "symbolizer/strtab.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/util.h"
@@ -205,21 +204,42 @@ static void test_address_arithmetic(void **state)
 static void test_demangle_like_llvm(void **state)
 {
 	(void)state;
-	char *d = sym_demangle("_ZN3geo6detail10accumulateEPdi");
+	char *d = sym_demangle("_ZN3geo6detail10accumulateEPdi", SYM_DEMANGLE_SHORT);
+	assert_non_null(d);
+	assert_string_equal(d, "geo::detail::accumulate(double*, int)");
+	free(d);
+	/* C++ has one form: the full one is the same. */
+	d = sym_demangle("_ZN3geo6detail10accumulateEPdi", SYM_DEMANGLE_FULL);
 	assert_non_null(d);
 	assert_string_equal(d, "geo::detail::accumulate(double*, int)");
 	free(d);
 	/* LLVM's spelling of lambdas, which libiberty writes {lambda()#1}. */
-	d = sym_demangle("_ZZ3foovENKUlvE_clEv");
+	d = sym_demangle("_ZZ3foovENKUlvE_clEv", SYM_DEMANGLE_SHORT);
 	assert_non_null(d);
 	assert_string_equal(d, "foo()::'lambda'()::operator()() const");
 	free(d);
-	/* Not mangled, or not the way llvm-symbolizer demangles: kept as is. */
-	assert_null(sym_demangle("f"));
-	assert_null(sym_demangle("main"));
-	assert_null(sym_demangle("-[SSWidget draw]"));
-	assert_null(sym_demangle("$s4main3FooV3baryyF"));
-	assert_null(sym_demangle("_Zgarbage("));
+	/* Not mangled, or in a mangling we show as it is: kept as is. */
+	const char *kept[] = {"f", "main", "-[SSWidget draw]", "_Zgarbage(",
+			      "_TFC4main3Foo3barfT_T_", "$s4main3FooV3bar"};
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+		assert_null(sym_demangle(kept[i], SYM_DEMANGLE_SHORT));
+		assert_null(sym_demangle(kept[i], SYM_DEMANGLE_FULL));
+	}
+}
+
+/* Swift through the same door, in both forms (the demangler's own tests
+ * are in test_swift_demangle.c). */
+static void test_demangle_swift_both_forms(void **state)
+{
+	(void)state;
+	char *d = sym_demangle("$s4main3FooV3baryyF", SYM_DEMANGLE_SHORT);
+	assert_non_null(d);
+	assert_string_equal(d, "Foo.bar()");
+	free(d);
+	d = sym_demangle("$s4main3FooV3baryyF", SYM_DEMANGLE_FULL);
+	assert_non_null(d);
+	assert_string_equal(d, "main.Foo.bar() -> ()");
+	free(d);
 }
 
 static void test_strtab_interns_once(void **state)
@@ -612,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_uuid_text),
 		cmocka_unit_test(test_address_arithmetic),
 		cmocka_unit_test(test_demangle_like_llvm),
+		cmocka_unit_test(test_demangle_swift_both_forms),
 		cmocka_unit_test(test_strtab_interns_once),
 		cmocka_unit_test(test_manifest_slices_match),
 		cmocka_unit_test(test_fat_selection),

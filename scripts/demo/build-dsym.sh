@@ -3,7 +3,8 @@
 # scripts/demo/StallDemo.dwarf by default: the DWARF Mach-O of a dSYM
 # (StallDemo.dSYM/Contents/Resources/DWARF/StallDemo) for an arm64 iOS app
 # executable linked from the repository's fixture sources
-# (tests/fixtures/src: C with inline helpers, C++ templates, Objective-C).
+# (tests/fixtures/src: C with inline helpers, C++ templates, Objective-C,
+# and C functions with Swift linkage names standing for the app's Swift).
 # `stallscope demo` uploads it and builds its stacks from its functions.
 #
 # Deterministic, so tests/integration/test_demo.py can check the committed
@@ -32,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/obj"
 common=(-target arm64-apple-ios14.0 -O2 -gdwarf-4 -g -Wall -Wextra -Werror
 	-fdebug-prefix-map="$src"=/stallscope/demo/src)
-for f in main.c stall_core.c stall_aux.c shapes.cpp Widget.m; do
+for f in main.c stall_core.c stall_aux.c shapes.cpp Widget.m swift_frames.c; do
 	flags=("${common[@]}")
 	case $f in
 	*.c) flags+=(-std=c11 -ffreestanding) ;;
@@ -45,7 +46,7 @@ done
 # See tests/fixtures/build.sh on the one ld64.lld warning dropped here.
 (cd "$tmp" && ld64.lld -arch arm64 -platform_version ios 14.0 14.0 \
 	-undefined dynamic_lookup -oso_prefix "$tmp/" -execute -o StallDemo \
-	obj/main.o obj/stall_core.o obj/stall_aux.o obj/shapes.o obj/Widget.o) \
+	obj/main.o obj/stall_core.o obj/stall_aux.o obj/shapes.o obj/Widget.o obj/swift_frames.o) \
 	2> >(grep -v 'invalid content in .debug_str_offsets' >&2)
 (cd "$tmp" && dsymutil StallDemo -o StallDemo.dSYM)
 cp "$tmp/StallDemo.dSYM/Contents/Resources/DWARF/StallDemo" "$out.tmp"

@@ -200,13 +200,13 @@ static const stack_row stacks[] = {
 	/* The app's Swift (tests/fixtures/src/swift_frames.c), as the
 	 * symbolizer names it (SPEC §3.6). */
 	{"feed layout in the reload closure", 0, OUTER_EVENT,
-	 {APP_IN("closure #1 in FeedViewController.reload(animated: Bool)",
+	 {APP_IN("closure #1 () in FeedViewController.reload(animated: Bool)",
 		 "FeedViewController.layout()"),
 	  APP("FeedViewController.reload(animated: Bool)"), APP("FeedViewController.viewDidLoad()"),
 	  APP("@objc FeedViewController.viewDidLoad()")}},
 	{"feed store read on the main queue", 1, OUTER_DISPATCH,
 	 {APP("static FeedStore.shared.getter"), APP("FeedStore.items.getter"),
-	  APP("closure #1 in FeedViewController.reload(animated: Bool)")}},
+	  APP("closure #1 () in FeedViewController.reload(animated: Bool)")}},
 	{"feed store opened at launch", 0, OUTER_EVENT,
 	 {APP("FeedStore.init(url: URL)"), APP("FeedViewController.viewDidLoad()"),
 	  APP("@objc FeedViewController.viewDidLoad()")}},

@@ -25,7 +25,7 @@ SHORT = {
     "$s5Feeds18FeedViewControllerC6layout33_4A5F0B6E6F2E4C1D8E9A7B3C2D1E0F9ALLyyF":
         "FeedViewController.layout()",
     "$s5Feeds18FeedViewControllerC6reload8animatedySb_tFyyXEfU_":
-        "closure #1 in FeedViewController.reload(animated: Bool)",
+        "closure #1 () in FeedViewController.reload(animated: Bool)",
     "$s5Feeds18FeedViewControllerC6reload8animatedySb_tF":
         "FeedViewController.reload(animated: Bool)",
     "$s5Feeds18FeedViewControllerC11viewDidLoadyyF": "FeedViewController.viewDidLoad()",
@@ -102,7 +102,7 @@ def test_groups_culprits_trees_and_reports_show_short_names(server, db, feeds, w
                               tuple(identities(feeds, two)[:4])}
     assert identities(feeds, one)[:3] == [
         f"{IMAGE}!FeedViewController.layout()",
-        f"{IMAGE}!closure #1 in FeedViewController.reload(animated: Bool)",
+        f"{IMAGE}!closure #1 () in FeedViewController.reload(animated: Bool)",
         f"{IMAGE}!FeedViewController.reload(animated: Bool)"]
     level1 = {tuple(g["frames"]): g for g in groups(server, app, 1)}
     g1 = level1[tuple(identities(feeds, one)[:2])]
@@ -120,13 +120,13 @@ def test_groups_culprits_trees_and_reports_show_short_names(server, db, feeds, w
     assert names == ["@objc FeedViewController.viewDidLoad()",
                      "FeedViewController.viewDidLoad()",
                      "FeedViewController.reload(animated: Bool)",
-                     "closure #1 in FeedViewController.reload(animated: Bool)",
+                     "closure #1 () in FeedViewController.reload(animated: Bool)",
                      "FeedViewController.layout()"]
 
     rep = report(server, app, ids[0])
     inner = rep["threads"][0]["frames"][0]["frames"]
     assert [f["function"] for f in inner] == ["FeedViewController.layout()",
-                                              "closure #1 in FeedViewController.reload(animated: Bool)"]
+                                              "closure #1 () in FeedViewController.reload(animated: Bool)"]
     assert [f["symbol"] for f in inner] == ["_" + LAYOUT, "_" + CLOSURE]
     r = server.request("GET", f"/api/v1/reports/{ids[0]}?demangle=full",
                        token=app["admin_token"])

@@ -27,7 +27,7 @@ SWIFT = {
         ("FeedViewController.layout()",
          "Feeds.FeedViewController.(layout in _4A5F0B6E6F2E4C1D8E9A7B3C2D1E0F9A)() -> ()"),
     "$s5Feeds18FeedViewControllerC6reload8animatedySb_tFyyXEfU_":
-        ("closure #1 in FeedViewController.reload(animated: Bool)",
+        ("closure #1 () in FeedViewController.reload(animated: Bool)",
          "closure #1 () -> () in Feeds.FeedViewController.reload(animated: Swift.Bool) -> ()"),
     "$s5Feeds18FeedViewControllerC6reload8animatedySb_tF":
         ("FeedViewController.reload(animated: Bool)",

@@ -42,7 +42,7 @@ SHARED = "$s5Feeds9FeedStoreC6sharedACvgZ"
 
 @pytest.fixture(scope="module")
 def feeds(manifest):
-    return Image(fixture_of(manifest, "dwarf", variant="swift-arm64-O2"))
+    return Image(fixture_of(manifest, "dwarf", role="swift", variant="swift-arm64-O2"))
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +67,11 @@ def chain_names(feeds, file_addr):
 
 
 def stacks(where):
-    """Two stalls: the closure inside layout(), and the items getter under
-    the closure, each called from reload ← viewDidLoad ← @objc thunk."""
+    """Two stalls: layout() inlined into the closure, and the shared getter
+    under the items getter under the closure, each called from reload ←
+    viewDidLoad ← @objc thunk."""
     outer = [where[RELOAD], where[DID_LOAD], where[OBJC]]
-    return [[where[LAYOUT], where[CLOSURE]] + outer, [where[SHARED], where[ITEMS]] + outer]
+    return [[where[LAYOUT]] + outer, [where[SHARED], where[ITEMS], where[CLOSURE]] + outer]
 
 
 def identities(feeds, stack):
@@ -127,7 +128,9 @@ def test_groups_culprits_trees_and_reports_show_short_names(server, db, feeds, w
     inner = rep["threads"][0]["frames"][0]["frames"]
     assert [f["function"] for f in inner] == ["FeedViewController.layout()",
                                               "closure #1 () in FeedViewController.reload(animated: Bool)"]
-    assert [f["symbol"] for f in inner] == ["_" + LAYOUT, "_" + CLOSURE]
+    # The linkage names, as DWARF ('_' added) or the symbol table (as the
+    # asm label spells it) give them.
+    assert [f["symbol"].lstrip("_") for f in inner] == [LAYOUT, CLOSURE]
     r = server.request("GET", f"/api/v1/reports/{ids[0]}?demangle=full",
                        token=app["admin_token"])
     assert r.status == 200, r
@@ -277,10 +280,13 @@ def test_reprocess_all_moves_groups_of_raw_names_to_the_short_ones(own_db, make_
     assert sorted(g["reports"] for g in before) == [3, 3]
     assert all(g["frames"][0].startswith(f"{IMAGE}!$s5Feeds") for g in before)
 
-    # The upgrade: the file and its row say what they are, version 1.
+    # The upgrade: the file and its row say what they are, version 1, and
+    # the server runs the new build.
+    server.stop()
     planted.write_bytes(rewrite_symcache(planted.read_bytes(), 1, raw_names=False))
     psql(own_db, f"UPDATE debug_files SET symcache_version = 1"
                  f" WHERE app_id = {app_id(own_db, app)}")
+    server.start()
     env = {"STALLSCOPE_DATA_DIR": str(server.data_dir)}
     out = stallscope("reprocess", "--all", db_url=own_db, extra_env=env)
     assert json.loads(out.stdout) == {"reprocessed": 6, "regrouped": 6}

@@ -120,12 +120,14 @@ def peer_file_sql(server, db, app, image):
     SERVER's data dir (shared), now, and the statement adding its row."""
     rel = f"symcaches/peer-{image.uuid}.symcache"
     (server.data_dir / "symcaches").mkdir(exist_ok=True)
-    stallscope("symcache", str(image.dwarf), "-o", str(server.data_dir / rel))
+    made = stallscope("symcache", str(image.dwarf), "-o", str(server.data_dir / rel))
+    # The format version this build writes: an older one would be rebuilt.
+    version = json.loads(made.stdout)["version"]
     app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
     return ("INSERT INTO debug_files (app_id, uuid, arch, name, kind, has_dwarf, functions,"
             " file_size, symcache_size, symcache_version, debug_path, symcache_path)"
             f" VALUES ({app_id}, '{image.uuid}', '{image.arch}', '{image.name}', 'dsym',"
-            f" true, 1, 1, 1, 1, '{rel}', '{rel}')")
+            f" true, 1, 1, 1, {version}, '{rel}', '{rel}')")
 
 
 def test_reprocess_command_and_other_instances_uploads(cluster, make_server, image):

@@ -204,19 +204,28 @@ static int culprit_offer(ctx *c, long i, const memo_entry *e, const ing_gframe *
 }
 
 /* A device's symbol hint that is a Swift linkage name, in the short form
- * a symbolized frame would show (SPEC §3.6), into *OUT (arena-owned);
- * NULL for any other hint. 0, or -1 when out of memory. */
-static int hint_demangled(ctx *c, const char *hint, const char **out)
+ * a symbolized frame would show (SPEC §3.6): written to W (unless NULL) as
+ * "hint_function" and taken by G (unless NULL) as its hint — only on a
+ * frame without symbols (E has no functions), where the hint stands for
+ * it. 0, or -1 when out of memory. */
+static int hint_function(ctx *c, const ing_frame *fr, const memo_entry *e, ing_gframe *g,
+			 cm_jw *w)
 {
-	*out = NULL;
-	if (!hint || !sym_is_swift_symbol(hint))
+	const char *hint = fr->symbol_hint;
+	if ((e && e->nfunctions) || !(g || w) || !hint || !sym_is_swift_symbol(hint))
 		return 0;
 	char *shown = sym_demangle(hint, SYM_DEMANGLE_SHORT);
-	if (shown && !(*out = ing_arena_strdup(c->arena, shown))) {
-		free(shown);
-		return -1;
-	}
+	const char *kept = shown ? ing_arena_strdup(c->arena, shown) : NULL;
+	bool lost = shown && !kept;
 	free(shown);
+	if (lost)
+		return -1;
+	if (w && kept) {
+		cm_jw_key(w, "hint_function");
+		cm_jw_string(w, kept);
+	}
+	if (g && kept)
+		g->hint = kept;
 	return 0;
 }
 
@@ -284,17 +293,8 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 			cm_jw_string(w, status);
 		}
 	}
-	/* A device's hint stands for the frame only while it has no symbols. */
-	const char *hint_function = NULL;
-	if (!(e && e->nfunctions) && (g || w) &&
-	    hint_demangled(c, fr->symbol_hint, &hint_function) != 0)
+	if (hint_function(c, fr, e, g, w) != 0)
 		return -1;
-	if (w && hint_function) {
-		cm_jw_key(w, "hint_function");
-		cm_jw_string(w, hint_function);
-	}
-	if (g && hint_function)
-		g->hint = hint_function;
 	if (w) {
 		cm_jw_key(w, "frames");
 		if (e)

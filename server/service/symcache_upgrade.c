@@ -7,11 +7,9 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/log.h"
 #include "server/service/datadir.h"
-#include "server/service/metrics.h"
 #include "server/service/symcache_upgrade.h"
 #include "store/store.h"
 #include "symbolizer/symbolizer.h"
@@ -42,13 +40,6 @@ static int point_cb(st_conn *c, void *cls)
 	return st_debug_file_set_symcache(c, t->fresh, t->from_path);
 }
 
-static double seconds_since(const struct timespec *t0)
-{
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /* Builds F's symcache from its kept slice into FRESH->symcache_path (a
  * new name) and fills FRESH's counts: 0, or -1 (logged). */
 static int build(const char *data_dir, const st_symbol_file *f, st_debug_file *fresh)
@@ -66,8 +57,6 @@ static int build(const char *data_dir, const st_symbol_file *f, st_debug_file *f
 		rc = srv_datadir_mkparents(path) < 0 ? SYM_ERR_IO : SYM_OK;
 	}
 	sym_cache_stats stats = {0};
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (rc == SYM_OK)
 		rc = sym_cache_write(obj, index, path, 0600, &stats, &err);
 	sym_object_free(obj);
@@ -76,7 +65,6 @@ static int build(const char *data_dir, const st_symbol_file *f, st_debug_file *f
 		       f->arch, err.msg[0] ? err.msg : "cannot create its folder");
 		return -1;
 	}
-	srv_metrics_symcache_build(true, seconds_since(&t0));
 	fresh->functions = stats.functions;
 	fresh->symcache_size = (int64_t)stats.bytes;
 	fresh->symcache_version = SYM_CACHE_VERSION;

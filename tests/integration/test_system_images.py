@@ -371,3 +371,28 @@ def test_system_symbols_serve_two_apps_and_reprocess(cluster, make_server, image
     assert any(line for chain in want[:2] for (_, _, line) in chain)
 
 
+
+    # A system symbol of an older symcache format has no kept copy to be
+    # rebuilt from (issue 40): it is not served — its frames are missing
+    # symbols again — and importing the folder again rebuilds it, moving
+    # the reports that waited.
+    psql(db, f"UPDATE system_symbols SET symcache_version = 1 WHERE uuid = '{system.uuid}'")
+    assert server.stop() == 0
+    server.start()  # nothing remembered of the row
+    app = apps[0]
+    rid = accepted_id(post(server, app, "/api/v1/ingest",
+                           sys_report(fresh_id(), "u7", system, image, stacks[0])))
+    assert [f["status"] for f in report(server, app, rid)["threads"][0]["frames"]] == \
+        ["missing_symbols", "missing_symbols", "symbolicated"]
+    assert server.stop() == 0
+    rebuilt = json.loads(stallscope("system-symbols", "import", str(root), db_url=db,
+                                    extra_env=env).stdout)
+    assert (rebuilt["created"], rebuilt["replaced"], rebuilt["reprocessed"]) == (0, 1, 1)
+    assert psql(db, "SELECT symcache_version FROM system_symbols"
+                    f" WHERE uuid = '{system.uuid}'") == \
+        str(json.loads(stallscope("symcache", "--info", str(server.data_dir / psql(
+            db, f"SELECT symcache_path FROM system_symbols WHERE uuid = '{system.uuid}'")))
+            .stdout)["version"])
+    server.start()
+    assert frames_of(report(server, app, rid)["threads"][0]["frames"]) == \
+        expected_chains_at(stacks[0])

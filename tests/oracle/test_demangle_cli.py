@@ -75,7 +75,7 @@ def test_cxx_names_as_llvm_cxxfilt_prints_them():
 
 
 def test_other_names_come_back_unchanged():
-    kept = ["main", "-[SSWidget draw]", "_TFC4main3Foo3barfT_T_", "$s4main3FooV3bar",
+    kept = ["main", "-[SSWidget draw]", "_TFC4main3Foo3barfT_T_", "$s99main",
             "$s", "_T0", "$sSS" * 3000, "stall_hash", "", "  spaced  "]
     assert cli(stdin="".join(k + "\n" for k in kept)) == kept
     assert cli("--full", stdin="".join(k + "\n" for k in kept)) == kept

@@ -34,7 +34,8 @@ int main(int argc, char **argv)
 	ssize_t len;
 	while ((len = getline(&line, &lcap, stdin)) > 0) {
 		line[strcspn(line, "\r\n")] = '\0';
-		if (n == cap && !(names = realloc(names, (cap = cap ? 2 * cap : 1024) * sizeof *names)))
+		if (n == cap &&
+		    !(names = realloc(names, (cap = cap ? 2 * cap : 1024) * sizeof *names)))
 			return 1;
 		if (!(names[n++] = strdup(line)))
 			return 1;
@@ -51,7 +52,8 @@ int main(int argc, char **argv)
 	double seconds = now() - t0;
 	printf("{\"names\":%zu,\"rounds\":%ld,\"seconds\":%.3f,\"per_second\":%.0f,"
 	       "\"demangled\":%zu}\n",
-	       n, rounds, seconds, (double)n * (double)rounds / seconds, demangled / (size_t)rounds);
+	       n, rounds, seconds, (double)n * (double)rounds / seconds,
+	       demangled / (size_t)rounds);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

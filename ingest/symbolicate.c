@@ -208,8 +208,7 @@ static int culprit_offer(ctx *c, long i, const memo_entry *e, const ing_gframe *
  * "hint_function" and taken by G (unless NULL) as its hint — only on a
  * frame without symbols (E has no functions), where the hint stands for
  * it. 0, or -1 when out of memory. */
-static int hint_function(ctx *c, const ing_frame *fr, const memo_entry *e, ing_gframe *g,
-			 cm_jw *w)
+static int hint_function(ctx *c, const ing_frame *fr, const memo_entry *e, ing_gframe *g, cm_jw *w)
 {
 	const char *hint = fr->symbol_hint;
 	if ((e && e->nfunctions) || !(g || w) || !hint || !sym_is_swift_symbol(hint))

@@ -58,8 +58,8 @@ typedef struct ing_symbolized {
 	 *           "system"}]
 	 * threads [{"name","main","frames":[frame…]}] where a frame is
 	 *   {"address","symbol_hint"?,"image","offset"?,"status","hint_function"?,
- *    "frames":[…]} (hint_function: a Swift hint demangled, on a frame
- *   without symbols, where it is the frame's name);
+	 *    "frames":[…]} (hint_function: a Swift hint demangled, on a frame
+	 *   without symbols, where it is the frame's name);
 	 *   and its "frames" are the inline chain, innermost first:
 	 *   {"function","symbol","symbol_address"?,"file"?,"line"?,"column"?,
 	 *    "inlined"} with symbol_address a runtime address;

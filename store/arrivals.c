@@ -124,13 +124,12 @@ int st_reports_after(st_conn *c, int64_t app_id, const char *day, int64_t after_
 		     int64_t limit, st_candidate_cb cb, void *cls)
 {
 	/* A walk of the primary key (app_id, received_day, id). */
-	static const st_stmt q = {
-		"reports_after",
-		"SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), ''"
-		" FROM reports r WHERE r.app_id = $1"
-		" AND (r.received_day, r.id) > ($2::date, $3::bigint)"
-		" ORDER BY r.received_day, r.id LIMIT $4",
-		4};
+	static const st_stmt q = {"reports_after",
+				  "SELECT r.id, r.app_id, to_char(r.received_day, 'YYYY-MM-DD'), ''"
+				  " FROM reports r WHERE r.app_id = $1"
+				  " AND (r.received_day, r.id) > ($2::date, $3::bigint)"
+				  " ORDER BY r.received_day, r.id LIMIT $4",
+				  4};
 	struct cand_each e = {cb, cls};
 	return ST_EXEC(c, &q, read_candidate, &e, ST_INT64(app_id), ST_TEXT(day),
 		       ST_INT64(after_report), ST_INT64(limit));

@@ -119,10 +119,9 @@ int st_debug_file_set_symcache(st_conn *c, const st_debug_file *f, const char *f
 		" symcache_size = $7, functions = $8"
 		" WHERE app_id = $1 AND uuid = $2::uuid AND arch = $3 AND symcache_path = $4",
 		8};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id), ST_TEXT(f->uuid),
-		       ST_TEXT(f->arch), ST_TEXT(from_path), ST_TEXT(f->symcache_path),
-		       ST_INT64(f->symcache_version), ST_INT64(f->symcache_size),
-		       ST_INT64(f->functions));
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id), ST_TEXT(f->uuid), ST_TEXT(f->arch),
+		       ST_TEXT(from_path), ST_TEXT(f->symcache_path), ST_INT64(f->symcache_version),
+		       ST_INT64(f->symcache_size), ST_INT64(f->functions));
 }
 
 int st_debug_file_list(st_conn *c, int64_t app_id, int64_t before_id,

@@ -27,7 +27,7 @@ char *sym_demangle(const char *name, sym_demangle_style style)
 		return demangle_itanium(name);
 	if (sym_swift_is_mangled(name))
 		return sym_swift_demangle(name, style == SYM_DEMANGLE_FULL ? SYM_SWIFT_FULL
-									 : SYM_SWIFT_SHORT);
+									   : SYM_SWIFT_SHORT);
 	return NULL;
 }
 

@@ -30,7 +30,7 @@ typedef enum sym_swift_style {
 } sym_swift_style;
 
 /* Past these a name is refused (returned unchanged by callers). */
-#define SYM_SWIFT_MAX_DEPTH 256
+#define SYM_SWIFT_MAX_DEPTH  256
 #define SYM_SWIFT_MAX_OUTPUT 4096
 
 /* True when NAME starts with a prefix this demangler reads (a cheap gate:

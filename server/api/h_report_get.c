@@ -45,11 +45,13 @@ static void frames_full(json_t *frames)
 {
 	size_t i, k;
 	json_t *fr, *entry;
-	json_array_foreach(frames, i, fr) {
+	json_array_foreach(frames, i, fr)
+	{
 		if (json_object_get(fr, "hint_function"))
 			set_full(fr, "hint_function",
 				 json_string_value(json_object_get(fr, "symbol_hint")));
-		json_array_foreach(json_object_get(fr, "frames"), k, entry) {
+		json_array_foreach(json_object_get(fr, "frames"), k, entry)
+		{
 			set_full(entry, "function",
 				 json_string_value(json_object_get(entry, "symbol")));
 		}

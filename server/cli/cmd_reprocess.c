@@ -59,8 +59,8 @@ int srv_cmd_reprocess(int argc, char **argv)
 		return 1;
 	}
 	if (every)
-		printf("{\"reprocessed\":%lld,\"regrouped\":%lld}\n",
-		       (long long)counts.reprocessed, (long long)counts.regrouped);
+		printf("{\"reprocessed\":%lld,\"regrouped\":%lld}\n", (long long)counts.reprocessed,
+		       (long long)counts.regrouped);
 	else
 		printf("{\"reprocessed\":%lld}\n", (long long)done);
 	return 0;

@@ -76,7 +76,7 @@ typedef struct known_file {
 	bool system;
 	char path[sizeof ((symbol_file *)0)->path];
 	int64_t version;
-	char debug_path[sizeof ((symbol_file *)0)->debug_path];
+	char debug_path[sizeof((symbol_file *)0)->debug_path];
 } known_file;
 
 typedef struct known_uuid {

@@ -219,8 +219,9 @@ static void test_demangle_like_llvm(void **state)
 	assert_string_equal(d, "foo()::'lambda'()::operator()() const");
 	free(d);
 	/* Not mangled, or in a mangling we show as it is: kept as is. */
-	const char *kept[] = {"f", "main", "-[SSWidget draw]", "_Zgarbage(",
-			      "_TFC4main3Foo3barfT_T_", "$s99main"};
+	const char *kept[] = {
+		"f",	   "main", "-[SSWidget draw]", "_Zgarbage(", "_TFC4main3Foo3barfT_T_",
+		"$s99main"};
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		assert_null(sym_demangle(kept[i], SYM_DEMANGLE_SHORT));
 		assert_null(sym_demangle(kept[i], SYM_DEMANGLE_FULL));

@@ -29,10 +29,12 @@
 	X(AssociatedTypeMetadataAccessor)                                                          \
 	X(DefaultAssociatedTypeMetadataAccessor)                                                   \
 	X(AccessorAttachedMacroExpansion)                                                          \
+	X(AssociatedTypeWitnessTableAccessor)                                                      \
 	X(BaseWitnessTableAccessor)                                                                \
 	X(AutoClosureType)                                                                         \
 	X(BodyAttachedMacroExpansion)                                                              \
 	X(BoundGenericClass)                                                                       \
+	X(BoundGenericEnum)                                                                        \
 	X(BoundGenericStructure)                                                                   \
 	X(BoundGenericProtocol)                                                                    \
 	X(BoundGenericOtherNominalType)                                                            \
@@ -58,6 +60,7 @@
 	X(DependentAssociatedTypeRef)                                                              \
 	X(DependentGenericConformanceRequirement)                                                  \
 	X(DependentGenericParamCount)                                                              \
+	X(DependentGenericParamType)                                                               \
 	X(DependentGenericSameTypeRequirement)                                                     \
 	X(DependentGenericSameShapeRequirement)                                                    \
 	X(DependentGenericLayoutRequirement)                                                       \
@@ -74,9 +77,12 @@
 	X(DidSet)                                                                                  \
 	X(Directness)                                                                              \
 	X(DistributedThunk)                                                                        \
+	X(DistributedAccessor)                                                                     \
 	X(DynamicAttribute)                                                                        \
 	X(DirectMethodReferenceAttribute)                                                          \
 	X(DynamicSelf)                                                                             \
+	X(DynamicallyReplaceableFunctionImpl)                                                      \
+	X(DynamicallyReplaceableFunctionKey)                                                       \
 	X(DynamicallyReplaceableFunctionVar)                                                       \
 	X(Enum)                                                                                    \
 	X(EnumCase)                                                                                \
@@ -95,9 +101,11 @@
 	X(FullTypeMetadata)                                                                        \
 	X(Function)                                                                                \
 	X(FunctionSignatureSpecialization)                                                         \
+	X(FunctionSignatureSpecializationParam)                                                    \
 	X(FunctionSignatureSpecializationReturn)                                                   \
 	X(FunctionSignatureSpecializationParamKind)                                                \
 	X(FunctionSignatureSpecializationParamPayload)                                             \
+	X(FunctionType)                                                                            \
 	X(ConstrainedExistential)                                                                  \
 	X(ConstrainedExistentialRequirementList)                                                   \
 	X(ConstrainedExistentialSelf)                                                              \
@@ -108,6 +116,7 @@
 	X(ResilientProtocolWitnessTable)                                                           \
 	X(GenericSpecialization)                                                                   \
 	X(GenericSpecializationNotReAbstracted)                                                    \
+	X(GenericSpecializationInResilienceDomain)                                                 \
 	X(GenericSpecializationParam)                                                              \
 	X(GenericSpecializationPrespecialized)                                                     \
 	X(InlinedGenericFunction)                                                                  \
@@ -115,21 +124,29 @@
 	X(Getter)                                                                                  \
 	X(Global)                                                                                  \
 	X(GlobalGetter)                                                                            \
+	X(Identifier)                                                                              \
 	X(Index)                                                                                   \
+	X(IVarInitializer)                                                                         \
 	X(IVarDestroyer)                                                                           \
+	X(ImplEscaping)                                                                            \
 	X(ImplConvention)                                                                          \
 	X(ImplDifferentiabilityKind)                                                               \
 	X(ImplErasedIsolation)                                                                     \
 	X(ImplNonisolatedNonsendingIsolation)                                                      \
 	X(ImplCalledOnceFunction)                                                                  \
+	X(ImplSendingResult)                                                                       \
 	X(ImplParameterResultDifferentiability)                                                    \
 	X(ImplParameterSending)                                                                    \
 	X(ImplParameterIsolated)                                                                   \
+	X(ImplParameterImplicitLeading)                                                            \
 	X(ImplFunctionAttribute)                                                                   \
 	X(ImplFunctionConvention)                                                                  \
+	X(ImplFunctionConventionName)                                                              \
 	X(ImplFunctionType)                                                                        \
 	X(ImplCoroutineKind)                                                                       \
+	X(ImplInvocationSubstitutions)                                                             \
 	X(ImplicitClosure)                                                                         \
+	X(ImplParameter)                                                                           \
 	X(ImplPatternSubstitutions)                                                                \
 	X(ImplResult)                                                                              \
 	X(ImplYield)                                                                               \
@@ -144,20 +161,26 @@
 	X(IsolatedAnyFunctionType)                                                                 \
 	X(NonIsolatedCallerFunctionType)                                                           \
 	X(CalledOnceFunctionType)                                                                  \
+	X(SendingResultFunctionType)                                                               \
 	X(KeyPathGetterThunkHelper)                                                                \
 	X(KeyPathSetterThunkHelper)                                                                \
+	X(KeyPathUnappliedMethodThunkHelper)                                                       \
 	X(KeyPathAppliedMethodThunkHelper)                                                         \
 	X(KeyPathEqualsThunkHelper)                                                                \
 	X(KeyPathHashThunkHelper)                                                                  \
 	X(LazyProtocolWitnessTableAccessor)                                                        \
+	X(LazyProtocolWitnessTableCacheVariable)                                                   \
+	X(LocalDeclName)                                                                           \
 	X(Macro)                                                                                   \
 	X(MacroExpansionLoc)                                                                       \
 	X(MacroExpansionUniqueName)                                                                \
 	X(MaterializeForSet)                                                                       \
 	X(MemberAttachedMacroExpansion)                                                            \
 	X(MemberAttributeAttachedMacroExpansion)                                                   \
+	X(MergedFunction)                                                                          \
 	X(Metatype)                                                                                \
 	X(MetatypeRepresentation)                                                                  \
+	X(Metaclass)                                                                               \
 	X(MethodLookupFunction)                                                                    \
 	X(ObjCMetadataUpdateFunction)                                                              \
 	X(ObjCResilientClassStub)                                                                  \
@@ -171,10 +194,13 @@
 	X(NativePinningMutableAddressor)                                                           \
 	X(NominalTypeDescriptor)                                                                   \
 	X(NominalTypeDescriptorRecord)                                                             \
+	X(NonObjCAttribute)                                                                        \
 	X(Number)                                                                                  \
 	X(ObjCAsyncCompletionHandlerImpl)                                                          \
+	X(CheckedObjCAsyncCompletionHandlerImpl)                                                   \
 	X(ObjCAttribute)                                                                           \
 	X(ObjCBlock)                                                                               \
+	X(EscapingObjCBlock)                                                                       \
 	X(OtherNominalType)                                                                        \
 	X(OwningAddressor)                                                                         \
 	X(OwningMutableAddressor)                                                                  \
@@ -183,34 +209,42 @@
 	X(PeerAttachedMacroExpansion)                                                              \
 	X(PostfixOperator)                                                                         \
 	X(PreambleAttachedMacroExpansion)                                                          \
+	X(PrefixOperator)                                                                          \
 	X(PrivateDeclName)                                                                         \
 	X(PropertyDescriptor)                                                                      \
 	X(PropertyWrapperBackingInitializer)                                                       \
 	X(PropertyWrappedFieldInitAccessor)                                                        \
 	X(PropertyWrapperInitFromProjectedValue)                                                   \
 	X(Protocol)                                                                                \
+	X(ProtocolConformance)                                                                     \
 	X(ProtocolConformanceRefInTypeModule)                                                      \
 	X(ProtocolConformanceRefInProtocolModule)                                                  \
 	X(ProtocolConformanceRefInOtherModule)                                                     \
+	X(ProtocolDescriptor)                                                                      \
 	X(ProtocolDescriptorRecord)                                                                \
 	X(ProtocolConformanceDescriptor)                                                           \
 	X(ProtocolConformanceDescriptorRecord)                                                     \
 	X(ProtocolList)                                                                            \
+	X(ProtocolListWithClass)                                                                   \
 	X(ProtocolListWithAnyObject)                                                               \
 	X(ProtocolSelfConformanceDescriptor)                                                       \
 	X(ProtocolSelfConformanceWitness)                                                          \
 	X(ProtocolSelfConformanceWitnessTable)                                                     \
 	X(ProtocolWitness)                                                                         \
+	X(ProtocolWitnessTable)                                                                    \
 	X(ProtocolWitnessTableAccessor)                                                            \
 	X(ProtocolWitnessTablePattern)                                                             \
 	X(ReabstractionThunk)                                                                      \
 	X(ReabstractionThunkHelper)                                                                \
+	X(ReabstractionThunkHelperWithSelf)                                                        \
 	X(ReabstractionThunkHelperWithGlobalActor)                                                 \
 	X(ReadAccessor)                                                                            \
 	X(YieldingBorrowAccessor)                                                                  \
+	X(RelatedEntityDeclName)                                                                   \
 	X(RetroactiveConformance)                                                                  \
 	X(ReturnType)                                                                              \
 	X(Shared)                                                                                  \
+	X(Owned)                                                                                   \
 	X(SILBoxType)                                                                              \
 	X(SILBoxTypeWithLayout)                                                                    \
 	X(SILBoxLayout)                                                                            \
@@ -218,17 +252,20 @@
 	X(SILBoxImmutableField)                                                                    \
 	X(Setter)                                                                                  \
 	X(SpecializationPassID)                                                                    \
+	X(IsSerialized)                                                                            \
 	X(Static)                                                                                  \
 	X(Structure)                                                                               \
 	X(Subscript)                                                                               \
 	X(Suffix)                                                                                  \
 	X(ThinFunctionType)                                                                        \
+	X(Tuple)                                                                                   \
 	X(TupleElement)                                                                            \
 	X(TupleElementName)                                                                        \
 	X(Pack)                                                                                    \
 	X(SILPackDirect)                                                                           \
 	X(SILPackIndirect)                                                                         \
 	X(PackExpansion)                                                                           \
+	X(PackElement)                                                                             \
 	X(PackElementLevel)                                                                        \
 	X(Type)                                                                                    \
 	X(TypeAlias)                                                                               \
@@ -238,29 +275,35 @@
 	X(TypeMetadataAccessFunction)                                                              \
 	X(TypeMetadataCompletionFunction)                                                          \
 	X(TypeMetadataInstantiationCache)                                                          \
+	X(TypeMetadataInstantiationFunction)                                                       \
 	X(TypeMetadataSingletonInitializationCache)                                                \
 	X(TypeMetadataDemanglingCache)                                                             \
 	X(TypeMetadataLazyCache)                                                                   \
 	X(UncurriedFunctionType)                                                                   \
 	X(UnknownIndex)                                                                            \
 	X(UnsafeAddressor)                                                                         \
+	X(UnsafeMutableAddressor)                                                                  \
 	X(ValueWitness)                                                                            \
 	X(ValueWitnessTable)                                                                       \
+	X(Variable)                                                                                \
 	X(VTableThunk)                                                                             \
 	X(WillSet)                                                                                 \
 	X(ReflectionMetadataBuiltinDescriptor)                                                     \
 	X(ReflectionMetadataFieldDescriptor)                                                       \
 	X(ReflectionMetadataAssocTypeDescriptor)                                                   \
 	X(ReflectionMetadataSuperclassDescriptor)                                                  \
+	X(GenericTypeParamDecl)                                                                    \
 	X(CurryThunk)                                                                              \
 	X(SILThunkIdentity)                                                                        \
 	X(DispatchThunk)                                                                           \
 	X(MethodDescriptor)                                                                        \
+	X(ProtocolRequirementsBaseDescriptor)                                                      \
 	X(AssociatedConformanceDescriptor)                                                         \
 	X(DefaultAssociatedConformanceAccessor)                                                    \
 	X(BaseConformanceDescriptor)                                                               \
 	X(AssociatedTypeDescriptor)                                                                \
 	X(AsyncAnnotation)                                                                         \
+	X(ThrowsAnnotation)                                                                        \
 	X(TypedThrowsAnnotation)                                                                   \
 	X(EmptyList)                                                                               \
 	X(FirstElementMarker)                                                                      \
@@ -271,22 +314,28 @@
 	X(OutlinedRetain)                                                                          \
 	X(OutlinedRelease)                                                                         \
 	X(OutlinedInitializeWithTake)                                                              \
+	X(OutlinedInitializeWithCopy)                                                              \
 	X(OutlinedAssignWithTake)                                                                  \
 	X(OutlinedAssignWithCopy)                                                                  \
 	X(OutlinedDestroy)                                                                         \
 	X(OutlinedVariable)                                                                        \
+	X(OutlinedReadOnlyObject)                                                                  \
 	X(AssocTypePath)                                                                           \
 	X(LabelList)                                                                               \
 	X(ModuleDescriptor)                                                                        \
 	X(ExtensionDescriptor)                                                                     \
+	X(AnonymousDescriptor)                                                                     \
 	X(AssociatedTypeGenericParamRef)                                                           \
 	X(SugaredOptional)                                                                         \
 	X(SugaredArray)                                                                            \
+	X(SugaredDictionary)                                                                       \
 	X(SugaredInlineArray)                                                                      \
+	X(SugaredParen)                                                                            \
 	X(OpaqueType)                                                                              \
 	X(OpaqueTypeDescriptor)                                                                    \
 	X(OpaqueTypeDescriptorRecord)                                                              \
 	X(OpaqueTypeDescriptorAccessor)                                                            \
+	X(OpaqueTypeDescriptorAccessorImpl)                                                        \
 	X(OpaqueTypeDescriptorAccessorKey)                                                         \
 	X(OpaqueTypeDescriptorAccessorVar)                                                         \
 	X(OpaqueReturnType)                                                                        \
@@ -294,6 +343,7 @@
 	X(CanonicalSpecializedGenericMetaclass)                                                    \
 	X(CanonicalSpecializedGenericTypeMetadataAccessFunction)                                   \
 	X(MetadataInstantiationCache)                                                              \
+	X(NoncanonicalSpecializedGenericTypeMetadata)                                              \
 	X(NoncanonicalSpecializedGenericTypeMetadataCache)                                         \
 	X(GlobalVariableOnceFunction)                                                              \
 	X(GlobalVariableOnceToken)                                                                 \
@@ -301,6 +351,7 @@
 	X(CanonicalPrespecializedGenericTypeCachingOnceToken)                                      \
 	X(AsyncFunctionPointer)                                                                    \
 	X(AutoDiffFunction)                                                                        \
+	X(AutoDiffFunctionKind)                                                                    \
 	X(AutoDiffSelfReorderingReabstractionThunk)                                                \
 	X(AutoDiffSubsetParametersThunk)                                                           \
 	X(AutoDiffDerivativeVTableThunk)                                                           \
@@ -319,6 +370,7 @@
 	X(HasSymbolQuery)                                                                          \
 	X(OpaqueReturnTypeIndex)                                                                   \
 	X(OutlinedEnumTagStore)                                                                    \
+	X(OutlinedEnumProjectDataForLoad)                                                          \
 	X(OutlinedEnumGetTag)                                                                      \
 	X(AsyncRemoved)                                                                            \
 	X(RepresentationChanged)                                                                   \
@@ -326,6 +378,7 @@
 	X(OutlinedInitializeWithCopyNoValueWitness)                                                \
 	X(OutlinedAssignWithTakeNoValueWitness)                                                    \
 	X(OutlinedAssignWithCopyNoValueWitness)                                                    \
+	X(OutlinedDestroyNoValueWitness)                                                           \
 	X(DependentGenericInverseConformanceRequirement)                                           \
 	X(Integer)                                                                                 \
 	X(NegativeInteger)                                                                         \
@@ -336,6 +389,7 @@
 	X(BorrowAccessor)                                                                          \
 	X(MutateAccessor)                                                                          \
 	X(Weak)                                                                                    \
+	X(Unowned)                                                                                 \
 	X(Unmanaged)
 
 #define SW_KIND_ENUM(name) SW_##name,

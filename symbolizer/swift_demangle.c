@@ -8,6 +8,7 @@
 #include "symbolizer/swift_demangle_internal.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,60 +56,19 @@ void sw_arena_free(sw_arena *a)
 	}
 }
 
-bool sw_vec_push(sw_arena *a, sw_vec *vec, sw_node *nd)
+/* sw_vec_push()'s slow path: the array is full. */
+bool sw_vec_grow(sw_arena *a, sw_vec *vec, sw_node *nd)
 {
-	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 32;
-		sw_node **v = sw_alloc(a, cap * sizeof *v);
-		if (!v)
-			return false;
-		if (vec->n)
-			memcpy(v, vec->v, vec->n * sizeof *v);
-		vec->v = v;
-		vec->cap = cap;
-	}
+	size_t cap = vec->cap ? vec->cap * 2 : 32;
+	sw_node **v = sw_alloc(a, cap * sizeof *v);
+	if (!v)
+		return false;
+	if (vec->n)
+		memcpy(v, vec->v, vec->n * sizeof *v);
+	vec->v = v;
+	vec->cap = cap;
 	vec->v[vec->n++] = nd;
 	return true;
-}
-
-sw_node *sw_new(sw_parser *p, sw_kind k)
-{
-	sw_node *nd = sw_alloc(p->arena, sizeof *nd);
-	if (!nd) {
-		p->failed = true;
-		return NULL;
-	}
-	memset(nd, 0, sizeof *nd);
-	nd->kind = (uint16_t)k;
-	nd->kids = nd->inl;
-	nd->cap = 2;
-	return nd;
-}
-
-sw_node *sw_new_text(sw_parser *p, sw_kind k, const char *s, size_t n)
-{
-	sw_node *nd = sw_new(p, k);
-	if (nd) {
-		nd->payload = SW_PAY_TEXT;
-		nd->text = s;
-		nd->text_len = (uint32_t)n;
-	}
-	return nd;
-}
-
-sw_node *sw_new_str(sw_parser *p, sw_kind k, const char *s)
-{
-	return sw_new_text(p, k, s, strlen(s));
-}
-
-sw_node *sw_new_index(sw_parser *p, sw_kind k, uint64_t idx)
-{
-	sw_node *nd = sw_new(p, k);
-	if (nd) {
-		nd->payload = SW_PAY_INDEX;
-		nd->index = idx;
-	}
-	return nd;
 }
 
 /* sw_add()'s slow path: the children outgrew their array. */
@@ -127,39 +87,12 @@ bool sw_add_grow(sw_parser *p, sw_node *parent, sw_node *child)
 	return true;
 }
 
-/* Swift's addChild(): the parent, or NULL when either side is missing. */
-sw_node *sw_add_ok(sw_parser *p, sw_node *parent, sw_node *child)
-{
-	return sw_add(p, parent, child) ? parent : NULL;
-}
-
-sw_node *sw_with1(sw_parser *p, sw_kind k, sw_node *a)
-{
-	if (!a)
-		return NULL;
-	sw_node *nd = sw_new(p, k);
-	return sw_add_ok(p, nd, a);
-}
-
-sw_node *sw_with2(sw_parser *p, sw_kind k, sw_node *a, sw_node *b)
-{
-	if (!a || !b)
-		return NULL;
-	sw_node *nd = sw_with1(p, k, a);
-	return sw_add_ok(p, nd, b);
-}
-
 sw_node *sw_with3(sw_parser *p, sw_kind k, sw_node *a, sw_node *b, sw_node *c)
 {
 	if (!a || !b || !c)
 		return NULL;
 	sw_node *nd = sw_with2(p, k, a, b);
 	return sw_add_ok(p, nd, c);
-}
-
-sw_node *sw_type(sw_parser *p, sw_node *child)
-{
-	return sw_with1(p, SW_Type, child);
 }
 
 void sw_reverse(sw_node *nd, size_t from)
@@ -171,12 +104,6 @@ void sw_reverse(sw_node *nd, size_t from)
 		nd->kids[i] = nd->kids[j];
 		nd->kids[j] = t;
 	}
-}
-
-bool sw_text_is(const sw_node *nd, const char *s)
-{
-	size_t n = strlen(s);
-	return nd && nd->payload == SW_PAY_TEXT && nd->text_len == n && memcmp(nd->text, s, n) == 0;
 }
 
 bool sw_next_if_str(sw_parser *p, const char *s)
@@ -194,27 +121,10 @@ void sw_push_grow(sw_parser *p, sw_node *nd)
 		p->failed = true;
 }
 
-sw_node *sw_pop_if(sw_parser *p, bool (*pred)(sw_kind))
+/* sw_natural()'s slow path: NUM, its first 9 digits, goes on. */
+int sw_natural_long(sw_parser *p, int num)
 {
-	if (!p->stack.n || !pred((sw_kind)p->stack.v[p->stack.n - 1]->kind))
-		return NULL;
-	return sw_pop(p);
-}
-
-void sw_add_subst(sw_parser *p, sw_node *nd)
-{
-	if (nd && !sw_vec_push(p->arena, &p->substs, nd))
-		p->failed = true;
-}
-
-/* A natural number, or -1000 (Swift's "no number") when there is none or it
- * overflows. */
-int sw_natural(sw_parser *p)
-{
-	char c = sw_peek(p);
-	if (c < '0' || c > '9')
-		return -1000;
-	int num = 0;
+	char c;
 	while ((c = sw_peek(p)) >= '0' && c <= '9') {
 		if (num > (INT_MAX - (c - '0')) / 10)
 			return -1000;
@@ -240,63 +150,60 @@ sw_node *sw_index_node(sw_parser *p)
 	return idx >= 0 ? sw_new_index(p, SW_Number, (uint64_t)idx) : NULL;
 }
 
-bool sw_is_context(sw_kind k)
-{
-	switch (k) {
-	case SW_Allocator:
-	case SW_AnonymousContext:
-	case SW_Class:
-	case SW_Constructor:
-	case SW_Deallocator:
-	case SW_DefaultArgumentInitializer:
-	case SW_Destructor:
-	case SW_DidSet:
-	case SW_Enum:
-	case SW_ExplicitClosure:
-	case SW_Extension:
-	case SW_Function:
-	case SW_Getter:
-	case SW_GlobalGetter:
-	case SW_IVarInitializer:
-	case SW_IVarDestroyer:
-	case SW_ImplicitClosure:
-	case SW_Initializer:
-	case SW_InitAccessor:
-	case SW_IsolatedDeallocator:
-	case SW_MaterializeForSet:
-	case SW_ModifyAccessor:
-	case SW_YieldingMutateAccessor:
-	case SW_Module:
-	case SW_NativeOwningAddressor:
-	case SW_NativeOwningMutableAddressor:
-	case SW_NativePinningAddressor:
-	case SW_NativePinningMutableAddressor:
-	case SW_OtherNominalType:
-	case SW_OwningAddressor:
-	case SW_OwningMutableAddressor:
-	case SW_PropertyWrapperBackingInitializer:
-	case SW_PropertyWrappedFieldInitAccessor:
-	case SW_PropertyWrapperInitFromProjectedValue:
-	case SW_Protocol:
-	case SW_ReadAccessor:
-	case SW_YieldingBorrowAccessor:
-	case SW_Setter:
-	case SW_Static:
-	case SW_Structure:
-	case SW_Subscript:
-	case SW_TypeAlias:
-	case SW_UnsafeAddressor:
-	case SW_UnsafeMutableAddressor:
-	case SW_Variable:
-	case SW_WillSet:
-	case SW_OpaqueReturnTypeOf:
-	case SW_AutoDiffFunction:
-	case SW_BorrowAccessor:
-	case SW_MutateAccessor:
-	case SW_BuiltinTupleType: return true;
-	default: return false;
-	}
-}
+/* The kinds that can hold a named child (Swift's isContext()). */
+const bool sw_context_kinds[SW_KIND_COUNT] = {
+	[SW_Allocator] = true,
+	[SW_AnonymousContext] = true,
+	[SW_Class] = true,
+	[SW_Constructor] = true,
+	[SW_Deallocator] = true,
+	[SW_DefaultArgumentInitializer] = true,
+	[SW_Destructor] = true,
+	[SW_DidSet] = true,
+	[SW_Enum] = true,
+	[SW_ExplicitClosure] = true,
+	[SW_Extension] = true,
+	[SW_Function] = true,
+	[SW_Getter] = true,
+	[SW_GlobalGetter] = true,
+	[SW_IVarInitializer] = true,
+	[SW_IVarDestroyer] = true,
+	[SW_ImplicitClosure] = true,
+	[SW_Initializer] = true,
+	[SW_InitAccessor] = true,
+	[SW_IsolatedDeallocator] = true,
+	[SW_MaterializeForSet] = true,
+	[SW_ModifyAccessor] = true,
+	[SW_YieldingMutateAccessor] = true,
+	[SW_Module] = true,
+	[SW_NativeOwningAddressor] = true,
+	[SW_NativeOwningMutableAddressor] = true,
+	[SW_NativePinningAddressor] = true,
+	[SW_NativePinningMutableAddressor] = true,
+	[SW_OtherNominalType] = true,
+	[SW_OwningAddressor] = true,
+	[SW_OwningMutableAddressor] = true,
+	[SW_PropertyWrapperBackingInitializer] = true,
+	[SW_PropertyWrappedFieldInitAccessor] = true,
+	[SW_PropertyWrapperInitFromProjectedValue] = true,
+	[SW_Protocol] = true,
+	[SW_ReadAccessor] = true,
+	[SW_YieldingBorrowAccessor] = true,
+	[SW_Setter] = true,
+	[SW_Static] = true,
+	[SW_Structure] = true,
+	[SW_Subscript] = true,
+	[SW_TypeAlias] = true,
+	[SW_UnsafeAddressor] = true,
+	[SW_UnsafeMutableAddressor] = true,
+	[SW_Variable] = true,
+	[SW_WillSet] = true,
+	[SW_OpaqueReturnTypeOf] = true,
+	[SW_AutoDiffFunction] = true,
+	[SW_BorrowAccessor] = true,
+	[SW_MutateAccessor] = true,
+	[SW_BuiltinTupleType] = true,
+};
 
 static size_t prefix_len(const char *s)
 {
@@ -376,7 +283,7 @@ char *sym_swift_demangle(const char *name, sym_swift_style style)
 	sw_arena arena = {
 		.cur = first, .end = first + sizeof first, .limit = 4 * SW_FIRST_BLOCK + 512 * len};
 	sw_parser p;
-	memset(&p, 0, sizeof p);
+	memset(&p, 0, offsetof(sw_parser, words));
 	p.arena = &arena;
 	p.text = name;
 	p.len = len;

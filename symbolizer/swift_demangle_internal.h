@@ -446,9 +446,20 @@ typedef struct sw_vec {
 	size_t cap;
 } sw_vec;
 
-bool sw_vec_push(sw_arena *a, sw_vec *vec, sw_node *nd);
+bool sw_vec_grow(sw_arena *a, sw_vec *vec, sw_node *nd);
 
-/* The parser's state for one mangled name. */
+static inline bool sw_vec_push(sw_arena *a, sw_vec *vec, sw_node *nd)
+{
+	if (vec->n < vec->cap) {
+		vec->v[vec->n++] = nd;
+		return true;
+	}
+	return sw_vec_grow(a, vec, nd);
+}
+
+/* The parser's state for one mangled name. The word tables come last: a
+ * parse clears only what precedes them (nwords and nunsplit say how much of
+ * each is filled). */
 typedef struct sw_parser {
 	sw_arena *arena;
 	const char *text;
@@ -456,21 +467,62 @@ typedef struct sw_parser {
 	size_t pos;
 	sw_vec stack;
 	sw_vec substs;
+	int nwords;
+	int nunsplit;
+	int depth;   /* recursion of the few recursive parse steps */
+	bool old;    /* Swift 4 (_T0) function type mangling */
+	bool failed; /* out of memory or too deep: the whole parse fails */
 	struct {
 		const char *p;
 		uint32_t n;
 	} words[26];
-	int nwords;
-	int depth;   /* recursion of the few recursive parse steps */
-	bool old;    /* Swift 4 (_T0) function type mangling */
-	bool failed; /* out of memory or too deep: the whole parse fails */
+	/* Identifiers not yet split into words: most names never use a word
+	 * substitution, so the split waits for the first one that does. */
+	struct {
+		const char *p;
+		int n;
+	} unsplit[16];
 } sw_parser;
 
-/* Nodes. */
-sw_node *sw_new(sw_parser *p, sw_kind k);
-sw_node *sw_new_text(sw_parser *p, sw_kind k, const char *s, size_t n);
-sw_node *sw_new_str(sw_parser *p, sw_kind k, const char *s);
-sw_node *sw_new_index(sw_parser *p, sw_kind k, uint64_t idx);
+/* Nodes. Every operator makes a few, so making one is inline. */
+static inline sw_node *sw_new(sw_parser *p, sw_kind k)
+{
+	sw_node *nd = sw_alloc(p->arena, sizeof *nd);
+	if (!nd) {
+		p->failed = true;
+		return NULL;
+	}
+	*nd = (sw_node){.kids = nd->inl, .cap = 2, .kind = (uint16_t)k};
+	return nd;
+}
+
+static inline sw_node *sw_new_text(sw_parser *p, sw_kind k, const char *s, size_t n)
+{
+	sw_node *nd = sw_new(p, k);
+	if (nd) {
+		nd->payload = SW_PAY_TEXT;
+		nd->text = s;
+		nd->text_len = (uint32_t)n;
+	}
+	return nd;
+}
+
+/* Inline: S is mostly a literal, whose length then folds to a constant. */
+static inline sw_node *sw_new_str(sw_parser *p, sw_kind k, const char *s)
+{
+	return sw_new_text(p, k, s, strlen(s));
+}
+
+static inline sw_node *sw_new_index(sw_parser *p, sw_kind k, uint64_t idx)
+{
+	sw_node *nd = sw_new(p, k);
+	if (nd) {
+		nd->payload = SW_PAY_INDEX;
+		nd->index = idx;
+	}
+	return nd;
+}
+
 bool sw_add_grow(sw_parser *p, sw_node *parent, sw_node *child);
 
 static inline bool sw_add(sw_parser *p, sw_node *parent, sw_node *child)
@@ -484,14 +536,52 @@ static inline bool sw_add(sw_parser *p, sw_node *parent, sw_node *child)
 	return sw_add_grow(p, parent, child);
 }
 
-sw_node *sw_add_ok(sw_parser *p, sw_node *parent, sw_node *child);
-sw_node *sw_with1(sw_parser *p, sw_kind k, sw_node *a);
-sw_node *sw_with2(sw_parser *p, sw_kind k, sw_node *a, sw_node *b);
+/* Swift's addChild(): the parent, or NULL when either side is missing. */
+static inline sw_node *sw_add_ok(sw_parser *p, sw_node *parent, sw_node *child)
+{
+	return sw_add(p, parent, child) ? parent : NULL;
+}
+
+/* A node of kind K over A (and B): none is made when a child is missing. */
+static inline sw_node *sw_with1(sw_parser *p, sw_kind k, sw_node *a)
+{
+	if (!a)
+		return NULL;
+	return sw_add_ok(p, sw_new(p, k), a);
+}
+
+static inline sw_node *sw_with2(sw_parser *p, sw_kind k, sw_node *a, sw_node *b)
+{
+	if (!a || !b)
+		return NULL;
+	return sw_add_ok(p, sw_with1(p, k, a), b);
+}
+
 sw_node *sw_with3(sw_parser *p, sw_kind k, sw_node *a, sw_node *b, sw_node *c);
-sw_node *sw_type(sw_parser *p, sw_node *child);
+
+static inline sw_node *sw_type(sw_parser *p, sw_node *child)
+{
+	return sw_with1(p, SW_Type, child);
+}
+
 void sw_reverse(sw_node *nd, size_t from);
-bool sw_is_context(sw_kind k);
-bool sw_text_is(const sw_node *nd, const char *s);
+
+/* The kind predicates are table lookups: the parser asks them for nearly
+ * every node it pops. */
+extern const bool sw_context_kinds[SW_KIND_COUNT];
+extern const bool sw_decl_name_kinds[SW_KIND_COUNT];
+
+static inline bool sw_is_context(sw_kind k)
+{
+	return sw_context_kinds[k];
+}
+
+/* Inline: S is mostly a literal, whose length then folds to a constant. */
+static inline bool sw_text_is(const sw_node *nd, const char *s)
+{
+	size_t n = strlen(s);
+	return nd && nd->payload == SW_PAY_TEXT && nd->text_len == n && memcmp(nd->text, s, n) == 0;
+}
 
 /* Reading the mangled text. */
 bool sw_next_if_str(sw_parser *p, const char *s);
@@ -504,9 +594,38 @@ static inline void sw_push(sw_parser *p, sw_node *nd)
 	else
 		sw_push_grow(p, nd);
 }
-sw_node *sw_pop_if(sw_parser *p, bool (*pred)(sw_kind));
-void sw_add_subst(sw_parser *p, sw_node *nd);
-int sw_natural(sw_parser *p);
+/* Inline so that PRED, a table lookup, inlines too. */
+static inline sw_node *sw_pop_if(sw_parser *p, bool (*pred)(sw_kind))
+{
+	if (!p->stack.n || !pred((sw_kind)p->stack.v[p->stack.n - 1]->kind))
+		return NULL;
+	return p->stack.v[--p->stack.n];
+}
+
+static inline void sw_add_subst(sw_parser *p, sw_node *nd)
+{
+	if (nd && !sw_vec_push(p->arena, &p->substs, nd))
+		p->failed = true;
+}
+int sw_natural_long(sw_parser *p, int num);
+
+/* A natural number, or -1000 (Swift's "no number") when there is none or it
+ * overflows. Up to 9 digits cannot overflow: only longer numbers take the
+ * checked path. */
+static inline int sw_natural(sw_parser *p)
+{
+	size_t pos = p->pos, stop = p->len - pos > 9 ? pos + 9 : p->len;
+	if (pos >= stop || (unsigned)(p->text[pos] - '0') > 9)
+		return -1000;
+	int num = 0;
+	unsigned d;
+	while (pos < stop && (d = (unsigned)(p->text[pos] - '0')) <= 9) {
+		num = num * 10 + (int)d;
+		pos++;
+	}
+	p->pos = pos;
+	return pos == stop && stop < p->len ? sw_natural_long(p, num) : num;
+}
 int sw_index(sw_parser *p);
 sw_node *sw_index_node(sw_parser *p);
 
@@ -586,8 +705,15 @@ sw_node *sw_assoc_simple(sw_parser *p, sw_node *base);
 sw_node *sw_assoc_compound(sw_parser *p, sw_node *base);
 bool sw_bound_generics(sw_parser *p, sw_vec *lists, sw_node **retro);
 sw_node *sw_parse_index_subset(sw_parser *p);
-bool sw_is_decl_name(sw_kind k);
-bool sw_is_entity(sw_kind k);
+static inline bool sw_is_decl_name(sw_kind k)
+{
+	return sw_decl_name_kinds[k];
+}
+
+static inline bool sw_is_entity(sw_kind k)
+{
+	return k == SW_Type || sw_is_context(k);
+}
 bool sw_is_protocol_node(const sw_node *nd);
 bool sw_punycode_decode(const char *in, size_t n, char *out, size_t cap, size_t *out_len);
 
@@ -631,7 +757,30 @@ typedef struct sw_printer {
 	bool invalid;
 } sw_printer;
 
-void sw_putn(sw_printer *pr, const char *s, size_t n);
+/* Once the text is invalid nothing printed is used, so appending needs
+ * only the bounds check. */
+static inline void sw_putn(sw_printer *pr, const char *s, size_t n)
+{
+	if (n > pr->cap - pr->len) {
+		pr->invalid = true;
+		return;
+	}
+	char *d = pr->buf + pr->len;
+	pr->len += n;
+	/* Most pieces are short names: two overlapping word copies cost less
+	 * than a call to memcpy, and neither reads past S + N. */
+	if (n >= 8 && n <= 16) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(d, s, 4);
+		memcpy(d + n - 4, s + n - 4, 4);
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
+/* Inline: S is mostly a literal, whose length then folds to a constant. */
 static inline void sw_put(sw_printer *pr, const char *s)
 {
 	sw_putn(pr, s, strlen(s));
@@ -646,11 +795,18 @@ static inline void sw_putc(sw_printer *pr, char c)
 }
 void sw_put_u64(sw_printer *pr, uint64_t v);
 sw_node *sw_print(sw_printer *pr, sw_node *nd, int depth, bool as_prefix);
-void sw_print_kids(sw_printer *pr, sw_node *nd, int depth, const char *sep);
-bool sw_print_type_kinds(sw_printer *pr, sw_node *nd, int depth);
+void sw_print_kids_sep(sw_printer *pr, sw_node *nd, int depth, const char *sep, size_t sep_len);
+
+/* The children, SEP (a literal or NULL) between them. */
+static inline void sw_print_kids(sw_printer *pr, sw_node *nd, int depth, const char *sep)
+{
+	sw_print_kids_sep(pr, nd, depth, sep, sep ? strlen(sep) : 0);
+}
 bool sw_print_misc_kinds(sw_printer *pr, sw_node *nd, int depth);
 bool sw_print_entity_kinds(sw_printer *pr, sw_node *nd, int depth, bool as_prefix,
 			   sw_node **out_ctx);
+/* sw_print_entity_kinds() for a kind known not to be a simple type. */
+bool sw_print_entity(sw_printer *pr, sw_node *nd, int depth, bool as_prefix, sw_node **out_ctx);
 void sw_print_function_type(sw_printer *pr, sw_node *labels, sw_node *fn, int depth);
 void sw_print_impl_function_type(sw_printer *pr, sw_node *fn, int depth);
 void sw_print_generic_signature(sw_printer *pr, sw_node *sig, int depth);

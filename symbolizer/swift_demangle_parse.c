@@ -32,24 +32,13 @@ static bool is_upper(char c)
 	return c >= 'A' && c <= 'Z';
 }
 
-bool sw_is_decl_name(sw_kind k)
-{
-	switch (k) {
-	case SW_Identifier:
-	case SW_LocalDeclName:
-	case SW_PrivateDeclName:
-	case SW_RelatedEntityDeclName:
-	case SW_PrefixOperator:
-	case SW_PostfixOperator:
-	case SW_InfixOperator: return true;
-	default: return false;
-	}
-}
-
-bool sw_is_entity(sw_kind k)
-{
-	return k == SW_Type || sw_is_context(k);
-}
+/* The kinds that name a declaration. */
+const bool sw_decl_name_kinds[SW_KIND_COUNT] = {
+	[SW_Identifier] = true,	     [SW_LocalDeclName] = true,
+	[SW_PrivateDeclName] = true, [SW_RelatedEntityDeclName] = true,
+	[SW_PrefixOperator] = true,  [SW_PostfixOperator] = true,
+	[SW_InfixOperator] = true,
+};
 
 static bool is_function_attr(sw_kind k)
 {
@@ -162,95 +151,105 @@ static sw_node *multi_substitution(sw_parser *p)
 	}
 }
 
+/* The standard types S<c>, and after Sc the concurrency ones, indexed by
+ * their letter ('A'…'z'). */
 struct std_type {
-	char code;
-	bool concurrency;
 	sw_kind kind;
 	const char *name;
+	uint8_t len;
 };
 
-static const struct std_type std_types[] = {
-	{'A', false, SW_Structure, "AutoreleasingUnsafeMutablePointer"},
-	{'a', false, SW_Structure, "Array"},
-	{'b', false, SW_Structure, "Bool"},
-	{'D', false, SW_Structure, "Dictionary"},
-	{'d', false, SW_Structure, "Double"},
-	{'f', false, SW_Structure, "Float"},
-	{'h', false, SW_Structure, "Set"},
-	{'I', false, SW_Structure, "DefaultIndices"},
-	{'i', false, SW_Structure, "Int"},
-	{'J', false, SW_Structure, "Character"},
-	{'N', false, SW_Structure, "ClosedRange"},
-	{'n', false, SW_Structure, "Range"},
-	{'O', false, SW_Structure, "ObjectIdentifier"},
-	{'P', false, SW_Structure, "UnsafePointer"},
-	{'p', false, SW_Structure, "UnsafeMutablePointer"},
-	{'R', false, SW_Structure, "UnsafeBufferPointer"},
-	{'r', false, SW_Structure, "UnsafeMutableBufferPointer"},
-	{'S', false, SW_Structure, "String"},
-	{'s', false, SW_Structure, "Substring"},
-	{'u', false, SW_Structure, "UInt"},
-	{'V', false, SW_Structure, "UnsafeRawPointer"},
-	{'v', false, SW_Structure, "UnsafeMutableRawPointer"},
-	{'W', false, SW_Structure, "UnsafeRawBufferPointer"},
-	{'w', false, SW_Structure, "UnsafeMutableRawBufferPointer"},
-	{'q', false, SW_Enum, "Optional"},
-	{'B', false, SW_Protocol, "BinaryFloatingPoint"},
-	{'E', false, SW_Protocol, "Encodable"},
-	{'e', false, SW_Protocol, "Decodable"},
-	{'F', false, SW_Protocol, "FloatingPoint"},
-	{'G', false, SW_Protocol, "RandomNumberGenerator"},
-	{'H', false, SW_Protocol, "Hashable"},
-	{'j', false, SW_Protocol, "Numeric"},
-	{'K', false, SW_Protocol, "BidirectionalCollection"},
-	{'k', false, SW_Protocol, "RandomAccessCollection"},
-	{'L', false, SW_Protocol, "Comparable"},
-	{'l', false, SW_Protocol, "Collection"},
-	{'M', false, SW_Protocol, "MutableCollection"},
-	{'m', false, SW_Protocol, "RangeReplaceableCollection"},
-	{'Q', false, SW_Protocol, "Equatable"},
-	{'T', false, SW_Protocol, "Sequence"},
-	{'t', false, SW_Protocol, "IteratorProtocol"},
-	{'U', false, SW_Protocol, "UnsignedInteger"},
-	{'X', false, SW_Protocol, "RangeExpression"},
-	{'x', false, SW_Protocol, "Strideable"},
-	{'Y', false, SW_Protocol, "RawRepresentable"},
-	{'y', false, SW_Protocol, "StringProtocol"},
-	{'Z', false, SW_Protocol, "SignedInteger"},
-	{'z', false, SW_Protocol, "BinaryInteger"},
-	{'A', true, SW_Protocol, "Actor"},
-	{'C', true, SW_Structure, "CheckedContinuation"},
-	{'c', true, SW_Structure, "UnsafeContinuation"},
-	{'E', true, SW_Structure, "CancellationError"},
-	{'e', true, SW_Structure, "UnownedSerialExecutor"},
-	{'F', true, SW_Protocol, "Executor"},
-	{'f', true, SW_Protocol, "SerialExecutor"},
-	{'G', true, SW_Structure, "TaskGroup"},
-	{'g', true, SW_Structure, "ThrowingTaskGroup"},
-	{'h', true, SW_Protocol, "TaskExecutor"},
-	{'I', true, SW_Protocol, "AsyncIteratorProtocol"},
-	{'i', true, SW_Protocol, "AsyncSequence"},
-	{'J', true, SW_Structure, "UnownedJob"},
-	{'M', true, SW_Class, "MainActor"},
-	{'P', true, SW_Structure, "TaskPriority"},
-	{'S', true, SW_Structure, "AsyncStream"},
-	{'s', true, SW_Structure, "AsyncThrowingStream"},
-	{'T', true, SW_Structure, "Task"},
-	{'t', true, SW_Structure, "UnsafeCurrentTask"},
+#define STD_NAME(s) s, sizeof(s) - 1
+static const struct std_type std_types['z' - 'A' + 1] = {
+	['A' - 'A'] = {SW_Structure, STD_NAME("AutoreleasingUnsafeMutablePointer")},
+	['a' - 'A'] = {SW_Structure, STD_NAME("Array")},
+	['b' - 'A'] = {SW_Structure, STD_NAME("Bool")},
+	['D' - 'A'] = {SW_Structure, STD_NAME("Dictionary")},
+	['d' - 'A'] = {SW_Structure, STD_NAME("Double")},
+	['f' - 'A'] = {SW_Structure, STD_NAME("Float")},
+	['h' - 'A'] = {SW_Structure, STD_NAME("Set")},
+	['I' - 'A'] = {SW_Structure, STD_NAME("DefaultIndices")},
+	['i' - 'A'] = {SW_Structure, STD_NAME("Int")},
+	['J' - 'A'] = {SW_Structure, STD_NAME("Character")},
+	['N' - 'A'] = {SW_Structure, STD_NAME("ClosedRange")},
+	['n' - 'A'] = {SW_Structure, STD_NAME("Range")},
+	['O' - 'A'] = {SW_Structure, STD_NAME("ObjectIdentifier")},
+	['P' - 'A'] = {SW_Structure, STD_NAME("UnsafePointer")},
+	['p' - 'A'] = {SW_Structure, STD_NAME("UnsafeMutablePointer")},
+	['R' - 'A'] = {SW_Structure, STD_NAME("UnsafeBufferPointer")},
+	['r' - 'A'] = {SW_Structure, STD_NAME("UnsafeMutableBufferPointer")},
+	['S' - 'A'] = {SW_Structure, STD_NAME("String")},
+	['s' - 'A'] = {SW_Structure, STD_NAME("Substring")},
+	['u' - 'A'] = {SW_Structure, STD_NAME("UInt")},
+	['V' - 'A'] = {SW_Structure, STD_NAME("UnsafeRawPointer")},
+	['v' - 'A'] = {SW_Structure, STD_NAME("UnsafeMutableRawPointer")},
+	['W' - 'A'] = {SW_Structure, STD_NAME("UnsafeRawBufferPointer")},
+	['w' - 'A'] = {SW_Structure, STD_NAME("UnsafeMutableRawBufferPointer")},
+	['q' - 'A'] = {SW_Enum, STD_NAME("Optional")},
+	['B' - 'A'] = {SW_Protocol, STD_NAME("BinaryFloatingPoint")},
+	['E' - 'A'] = {SW_Protocol, STD_NAME("Encodable")},
+	['e' - 'A'] = {SW_Protocol, STD_NAME("Decodable")},
+	['F' - 'A'] = {SW_Protocol, STD_NAME("FloatingPoint")},
+	['G' - 'A'] = {SW_Protocol, STD_NAME("RandomNumberGenerator")},
+	['H' - 'A'] = {SW_Protocol, STD_NAME("Hashable")},
+	['j' - 'A'] = {SW_Protocol, STD_NAME("Numeric")},
+	['K' - 'A'] = {SW_Protocol, STD_NAME("BidirectionalCollection")},
+	['k' - 'A'] = {SW_Protocol, STD_NAME("RandomAccessCollection")},
+	['L' - 'A'] = {SW_Protocol, STD_NAME("Comparable")},
+	['l' - 'A'] = {SW_Protocol, STD_NAME("Collection")},
+	['M' - 'A'] = {SW_Protocol, STD_NAME("MutableCollection")},
+	['m' - 'A'] = {SW_Protocol, STD_NAME("RangeReplaceableCollection")},
+	['Q' - 'A'] = {SW_Protocol, STD_NAME("Equatable")},
+	['T' - 'A'] = {SW_Protocol, STD_NAME("Sequence")},
+	['t' - 'A'] = {SW_Protocol, STD_NAME("IteratorProtocol")},
+	['U' - 'A'] = {SW_Protocol, STD_NAME("UnsignedInteger")},
+	['X' - 'A'] = {SW_Protocol, STD_NAME("RangeExpression")},
+	['x' - 'A'] = {SW_Protocol, STD_NAME("Strideable")},
+	['Y' - 'A'] = {SW_Protocol, STD_NAME("RawRepresentable")},
+	['y' - 'A'] = {SW_Protocol, STD_NAME("StringProtocol")},
+	['Z' - 'A'] = {SW_Protocol, STD_NAME("SignedInteger")},
+	['z' - 'A'] = {SW_Protocol, STD_NAME("BinaryInteger")},
 };
 
-static sw_node *swift_type(sw_parser *p, sw_kind kind, const char *name)
+static const struct std_type std_concurrency_types['z' - 'A' + 1] = {
+	['A' - 'A'] = {SW_Protocol, STD_NAME("Actor")},
+	['C' - 'A'] = {SW_Structure, STD_NAME("CheckedContinuation")},
+	['c' - 'A'] = {SW_Structure, STD_NAME("UnsafeContinuation")},
+	['E' - 'A'] = {SW_Structure, STD_NAME("CancellationError")},
+	['e' - 'A'] = {SW_Structure, STD_NAME("UnownedSerialExecutor")},
+	['F' - 'A'] = {SW_Protocol, STD_NAME("Executor")},
+	['f' - 'A'] = {SW_Protocol, STD_NAME("SerialExecutor")},
+	['G' - 'A'] = {SW_Structure, STD_NAME("TaskGroup")},
+	['g' - 'A'] = {SW_Structure, STD_NAME("ThrowingTaskGroup")},
+	['h' - 'A'] = {SW_Protocol, STD_NAME("TaskExecutor")},
+	['I' - 'A'] = {SW_Protocol, STD_NAME("AsyncIteratorProtocol")},
+	['i' - 'A'] = {SW_Protocol, STD_NAME("AsyncSequence")},
+	['J' - 'A'] = {SW_Structure, STD_NAME("UnownedJob")},
+	['M' - 'A'] = {SW_Class, STD_NAME("MainActor")},
+	['P' - 'A'] = {SW_Structure, STD_NAME("TaskPriority")},
+	['S' - 'A'] = {SW_Structure, STD_NAME("AsyncStream")},
+	['s' - 'A'] = {SW_Structure, STD_NAME("AsyncThrowingStream")},
+	['T' - 'A'] = {SW_Structure, STD_NAME("Task")},
+	['t' - 'A'] = {SW_Structure, STD_NAME("UnsafeCurrentTask")},
+};
+
+/* Sg (Optional<T>) names the type without a letter of its own. */
+static const struct std_type std_optional = {SW_Enum, STD_NAME("Optional")};
+#undef STD_NAME
+
+static sw_node *swift_type(sw_parser *p, const struct std_type *st)
 {
-	return sw_type(p, sw_with2(p, kind, sw_new_str(p, SW_Module, "Swift"),
-				   sw_new_str(p, SW_Identifier, name)));
+	return sw_type(p, sw_with2(p, st->kind, sw_new_str(p, SW_Module, "Swift"),
+				   sw_new_text(p, SW_Identifier, st->name, st->len)));
 }
 
 static sw_node *standard_type(sw_parser *p, char code, bool concurrency)
 {
-	for (size_t i = 0; i < sizeof std_types / sizeof std_types[0]; i++)
-		if (std_types[i].code == code && std_types[i].concurrency == concurrency)
-			return swift_type(p, std_types[i].kind, std_types[i].name);
-	return NULL;
+	if (code < 'A' || code > 'z')
+		return NULL;
+	const struct std_type *st =
+		concurrency ? &std_concurrency_types[code - 'A'] : &std_types[code - 'A'];
+	return st->name ? swift_type(p, st) : NULL;
 }
 
 static sw_node *standard_substitution(sw_parser *p)
@@ -262,8 +261,8 @@ static sw_node *standard_substitution(sw_parser *p)
 	case 'C': return sw_new_str(p, SW_Module, "__C_Synthesized");
 	case 'g': {
 		sw_node *list = sw_with1(p, SW_TypeList, sw_pop_kind(p, SW_Type));
-		sw_node *opt = sw_type(p, sw_with2(p, SW_BoundGenericEnum,
-						   swift_type(p, SW_Enum, "Optional"), list));
+		sw_node *opt = sw_type(
+			p, sw_with2(p, SW_BoundGenericEnum, swift_type(p, &std_optional), list));
 		sw_add_subst(p, opt);
 		return opt;
 	}
@@ -293,6 +292,9 @@ typedef struct sw_str {
 
 static bool str_append(sw_parser *p, sw_str *s, const char *src, size_t n)
 {
+	/* Nothing to add to a string that may have no buffer yet. */
+	if (n == 0)
+		return true;
 	if (s->n + n > s->cap) {
 		size_t cap = (s->cap ? s->cap : 32) * 2 + n;
 		char *np = sw_alloc(p->arena, cap);
@@ -319,7 +321,7 @@ static bool is_word_start(char c)
  * refer to (Mangling.rst, "word substitutions"): a word starts at a letter
  * (or any non-digit, non-underscore) and ends before '_' or before an
  * uppercase letter that follows a non-uppercase one. */
-static void record_words(sw_parser *p, const char *s, int n)
+static void split_words(sw_parser *p, const char *s, int n)
 {
 	int i = 0;
 	while (i < n && p->nwords < 26) {
@@ -336,6 +338,23 @@ static void record_words(sw_parser *p, const char *s, int n)
 			p->nwords++;
 		}
 	}
+}
+
+/* The words of every identifier recorded so far, in order. */
+static void split_unsplit(sw_parser *p)
+{
+	for (int k = 0; k < p->nunsplit; k++)
+		split_words(p, p->unsplit[k].p, p->unsplit[k].n);
+	p->nunsplit = 0;
+}
+
+static void record_words(sw_parser *p, const char *s, int n)
+{
+	if (p->nunsplit == (int)(sizeof p->unsplit / sizeof p->unsplit[0]))
+		split_unsplit(p);
+	p->unsplit[p->nunsplit].p = s;
+	p->unsplit[p->nunsplit].n = n;
+	p->nunsplit++;
 }
 
 static bool append_slice(sw_parser *p, sw_str *id, bool puny, const char *s, int n)
@@ -355,6 +374,7 @@ static bool append_slice(sw_parser *p, sw_str *id, bool puny, const char *s, int
 
 static bool append_words(sw_parser *p, sw_str *id, bool *words)
 {
+	split_unsplit(p);
 	while (*words && (is_lower(sw_peek(p)) || is_upper(sw_peek(p)))) {
 		char c = sw_next(p);
 		int idx = is_lower(c) ? c - 'a' : c - 'A';
@@ -382,13 +402,10 @@ static sw_node *plain_identifier(sw_parser *p)
 	return nd;
 }
 
-sw_node *sw_parse_identifier(sw_parser *p)
+/* An identifier with word substitutions (0…) or in Punycode (00…). */
+__attribute__((noinline)) static sw_node *composite_identifier(sw_parser *p)
 {
 	bool words = false, puny = false;
-	if (!is_digit(sw_peek(p)))
-		return NULL;
-	if (!sw_next_if(p, '0'))
-		return plain_identifier(p);
 	if (sw_next_if(p, '0'))
 		puny = true;
 	else
@@ -415,6 +432,15 @@ sw_node *sw_parse_identifier(sw_parser *p)
 	sw_node *nd = sw_new_text(p, SW_Identifier, id.p, id.n);
 	sw_add_subst(p, nd);
 	return nd;
+}
+
+sw_node *sw_parse_identifier(sw_parser *p)
+{
+	if (!is_digit(sw_peek(p)))
+		return NULL;
+	if (!sw_next_if(p, '0'))
+		return plain_identifier(p);
+	return composite_identifier(p);
 }
 
 static sw_node *operator_identifier(sw_parser *p)
@@ -710,97 +736,177 @@ static sw_node *type_mangling(sw_parser *p)
 	return sw_add_ok(p, tm, type);
 }
 
-static sw_node *operator_upper(sw_parser *p, char c)
-{
-	switch (c) {
-	case 'A': return multi_substitution(p);
-	case 'B': return sw_parse_builtin(p);
-	case 'C': return any_generic_type(p, SW_Class);
-	case 'D': return type_mangling(p);
-	case 'E': return extension_context(p);
-	case 'F': return plain_function(p);
-	case 'G': return sw_parse_bound_generic(p);
-	case 'H': return sw_parse_conformance_op(p);
-	case 'I': return sw_parse_impl_function_type(p);
-	case 'K': return sw_new(p, SW_ThrowsAnnotation);
-	case 'L': return local_identifier(p);
-	case 'M': return sw_parse_metatype(p);
-	case 'N': return sw_with1(p, SW_TypeMetadata, sw_pop_kind(p, SW_Type));
-	case 'O': return any_generic_type(p, SW_Enum);
-	case 'P': return any_generic_type(p, SW_Protocol);
-	case 'Q': return sw_parse_archetype(p);
-	case 'R': return sw_parse_requirement(p);
-	case 'S': return standard_substitution(p);
-	case 'T': return sw_parse_thunk(p);
-	case 'V': return any_generic_type(p, SW_Structure);
-	case 'W': return sw_parse_witness(p);
-	case 'X': return sw_parse_special_type(p);
-	case 'Y': return sw_parse_type_annotation(p);
-	case 'Z': return sw_with1(p, SW_Static, sw_pop_if(p, sw_is_entity));
-	default: return NULL;
-	}
-}
-
 static sw_node *wrap_type(sw_parser *p, sw_kind k)
 {
 	return sw_type(p, sw_with1(p, k, sw_pop_type_child(p)));
 }
 
-static sw_node *operator_lower(sw_parser *p, char c)
+/* One function per operator character, so the dispatch is a table lookup
+ * and each operator pays only for its own work. The operator character is
+ * the one just read. */
+static sw_node *op_nominal(sw_parser *p)
 {
-	switch (c) {
-	case 'a': return any_generic_type(p, SW_TypeAlias);
-	case 'c': return sw_pop_function_type(p, SW_FunctionType, false);
-	case 'd': return sw_new(p, SW_VariadicMarker);
-	case 'f': return function_entity(p);
-	case 'g': return sw_parse_retroactive(p);
-	case 'h': return wrap_type(p, SW_Shared);
-	case 'i': return subscript(p);
-	case 'l': return sw_parse_generic_signature(p, false);
-	case 'm': return sw_type(p, sw_with1(p, SW_Metatype, sw_pop_kind(p, SW_Type)));
-	case 'n': return wrap_type(p, SW_Owned);
-	case 'o': return operator_identifier(p);
-	case 'p': return sw_parse_protocol_list_type(p);
-	case 'q': return sw_type(p, sw_generic_param_index(p));
-	case 'r': return sw_parse_generic_signature(p, true);
-	case 's': return sw_new_str(p, SW_Module, "Swift");
-	case 't': return sw_pop_tuple(p);
-	case 'u': {
-		sw_node *sig = sw_pop_kind(p, SW_DependentGenericSignature);
-		sw_node *ty = sw_pop_kind(p, SW_Type);
-		return sw_type(p, sw_with2(p, SW_DependentGenericType, sig, ty));
-	}
-	case 'v': return accessor(p, entity(p, SW_Variable));
-	case 'w': return sw_parse_value_witness(p);
-	case 'x': return sw_type(p, sw_generic_param(p, 0, 0));
-	case 'y': return sw_new(p, SW_EmptyList);
-	case 'z': return wrap_type(p, SW_InOut);
-	default: return NULL;
+	switch (p->text[p->pos - 1]) {
+	case 'C': return any_generic_type(p, SW_Class);
+	case 'O': return any_generic_type(p, SW_Enum);
+	case 'P': return any_generic_type(p, SW_Protocol);
+	case 'V': return any_generic_type(p, SW_Structure);
+	default: return any_generic_type(p, SW_TypeAlias);
 	}
 }
 
+/* Operators that are a node of one kind and nothing else. */
+static sw_node *op_marker(sw_parser *p)
+{
+	switch (p->text[p->pos - 1]) {
+	case 'K': return sw_new(p, SW_ThrowsAnnotation);
+	case 'd': return sw_new(p, SW_VariadicMarker);
+	case 'y': return sw_new(p, SW_EmptyList);
+	default: return sw_new(p, SW_FirstElementMarker);
+	}
+}
+
+/* Operators that wrap the type on top of the stack. */
+static sw_node *op_wrap(sw_parser *p)
+{
+	switch (p->text[p->pos - 1]) {
+	case 'h': return wrap_type(p, SW_Shared);
+	case 'n': return wrap_type(p, SW_Owned);
+	case 'm': return sw_type(p, sw_with1(p, SW_Metatype, sw_pop_kind(p, SW_Type)));
+	default: return wrap_type(p, SW_InOut);
+	}
+}
+
+static sw_node *op_type_metadata(sw_parser *p)
+{
+	return sw_with1(p, SW_TypeMetadata, sw_pop_kind(p, SW_Type));
+}
+
+static sw_node *op_static(sw_parser *p)
+{
+	return sw_with1(p, SW_Static, sw_pop_if(p, sw_is_entity));
+}
+
+static sw_node *op_function_type(sw_parser *p)
+{
+	return sw_pop_function_type(p, SW_FunctionType, false);
+}
+
+static sw_node *op_generic_signature(sw_parser *p)
+{
+	return sw_parse_generic_signature(p, p->text[p->pos - 1] == 'r');
+}
+
+static sw_node *op_generic_param(sw_parser *p)
+{
+	return sw_type(p, sw_generic_param_index(p));
+}
+
+static sw_node *op_first_generic_param(sw_parser *p)
+{
+	return sw_type(p, sw_generic_param(p, 0, 0));
+}
+
+static sw_node *op_swift_module(sw_parser *p)
+{
+	return sw_new_str(p, SW_Module, "Swift");
+}
+
+static sw_node *op_dependent_generic_type(sw_parser *p)
+{
+	sw_node *sig = sw_pop_kind(p, SW_DependentGenericSignature);
+	sw_node *ty = sw_pop_kind(p, SW_Type);
+	return sw_type(p, sw_with2(p, SW_DependentGenericType, sig, ty));
+}
+
+static sw_node *op_variable(sw_parser *p)
+{
+	return accessor(p, entity(p, SW_Variable));
+}
+
+/* An unmangled suffix (".cold", ".123"): the rest of the name. */
+static sw_node *op_suffix(sw_parser *p)
+{
+	sw_node *nd = sw_new_text(p, SW_Suffix, p->text + p->pos - 1, p->len - p->pos + 1);
+	p->pos = p->len;
+	return nd;
+}
+
+static sw_node *op_identifier(sw_parser *p)
+{
+	p->pos--;
+	return sw_parse_identifier(p);
+}
+
+typedef sw_node *(*sw_op_fn)(sw_parser *p);
+
+static const sw_op_fn operators[128] = {
+	['A'] = multi_substitution,
+	['B'] = sw_parse_builtin,
+	['C'] = op_nominal,
+	['D'] = type_mangling,
+	['E'] = extension_context,
+	['F'] = plain_function,
+	['G'] = sw_parse_bound_generic,
+	['H'] = sw_parse_conformance_op,
+	['I'] = sw_parse_impl_function_type,
+	['K'] = op_marker,
+	['L'] = local_identifier,
+	['M'] = sw_parse_metatype,
+	['N'] = op_type_metadata,
+	['O'] = op_nominal,
+	['P'] = op_nominal,
+	['Q'] = sw_parse_archetype,
+	['R'] = sw_parse_requirement,
+	['S'] = standard_substitution,
+	['T'] = sw_parse_thunk,
+	['V'] = op_nominal,
+	['W'] = sw_parse_witness,
+	['X'] = sw_parse_special_type,
+	['Y'] = sw_parse_type_annotation,
+	['Z'] = op_static,
+	['a'] = op_nominal,
+	['c'] = op_function_type,
+	['d'] = op_marker,
+	['f'] = function_entity,
+	['g'] = sw_parse_retroactive,
+	['h'] = op_wrap,
+	['i'] = subscript,
+	['l'] = op_generic_signature,
+	['m'] = op_wrap,
+	['n'] = op_wrap,
+	['o'] = operator_identifier,
+	['p'] = sw_parse_protocol_list_type,
+	['q'] = op_generic_param,
+	['r'] = op_generic_signature,
+	['s'] = op_swift_module,
+	['t'] = sw_pop_tuple,
+	['u'] = op_dependent_generic_type,
+	['v'] = op_variable,
+	['w'] = sw_parse_value_witness,
+	['x'] = op_first_generic_param,
+	['y'] = op_marker,
+	['z'] = op_wrap,
+	['_'] = op_marker,
+	['.'] = op_suffix,
+	['$'] = sw_parse_integer_type,
+	['0'] = op_identifier,
+	['1'] = op_identifier,
+	['2'] = op_identifier,
+	['3'] = op_identifier,
+	['4'] = op_identifier,
+	['5'] = op_identifier,
+	['6'] = op_identifier,
+	['7'] = op_identifier,
+	['8'] = op_identifier,
+	['9'] = op_identifier,
+};
+
 sw_node *sw_parse_operator(sw_parser *p)
 {
-	char c = sw_next(p);
-	if (is_upper(c))
-		return operator_upper(p, c);
-	if (is_lower(c))
-		return operator_lower(p, c);
-	switch (c) {
-	case '_': return sw_new(p, SW_FirstElementMarker);
-	case '.': {
-		/* An unmangled suffix (".cold", ".123"): the rest of the name. */
-		sw_node *nd = sw_new_text(p, SW_Suffix, p->text + p->pos - 1, p->len - p->pos + 1);
-		p->pos = p->len;
-		return nd;
-	}
-	case '$': return sw_parse_integer_type(p);
-	default:
-		if (!is_digit(c))
-			return NULL;
-		p->pos--;
-		return sw_parse_identifier(p);
-	}
+	unsigned char c = (unsigned char)sw_next(p);
+	sw_op_fn op = c < 128 ? operators[c] : NULL;
+	return op ? op(p) : NULL;
 }
 
 /* ---- Punycode (Mangling.rst: RFC 3492 with '_' as delimiter and A-J as

@@ -12,18 +12,6 @@
 
 #include "symbolizer/swift_demangle.h"
 
-void sw_putn(sw_printer *pr, const char *s, size_t n)
-{
-	if (pr->invalid)
-		return;
-	if (n > pr->cap - pr->len) {
-		pr->invalid = true;
-		return;
-	}
-	memcpy(pr->buf + pr->len, s, n);
-	pr->len += n;
-}
-
 void sw_put_u64(sw_printer *pr, uint64_t v)
 {
 	char d[24];
@@ -41,11 +29,11 @@ static void put_text(sw_printer *pr, const sw_node *nd)
 		sw_putn(pr, nd->text, nd->text_len);
 }
 
-void sw_print_kids(sw_printer *pr, sw_node *nd, int depth, const char *sep)
+void sw_print_kids_sep(sw_printer *pr, sw_node *nd, int depth, const char *sep, size_t sep_len)
 {
 	for (uint32_t i = 0; nd && i < nd->nkids; i++) {
 		if (i && sep)
-			sw_put(pr, sep);
+			sw_putn(pr, sep, sep_len);
 		sw_print(pr, nd->kids[i], depth + 1, false);
 	}
 }
@@ -65,162 +53,269 @@ void sw_print_param_name(sw_printer *pr, uint64_t depth, uint64_t index)
 		sw_put_u64(pr, depth);
 }
 
+/* A constant string and its length, so printing one needs no strlen. */
+struct sw_lit {
+	const char *s;
+	size_t n;
+};
+#define LIT(s)                                                                                     \
+	{                                                                                          \
+		s, sizeof(s) - 1                                                                   \
+	}
+
 /* "prefix" then the first child. */
-static const char *const child0_prefix[SW_KIND_COUNT] = {
-	[SW_Static] = "static ",
-	[SW_AsyncRemoved] = "async demotion of ",
-	[SW_RepresentationChanged] = "representation changed of ",
-	[SW_CurryThunk] = "curry thunk of ",
-	[SW_SILThunkIdentity] = "identity thunk of ",
-	[SW_DispatchThunk] = "dispatch thunk of ",
-	[SW_MethodDescriptor] = "method descriptor for ",
-	[SW_MethodLookupFunction] = "method lookup function for ",
-	[SW_ObjCMetadataUpdateFunction] = "ObjC metadata update function for ",
-	[SW_ObjCResilientClassStub] = "ObjC resilient class stub for ",
-	[SW_FullObjCResilientClassStub] = "full ObjC resilient class stub for ",
-	[SW_OutlinedRetain] = "outlined retain of ",
-	[SW_OutlinedRelease] = "outlined release of ",
-	[SW_OutlinedInitializeWithTake] = "outlined init with take of ",
-	[SW_OutlinedInitializeWithTakeNoValueWitness] = "outlined init with take of ",
-	[SW_OutlinedInitializeWithCopy] = "outlined init with copy of ",
-	[SW_OutlinedInitializeWithCopyNoValueWitness] = "outlined init with copy of ",
-	[SW_OutlinedAssignWithTake] = "outlined assign with take of ",
-	[SW_OutlinedAssignWithTakeNoValueWitness] = "outlined assign with take of ",
-	[SW_OutlinedAssignWithCopy] = "outlined assign with copy of ",
-	[SW_OutlinedAssignWithCopyNoValueWitness] = "outlined assign with copy of ",
-	[SW_OutlinedDestroy] = "outlined destroy of ",
-	[SW_OutlinedDestroyNoValueWitness] = "outlined destroy of ",
-	[SW_OutlinedEnumProjectDataForLoad] = "outlined enum project data for load of ",
-	[SW_OutlinedEnumTagStore] = "outlined enum tag store of ",
-	[SW_OutlinedEnumGetTag] = "outlined enum get tag of ",
-	[SW_DeclContext] = "",
-	[SW_Type] = "",
-	[SW_InOut] = "inout ",
-	[SW_Isolated] = "isolated ",
-	[SW_Sending] = "sending ",
-	[SW_CompileTimeLiteral] = "_const ",
-	[SW_ConstValue] = "@const ",
-	[SW_Shared] = "__shared ",
-	[SW_Owned] = "__owned ",
-	[SW_NoDerivative] = "@noDerivative ",
-	[SW_Weak] = "weak ",
-	[SW_Unowned] = "unowned ",
-	[SW_Unmanaged] = "unowned(unsafe) ",
-	[SW_ProtocolSelfConformanceWitnessTable] = "protocol self-conformance witness table for ",
-	[SW_ProtocolWitnessTableAccessor] = "protocol witness table accessor for ",
-	[SW_ProtocolWitnessTable] = "protocol witness table for ",
-	[SW_ProtocolWitnessTablePattern] = "protocol witness table pattern for ",
-	[SW_GenericProtocolWitnessTable] = "generic protocol witness table for ",
+static const struct sw_lit child0_prefix[SW_KIND_COUNT] = {
+	[SW_Static] = LIT("static "),
+	[SW_AsyncRemoved] = LIT("async demotion of "),
+	[SW_RepresentationChanged] = LIT("representation changed of "),
+	[SW_CurryThunk] = LIT("curry thunk of "),
+	[SW_SILThunkIdentity] = LIT("identity thunk of "),
+	[SW_DispatchThunk] = LIT("dispatch thunk of "),
+	[SW_MethodDescriptor] = LIT("method descriptor for "),
+	[SW_MethodLookupFunction] = LIT("method lookup function for "),
+	[SW_ObjCMetadataUpdateFunction] = LIT("ObjC metadata update function for "),
+	[SW_ObjCResilientClassStub] = LIT("ObjC resilient class stub for "),
+	[SW_FullObjCResilientClassStub] = LIT("full ObjC resilient class stub for "),
+	[SW_OutlinedRetain] = LIT("outlined retain of "),
+	[SW_OutlinedRelease] = LIT("outlined release of "),
+	[SW_OutlinedInitializeWithTake] = LIT("outlined init with take of "),
+	[SW_OutlinedInitializeWithTakeNoValueWitness] = LIT("outlined init with take of "),
+	[SW_OutlinedInitializeWithCopy] = LIT("outlined init with copy of "),
+	[SW_OutlinedInitializeWithCopyNoValueWitness] = LIT("outlined init with copy of "),
+	[SW_OutlinedAssignWithTake] = LIT("outlined assign with take of "),
+	[SW_OutlinedAssignWithTakeNoValueWitness] = LIT("outlined assign with take of "),
+	[SW_OutlinedAssignWithCopy] = LIT("outlined assign with copy of "),
+	[SW_OutlinedAssignWithCopyNoValueWitness] = LIT("outlined assign with copy of "),
+	[SW_OutlinedDestroy] = LIT("outlined destroy of "),
+	[SW_OutlinedDestroyNoValueWitness] = LIT("outlined destroy of "),
+	[SW_OutlinedEnumProjectDataForLoad] = LIT("outlined enum project data for load of "),
+	[SW_OutlinedEnumTagStore] = LIT("outlined enum tag store of "),
+	[SW_OutlinedEnumGetTag] = LIT("outlined enum get tag of "),
+	[SW_DeclContext] = LIT(""),
+	[SW_Type] = LIT(""),
+	[SW_InOut] = LIT("inout "),
+	[SW_Isolated] = LIT("isolated "),
+	[SW_Sending] = LIT("sending "),
+	[SW_CompileTimeLiteral] = LIT("_const "),
+	[SW_ConstValue] = LIT("@const "),
+	[SW_Shared] = LIT("__shared "),
+	[SW_Owned] = LIT("__owned "),
+	[SW_NoDerivative] = LIT("@noDerivative "),
+	[SW_Weak] = LIT("weak "),
+	[SW_Unowned] = LIT("unowned "),
+	[SW_Unmanaged] = LIT("unowned(unsafe) "),
+	[SW_ProtocolSelfConformanceWitnessTable] =
+		LIT("protocol self-conformance witness table for "),
+	[SW_ProtocolWitnessTableAccessor] = LIT("protocol witness table accessor for "),
+	[SW_ProtocolWitnessTable] = LIT("protocol witness table for "),
+	[SW_ProtocolWitnessTablePattern] = LIT("protocol witness table pattern for "),
+	[SW_GenericProtocolWitnessTable] = LIT("generic protocol witness table for "),
 	[SW_GenericProtocolWitnessTableInstantiationFunction] =
-		"instantiation function for generic protocol witness table for ",
-	[SW_ResilientProtocolWitnessTable] = "resilient protocol witness table for ",
-	[SW_ProtocolSelfConformanceWitness] = "protocol self-conformance witness for ",
-	[SW_EnumCase] = "enum case for ",
-	[SW_GenericTypeMetadataPattern] = "generic type metadata pattern for ",
-	[SW_Metaclass] = "metaclass for ",
-	[SW_ProtocolSelfConformanceDescriptor] = "protocol self-conformance descriptor for ",
-	[SW_ProtocolConformanceDescriptor] = "protocol conformance descriptor for ",
+		LIT("instantiation function for generic protocol witness table for "),
+	[SW_ResilientProtocolWitnessTable] = LIT("resilient protocol witness table for "),
+	[SW_ProtocolSelfConformanceWitness] = LIT("protocol self-conformance witness for "),
+	[SW_EnumCase] = LIT("enum case for "),
+	[SW_GenericTypeMetadataPattern] = LIT("generic type metadata pattern for "),
+	[SW_Metaclass] = LIT("metaclass for "),
+	[SW_ProtocolSelfConformanceDescriptor] = LIT("protocol self-conformance descriptor for "),
+	[SW_ProtocolConformanceDescriptor] = LIT("protocol conformance descriptor for "),
 	[SW_ProtocolConformanceDescriptorRecord] =
-		"protocol conformance descriptor runtime record for ",
-	[SW_ProtocolDescriptor] = "protocol descriptor for ",
-	[SW_ProtocolDescriptorRecord] = "protocol descriptor runtime record for ",
-	[SW_ProtocolRequirementsBaseDescriptor] = "protocol requirements base descriptor for ",
-	[SW_FullTypeMetadata] = "full type metadata for ",
-	[SW_TypeMetadata] = "type metadata for ",
-	[SW_TypeMetadataAccessFunction] = "type metadata accessor for ",
-	[SW_TypeMetadataInstantiationCache] = "type metadata instantiation cache for ",
-	[SW_TypeMetadataInstantiationFunction] = "type metadata instantiation function for ",
+		LIT("protocol conformance descriptor runtime record for "),
+	[SW_ProtocolDescriptor] = LIT("protocol descriptor for "),
+	[SW_ProtocolDescriptorRecord] = LIT("protocol descriptor runtime record for "),
+	[SW_ProtocolRequirementsBaseDescriptor] = LIT("protocol requirements base descriptor for "),
+	[SW_FullTypeMetadata] = LIT("full type metadata for "),
+	[SW_TypeMetadata] = LIT("type metadata for "),
+	[SW_TypeMetadataAccessFunction] = LIT("type metadata accessor for "),
+	[SW_TypeMetadataInstantiationCache] = LIT("type metadata instantiation cache for "),
+	[SW_TypeMetadataInstantiationFunction] = LIT("type metadata instantiation function for "),
 	[SW_TypeMetadataSingletonInitializationCache] =
-		"type metadata singleton initialization cache for ",
-	[SW_TypeMetadataCompletionFunction] = "type metadata completion function for ",
-	[SW_TypeMetadataDemanglingCache] = "demangling cache variable for type metadata for ",
-	[SW_TypeMetadataLazyCache] = "lazy cache variable for type metadata for ",
-	[SW_AssociatedTypeDescriptor] = "associated type descriptor for ",
+		LIT("type metadata singleton initialization cache for "),
+	[SW_TypeMetadataCompletionFunction] = LIT("type metadata completion function for "),
+	[SW_TypeMetadataDemanglingCache] = LIT("demangling cache variable for type metadata for "),
+	[SW_TypeMetadataLazyCache] = LIT("lazy cache variable for type metadata for "),
+	[SW_AssociatedTypeDescriptor] = LIT("associated type descriptor for "),
 	[SW_DefaultAssociatedTypeMetadataAccessor] =
-		"default associated type metadata accessor for ",
-	[SW_ClassMetadataBaseOffset] = "class metadata base offset for ",
-	[SW_PropertyDescriptor] = "property descriptor for ",
-	[SW_NominalTypeDescriptor] = "nominal type descriptor for ",
-	[SW_NominalTypeDescriptorRecord] = "nominal type descriptor runtime record for ",
-	[SW_OpaqueTypeDescriptor] = "opaque type descriptor for ",
-	[SW_OpaqueTypeDescriptorRecord] = "opaque type descriptor runtime record for ",
-	[SW_OpaqueTypeDescriptorAccessor] = "opaque type descriptor accessor for ",
-	[SW_OpaqueTypeDescriptorAccessorImpl] = "opaque type descriptor accessor impl for ",
-	[SW_OpaqueTypeDescriptorAccessorKey] = "opaque type descriptor accessor key for ",
-	[SW_OpaqueTypeDescriptorAccessorVar] = "opaque type descriptor accessor var for ",
-	[SW_CoroutineContinuationPrototype] = "coroutine continuation prototype for ",
-	[SW_ValueWitnessTable] = "value witness table for ",
-	[SW_SILBoxType] = "@box ",
-	[SW_PackExpansion] = "repeat ",
-	[SW_ReflectionMetadataBuiltinDescriptor] = "reflection metadata builtin descriptor ",
-	[SW_ReflectionMetadataFieldDescriptor] = "reflection metadata field descriptor ",
+		LIT("default associated type metadata accessor for "),
+	[SW_ClassMetadataBaseOffset] = LIT("class metadata base offset for "),
+	[SW_PropertyDescriptor] = LIT("property descriptor for "),
+	[SW_NominalTypeDescriptor] = LIT("nominal type descriptor for "),
+	[SW_NominalTypeDescriptorRecord] = LIT("nominal type descriptor runtime record for "),
+	[SW_OpaqueTypeDescriptor] = LIT("opaque type descriptor for "),
+	[SW_OpaqueTypeDescriptorRecord] = LIT("opaque type descriptor runtime record for "),
+	[SW_OpaqueTypeDescriptorAccessor] = LIT("opaque type descriptor accessor for "),
+	[SW_OpaqueTypeDescriptorAccessorImpl] = LIT("opaque type descriptor accessor impl for "),
+	[SW_OpaqueTypeDescriptorAccessorKey] = LIT("opaque type descriptor accessor key for "),
+	[SW_OpaqueTypeDescriptorAccessorVar] = LIT("opaque type descriptor accessor var for "),
+	[SW_CoroutineContinuationPrototype] = LIT("coroutine continuation prototype for "),
+	[SW_ValueWitnessTable] = LIT("value witness table for "),
+	[SW_SILBoxType] = LIT("@box "),
+	[SW_PackExpansion] = LIT("repeat "),
+	[SW_ReflectionMetadataBuiltinDescriptor] = LIT("reflection metadata builtin descriptor "),
+	[SW_ReflectionMetadataFieldDescriptor] = LIT("reflection metadata field descriptor "),
 	[SW_ReflectionMetadataAssocTypeDescriptor] =
-		"reflection metadata associated type descriptor ",
-	[SW_ReflectionMetadataSuperclassDescriptor] = "reflection metadata superclass descriptor ",
-	[SW_ModuleDescriptor] = "module descriptor ",
-	[SW_AnonymousDescriptor] = "anonymous descriptor ",
-	[SW_ExtensionDescriptor] = "extension descriptor ",
-	[SW_Uniquable] = "uniquable ",
-	[SW_CanonicalSpecializedGenericMetaclass] = "specialized generic metaclass for ",
+		LIT("reflection metadata associated type descriptor "),
+	[SW_ReflectionMetadataSuperclassDescriptor] =
+		LIT("reflection metadata superclass descriptor "),
+	[SW_ModuleDescriptor] = LIT("module descriptor "),
+	[SW_AnonymousDescriptor] = LIT("anonymous descriptor "),
+	[SW_ExtensionDescriptor] = LIT("extension descriptor "),
+	[SW_Uniquable] = LIT("uniquable "),
+	[SW_CanonicalSpecializedGenericMetaclass] = LIT("specialized generic metaclass for "),
 	[SW_CanonicalSpecializedGenericTypeMetadataAccessFunction] =
-		"canonical specialized generic type metadata accessor for ",
-	[SW_MetadataInstantiationCache] = "metadata instantiation cache for ",
+		LIT("canonical specialized generic type metadata accessor for "),
+	[SW_MetadataInstantiationCache] = LIT("metadata instantiation cache for "),
 	[SW_NoncanonicalSpecializedGenericTypeMetadata] =
-		"noncanonical specialized generic type metadata for ",
+		LIT("noncanonical specialized generic type metadata for "),
 	[SW_NoncanonicalSpecializedGenericTypeMetadataCache] =
-		"cache variable for noncanonical specialized generic type metadata for ",
+		LIT("cache variable for noncanonical specialized generic type metadata for "),
 	[SW_CanonicalPrespecializedGenericTypeCachingOnceToken] =
-		"flag for loading of canonical specialized generic type metadata for ",
+		LIT("flag for loading of canonical specialized generic type metadata for "),
 };
 
 /* Fixed words, no children printed. */
-static const char *const fixed_text[SW_KIND_COUNT] = {
-	[SW_NonObjCAttribute] = "@nonobjc ",
-	[SW_ObjCAttribute] = "@objc ",
-	[SW_DirectMethodReferenceAttribute] = "super ",
-	[SW_DynamicAttribute] = "dynamic ",
-	[SW_IsSerialized] = "serialized",
-	[SW_UnknownIndex] = "unknown index",
-	[SW_BuiltinTupleType] = "Builtin.TheTupleType",
-	[SW_DynamicSelf] = "Self",
-	[SW_ConstrainedExistentialSelf] = "Self",
-	[SW_ErrorType] = "<ERROR TYPE>",
-	[SW_ImplEscaping] = "@escaping",
-	[SW_ImplErasedIsolation] = "@isolated(any)",
-	[SW_ImplNonisolatedNonsendingIsolation] = "@caller_isolated",
-	[SW_ImplCalledOnceFunction] = "@called(once)",
-	[SW_ImplSendingResult] = "sending",
-	[SW_ConcurrentFunctionType] = "@Sendable ",
-	[SW_IsolatedAnyFunctionType] = "@isolated(any) ",
-	[SW_NonIsolatedCallerFunctionType] = "nonisolated(nonsending) ",
-	[SW_SendingResultFunctionType] = "sending ",
-	[SW_AsyncAnnotation] = " async",
-	[SW_ThrowsAnnotation] = " throws",
-	[SW_EmptyList] = " empty-list ",
-	[SW_FirstElementMarker] = " first-element-marker ",
-	[SW_VariadicMarker] = " variadic-marker ",
-	[SW_OpaqueReturnType] = "some",
-	[SW_AsyncFunctionPointer] = "async function pointer to ",
-	[SW_HasSymbolQuery] = "#_hasSymbol query for ",
-	[SW_CoroFunctionPointer] = "coro function pointer to ",
-	[SW_DefaultOverride] = "default override of ",
-	[SW_BackDeploymentFallback] = "back deployment fallback for ",
-	[SW_AssociatedType] = "",
-	[SW_OpaqueReturnTypeIndex] = "",
-	[SW_LabelList] = "",
+static const struct sw_lit fixed_text[SW_KIND_COUNT] = {
+	[SW_NonObjCAttribute] = LIT("@nonobjc "),
+	[SW_ObjCAttribute] = LIT("@objc "),
+	[SW_DirectMethodReferenceAttribute] = LIT("super "),
+	[SW_DynamicAttribute] = LIT("dynamic "),
+	[SW_IsSerialized] = LIT("serialized"),
+	[SW_UnknownIndex] = LIT("unknown index"),
+	[SW_BuiltinTupleType] = LIT("Builtin.TheTupleType"),
+	[SW_DynamicSelf] = LIT("Self"),
+	[SW_ConstrainedExistentialSelf] = LIT("Self"),
+	[SW_ErrorType] = LIT("<ERROR TYPE>"),
+	[SW_ImplEscaping] = LIT("@escaping"),
+	[SW_ImplErasedIsolation] = LIT("@isolated(any)"),
+	[SW_ImplNonisolatedNonsendingIsolation] = LIT("@caller_isolated"),
+	[SW_ImplCalledOnceFunction] = LIT("@called(once)"),
+	[SW_ImplSendingResult] = LIT("sending"),
+	[SW_ConcurrentFunctionType] = LIT("@Sendable "),
+	[SW_IsolatedAnyFunctionType] = LIT("@isolated(any) "),
+	[SW_NonIsolatedCallerFunctionType] = LIT("nonisolated(nonsending) "),
+	[SW_SendingResultFunctionType] = LIT("sending "),
+	[SW_AsyncAnnotation] = LIT(" async"),
+	[SW_ThrowsAnnotation] = LIT(" throws"),
+	[SW_EmptyList] = LIT(" empty-list "),
+	[SW_FirstElementMarker] = LIT(" first-element-marker "),
+	[SW_VariadicMarker] = LIT(" variadic-marker "),
+	[SW_OpaqueReturnType] = LIT("some"),
+	[SW_AsyncFunctionPointer] = LIT("async function pointer to "),
+	[SW_HasSymbolQuery] = LIT("#_hasSymbol query for "),
+	[SW_CoroFunctionPointer] = LIT("coro function pointer to "),
+	[SW_DefaultOverride] = LIT("default override of "),
+	[SW_BackDeploymentFallback] = LIT("back deployment fallback for "),
+	[SW_AssociatedType] = LIT(""),
+	[SW_OpaqueReturnTypeIndex] = LIT(""),
+	[SW_LabelList] = LIT(""),
 };
 
 /* Fixed words that a shortened thunk drops. */
-static const char *const thunk_text[SW_KIND_COUNT] = {
-	[SW_MergedFunction] = "merged ",
-	[SW_DistributedThunk] = "distributed thunk ",
-	[SW_DistributedAccessor] = "distributed accessor for ",
-	[SW_AccessibleFunctionRecord] = "accessible function runtime record for ",
-	[SW_DynamicallyReplaceableFunctionKey] = "dynamically replaceable key for ",
-	[SW_DynamicallyReplaceableFunctionImpl] = "dynamically replaceable thunk for ",
-	[SW_DynamicallyReplaceableFunctionVar] = "dynamically replaceable variable for ",
-	[SW_BackDeploymentThunk] = "back deployment thunk for ",
+static const struct sw_lit thunk_text[SW_KIND_COUNT] = {
+	[SW_MergedFunction] = LIT("merged "),
+	[SW_DistributedThunk] = LIT("distributed thunk "),
+	[SW_DistributedAccessor] = LIT("distributed accessor for "),
+	[SW_AccessibleFunctionRecord] = LIT("accessible function runtime record for "),
+	[SW_DynamicallyReplaceableFunctionKey] = LIT("dynamically replaceable key for "),
+	[SW_DynamicallyReplaceableFunctionImpl] = LIT("dynamically replaceable thunk for "),
+	[SW_DynamicallyReplaceableFunctionVar] = LIT("dynamically replaceable variable for "),
+	[SW_BackDeploymentThunk] = LIT("back deployment thunk for "),
 };
+
+/* The printer tries its handlers in a fixed order (below) and the first
+ * that knows the kind prints it. For the kinds app symbols are made of,
+ * print_stage says which handler that is, so the ones before it, which
+ * would all decline, are skipped. A kind not listed starts at the top.
+ * The ST_ENTITY kinds all pass sw_print_entity_kinds()' gate (the nominal
+ * types are let through, the others are no simple type), so they skip it. */
+enum print_stage { ST_ALL, ST_ENTITY, ST_SHAPES, ST_NAMES, ST_TYPES, ST_MISC };
+
+static const uint8_t print_stage[SW_KIND_COUNT] = {
+	[SW_Structure] = ST_ENTITY,
+	[SW_Class] = ST_ENTITY,
+	[SW_Enum] = ST_ENTITY,
+	[SW_Protocol] = ST_ENTITY,
+	[SW_TypeAlias] = ST_ENTITY,
+	[SW_OtherNominalType] = ST_ENTITY,
+	[SW_Function] = ST_ENTITY,
+	[SW_BoundGenericFunction] = ST_ENTITY,
+	[SW_Variable] = ST_ENTITY,
+	[SW_Subscript] = ST_ENTITY,
+	[SW_Getter] = ST_ENTITY,
+	[SW_Setter] = ST_ENTITY,
+	[SW_ModifyAccessor] = ST_ENTITY,
+	[SW_ReadAccessor] = ST_ENTITY,
+	[SW_DidSet] = ST_ENTITY,
+	[SW_WillSet] = ST_ENTITY,
+	[SW_ExplicitClosure] = ST_ENTITY,
+	[SW_ImplicitClosure] = ST_ENTITY,
+	[SW_Allocator] = ST_ENTITY,
+	[SW_Constructor] = ST_ENTITY,
+	[SW_Destructor] = ST_ENTITY,
+	[SW_Deallocator] = ST_ENTITY,
+	[SW_ArgumentTuple] = ST_ENTITY,
+	[SW_Tuple] = ST_SHAPES,
+	[SW_TupleElement] = ST_SHAPES,
+	[SW_ReturnType] = ST_SHAPES,
+	[SW_BoundGenericClass] = ST_SHAPES,
+	[SW_BoundGenericStructure] = ST_SHAPES,
+	[SW_BoundGenericEnum] = ST_SHAPES,
+	[SW_Metatype] = ST_SHAPES,
+	[SW_ProtocolList] = ST_SHAPES,
+	[SW_Module] = ST_NAMES,
+	[SW_LocalDeclName] = ST_NAMES,
+	[SW_PrivateDeclName] = ST_NAMES,
+	[SW_Number] = ST_NAMES,
+	[SW_TypeList] = ST_NAMES,
+	[SW_FunctionType] = ST_TYPES,
+	[SW_NoEscapeFunctionType] = ST_TYPES,
+	[SW_DependentGenericParamType] = ST_TYPES,
+	[SW_DependentMemberType] = ST_TYPES,
+	[SW_DependentGenericType] = ST_TYPES,
+	[SW_DependentGenericSignature] = ST_TYPES,
+	[SW_DependentGenericConformanceRequirement] = ST_TYPES,
+	[SW_GlobalActorFunctionType] = ST_TYPES,
+	[SW_Global] = ST_MISC,
+};
+
+static bool print_type_shapes(sw_printer *pr, sw_node *nd, int depth);
+static bool print_names(sw_printer *pr, sw_node *nd, int depth);
+static bool print_other_types(sw_printer *pr, sw_node *nd, int depth);
+
+/* The handlers from STAGE on; the node is done when one of them knows it. */
+__attribute__((noinline)) static sw_node *print_from(sw_printer *pr, sw_node *nd, int depth,
+						     bool as_prefix, enum print_stage stage)
+{
+	sw_kind k = (sw_kind)nd->kind;
+	if (stage == ST_ALL) {
+		if (child0_prefix[k].s) {
+			sw_putn(pr, child0_prefix[k].s, child0_prefix[k].n);
+			sw_print(pr, sw_kid(nd, 0), depth + 1, false);
+			return NULL;
+		}
+		if (fixed_text[k].s) {
+			sw_putn(pr, fixed_text[k].s, fixed_text[k].n);
+			return NULL;
+		}
+		if (thunk_text[k].s) {
+			if (!pr->opt.short_thunk)
+				sw_putn(pr, thunk_text[k].s, thunk_text[k].n);
+			return NULL;
+		}
+	}
+	sw_node *postfix = NULL;
+	if (stage == ST_ENTITY ? sw_print_entity(pr, nd, depth, as_prefix, &postfix)
+			       : stage < ST_ENTITY &&
+					 sw_print_entity_kinds(pr, nd, depth, as_prefix, &postfix))
+		return postfix;
+	if ((stage <= ST_SHAPES && print_type_shapes(pr, nd, depth)) ||
+	    (stage <= ST_NAMES && print_names(pr, nd, depth)) ||
+	    (stage <= ST_TYPES && print_other_types(pr, nd, depth)) ||
+	    sw_print_misc_kinds(pr, nd, depth))
+		return NULL;
+	pr->invalid = true;
+	return NULL;
+}
 
 sw_node *sw_print(sw_printer *pr, sw_node *nd, int depth, bool as_prefix)
 {
@@ -238,32 +333,17 @@ sw_node *sw_print(sw_printer *pr, sw_node *nd, int depth, bool as_prefix)
 			return NULL;
 		}
 	}
-	sw_kind k = (sw_kind)nd->kind;
-	if (k == SW_Identifier) {
+	if (nd->kind == SW_Identifier) {
 		sw_putn(pr, nd->text, nd->text_len);
 		return NULL;
 	}
-	if (child0_prefix[k]) {
-		sw_put(pr, child0_prefix[k]);
-		sw_print(pr, sw_kid(nd, 0), depth + 1, false);
+	/* Every context chain ends in a module: print_names() in brief. */
+	if (nd->kind == SW_Module) {
+		if (pr->opt.module_names && nd->payload == SW_PAY_TEXT)
+			sw_putn(pr, nd->text, nd->text_len);
 		return NULL;
 	}
-	if (fixed_text[k]) {
-		sw_put(pr, fixed_text[k]);
-		return NULL;
-	}
-	if (thunk_text[k]) {
-		if (!pr->opt.short_thunk)
-			sw_put(pr, thunk_text[k]);
-		return NULL;
-	}
-	sw_node *postfix = NULL;
-	if (sw_print_entity_kinds(pr, nd, depth, as_prefix, &postfix))
-		return postfix;
-	if (sw_print_type_kinds(pr, nd, depth) || sw_print_misc_kinds(pr, nd, depth))
-		return NULL;
-	pr->invalid = true;
-	return NULL;
+	return print_from(pr, nd, depth, as_prefix, (enum print_stage)print_stage[nd->kind]);
 }
 
 /* ---- types ---- */
@@ -338,7 +418,8 @@ void sw_print_with_parens(sw_printer *pr, sw_node *type, int depth)
 
 enum sugar { SUGAR_NONE, SUGAR_OPTIONAL, SUGAR_IUO, SUGAR_ARRAY, SUGAR_DICTIONARY };
 
-static bool is_swift_named(const sw_node *unbound, const char *name)
+/* Inline: NAME is a literal, its length folds. */
+static inline bool is_swift_named(const sw_node *unbound, const char *name)
 {
 	sw_node *mod = sw_kid(unbound, 0), *id = sw_kid(unbound, 1);
 	return mod && id && mod->kind == SW_Module && sw_text_is(mod, "Swift") &&
@@ -391,12 +472,13 @@ static void print_bound_generic(sw_printer *pr, sw_node *nd, int depth)
 		return;
 	}
 	sw_node *args = nd->kids[1];
-	switch (find_sugar(nd)) {
+	enum sugar sugar = find_sugar(nd);
+	switch (sugar) {
 	case SUGAR_NONE: print_bound_generic_plain(pr, nd, depth); break;
 	case SUGAR_OPTIONAL:
 	case SUGAR_IUO:
 		sw_print_with_parens(pr, sw_kid(args, 0), depth);
-		sw_putc(pr, find_sugar(nd) == SUGAR_OPTIONAL ? '?' : '!');
+		sw_putc(pr, sugar == SUGAR_OPTIONAL ? '?' : '!');
 		break;
 	case SUGAR_ARRAY:
 		sw_putc(pr, '[');
@@ -511,7 +593,11 @@ static void print_two(sw_printer *pr, sw_node *nd, int depth, const char *open, 
 static bool print_type_shapes(sw_printer *pr, sw_node *nd, int depth)
 {
 	switch (nd->kind) {
-	case SW_Tuple: print_wrapped(pr, nd, depth, "(", ", ", ")"); return true;
+	case SW_Tuple: /* print_wrapped(), with the lengths known here */
+		sw_putc(pr, '(');
+		sw_print_kids(pr, nd, depth, ", ");
+		sw_putc(pr, ')');
+		return true;
 	case SW_TupleElement: print_tuple_element(pr, nd, depth); return true;
 	case SW_TupleElementName:
 		put_text(pr, nd);
@@ -789,10 +875,9 @@ static void print_fn_attr_type(sw_printer *pr, sw_node *nd, int depth)
 	}
 }
 
-bool sw_print_type_kinds(sw_printer *pr, sw_node *nd, int depth)
+/* The types neither print_type_shapes() nor print_names() knows. */
+static bool print_other_types(sw_printer *pr, sw_node *nd, int depth)
 {
-	if (print_type_shapes(pr, nd, depth) || print_names(pr, nd, depth))
-		return true;
 	switch (nd->kind) {
 	case SW_DependentGenericParamType:
 	case SW_DependentMemberType:

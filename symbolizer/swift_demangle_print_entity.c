@@ -16,6 +16,7 @@ struct entity_style {
 	const char *extra; /* extra name ("closure #"), NULL when none */
 	int64_t extra_index;
 	const char *overwrite; /* replaces the name ("init", "subscript") */
+	bool multi_word;       /* the extra name has a space */
 };
 
 static sw_node *child_of_kind(sw_node *nd, sw_kind k)
@@ -128,6 +129,40 @@ static bool kid_is(const sw_node *nd, uint32_t i, sw_kind k)
 	return i < nd->nkids && nd->kids[i]->kind == k;
 }
 
+/* What a function type's children before its parameters say. */
+struct fn_attrs {
+	sw_node *nonisolated;
+	sw_node *thrown;
+	uint64_t diff;
+	bool sending;
+	bool sendable;
+	bool async;
+};
+
+/* Reads the attributes (printing the isolation ones as Swift does, in
+ * passing). */
+static void read_fn_attrs(sw_printer *pr, sw_node *fn, struct fn_attrs *at, int depth)
+{
+	uint32_t i = 0;
+	i += kid_is(fn, i, SW_ClangType);
+	if (kid_is(fn, i, SW_SendingResultFunctionType))
+		at->sending = true, i++;
+	if (kid_is(fn, i, SW_IsolatedAnyFunctionType))
+		sw_print(pr, fn->kids[i++], depth + 1, false);
+	if (kid_is(fn, i, SW_NonIsolatedCallerFunctionType))
+		at->nonisolated = fn->kids[i++];
+	if (kid_is(fn, i, SW_GlobalActorFunctionType))
+		sw_print(pr, fn->kids[i++], depth + 1, false);
+	if (kid_is(fn, i, SW_DifferentiableFunctionType))
+		at->diff = fn->kids[i++]->index;
+	if (kid_is(fn, i, SW_ThrowsAnnotation) || kid_is(fn, i, SW_TypedThrowsAnnotation))
+		at->thrown = fn->kids[i++];
+	if (kid_is(fn, i, SW_ConcurrentFunctionType))
+		at->sendable = true, i++;
+	if (kid_is(fn, i, SW_AsyncAnnotation))
+		at->async = true;
+}
+
 void sw_print_function_type(sw_printer *pr, sw_node *labels, sw_node *fn, int depth)
 {
 	if (!fn || fn->nkids < 2) {
@@ -135,47 +170,32 @@ void sw_print_function_type(sw_printer *pr, sw_node *labels, sw_node *fn, int de
 		return;
 	}
 	print_function_kind(pr, fn, depth);
-	uint32_t arg = fn->nkids - 2, i = 0;
-	sw_node *nonisolated = NULL, *thrown = NULL;
-	uint64_t diff = 0;
-	bool sending = false, sendable = false, async = false;
-	i += kid_is(fn, i, SW_ClangType);
-	if (kid_is(fn, i, SW_SendingResultFunctionType))
-		sending = true, i++;
-	if (kid_is(fn, i, SW_IsolatedAnyFunctionType))
-		sw_print(pr, fn->kids[i++], depth + 1, false);
-	if (kid_is(fn, i, SW_NonIsolatedCallerFunctionType))
-		nonisolated = fn->kids[i++];
-	if (kid_is(fn, i, SW_GlobalActorFunctionType))
-		sw_print(pr, fn->kids[i++], depth + 1, false);
-	if (kid_is(fn, i, SW_DifferentiableFunctionType))
-		diff = fn->kids[i++]->index;
-	if (kid_is(fn, i, SW_ThrowsAnnotation) || kid_is(fn, i, SW_TypedThrowsAnnotation))
-		thrown = fn->kids[i++];
-	if (kid_is(fn, i, SW_ConcurrentFunctionType))
-		sendable = true, i++;
-	if (kid_is(fn, i, SW_AsyncAnnotation))
-		async = true;
+	uint32_t arg = fn->nkids - 2;
+	struct fn_attrs at = {0};
+	/* Most function types are just parameters and result: the parameter
+	 * tuple first is none of the attribute kinds, so there is none. */
+	if (arg || fn->kids[0]->kind != SW_ArgumentTuple)
+		read_fn_attrs(pr, fn, &at, depth);
 	static const char *const diffs[] = {['f'] = "@differentiable(_forward) ",
 					    ['r'] = "@differentiable(reverse) ",
 					    ['l'] = "@differentiable(_linear) ",
 					    ['d'] = "@differentiable "};
-	if (diff < sizeof diffs / sizeof diffs[0] && diffs[diff])
-		sw_put(pr, diffs[diff]);
-	if (nonisolated)
-		sw_print(pr, nonisolated, depth + 1, false);
-	if (sendable)
+	if (at.diff < sizeof diffs / sizeof diffs[0] && diffs[at.diff])
+		sw_put(pr, diffs[at.diff]);
+	if (at.nonisolated)
+		sw_print(pr, at.nonisolated, depth + 1, false);
+	if (at.sendable)
 		sw_put(pr, "@Sendable ");
 	if (pr->opt.arg_types)
 		print_parameters(pr, labels, fn->kids[arg], depth);
 	if (!pr->opt.return_type)
 		return;
-	if (async)
+	if (at.async)
 		sw_put(pr, " async");
-	if (thrown)
-		sw_print(pr, thrown, depth + 1, false);
+	if (at.thrown)
+		sw_print(pr, at.thrown, depth + 1, false);
 	sw_put(pr, " -> ");
-	if (sending)
+	if (at.sending)
 		sw_put(pr, "sending ");
 	sw_print(pr, fn->kids[arg + 1], depth + 1, false);
 }
@@ -302,7 +322,7 @@ static sw_node *print_entity(sw_printer *pr, sw_node *ent, int depth, bool as_pr
 		pr->invalid = true;
 		return NULL;
 	}
-	bool multi = st.extra && strchr(st.extra, ' ');
+	bool multi = st.multi_word;
 	bool local = st.has_name && sw_kid(ent, 1) && ent->kids[1]->kind == SW_LocalDeclName;
 	if (local && pr->opt.local_contexts)
 		multi = true;
@@ -333,7 +353,9 @@ static sw_node *print_entity(sw_printer *pr, sw_node *ent, int depth, bool as_pr
 static struct entity_style style(enum typr t, bool has_name, const char *extra, int64_t idx,
 				 const char *overwrite)
 {
-	struct entity_style st = {t, has_name, extra, idx, overwrite};
+	/* EXTRA is a literal at most calls: the search folds away. */
+	struct entity_style st = {t,   has_name,  extra,
+				  idx, overwrite, extra && strchr(extra, ' ') != NULL};
 	return st;
 }
 
@@ -498,22 +520,15 @@ static bool entity_style_of_member(sw_printer *pr, sw_node *nd, int depth, struc
 	return st->extra != NULL;
 }
 
-bool sw_print_entity_kinds(sw_printer *pr, sw_node *nd, int depth, bool as_prefix,
-			   sw_node **out_ctx)
+/* The kinds entity_style_of_kind() knows, the parameter tuple and the
+ * storage accessors share no kind, so which is asked first does not
+ * matter: the most common go first. */
+bool sw_print_entity(sw_printer *pr, sw_node *nd, int depth, bool as_prefix, sw_node **out_ctx)
 {
 	struct entity_style st;
-	/* Most nodes printed are types: let them through quickly. */
-	switch (nd->kind) {
-	case SW_Class:
-	case SW_Structure:
-	case SW_Enum:
-	case SW_Protocol:
-	case SW_TypeAlias:
-	case SW_OtherNominalType:
-	case SW_BoundGenericFunction: break;
-	default:
-		if (sw_is_simple_type(nd))
-			return false;
+	if (entity_style_of_kind(pr, nd, &st)) {
+		*out_ctx = print_entity(pr, nd, depth, as_prefix, st);
+		return true;
 	}
 	if (nd->kind == SW_ArgumentTuple) {
 		print_parameters(pr, NULL, nd, depth);
@@ -531,10 +546,29 @@ bool sw_print_entity_kinds(sw_printer *pr, sw_node *nd, int depth, bool as_prefi
 		*out_ctx = print_entity(pr, storage, depth, as_prefix, st);
 		return true;
 	}
-	if (!entity_style_of_kind(pr, nd, &st) && !entity_style_of_member(pr, nd, depth, &st))
+	if (!entity_style_of_member(pr, nd, depth, &st))
 		return false;
 	*out_ctx = print_entity(pr, nd, depth, as_prefix, st);
 	return true;
+}
+
+bool sw_print_entity_kinds(sw_printer *pr, sw_node *nd, int depth, bool as_prefix,
+			   sw_node **out_ctx)
+{
+	/* Most nodes printed are types: let them through quickly. */
+	switch (nd->kind) {
+	case SW_Class:
+	case SW_Structure:
+	case SW_Enum:
+	case SW_Protocol:
+	case SW_TypeAlias:
+	case SW_OtherNominalType:
+	case SW_BoundGenericFunction: break;
+	default:
+		if (sw_is_simple_type(nd))
+			return false;
+	}
+	return sw_print_entity(pr, nd, depth, as_prefix, out_ctx);
 }
 
 /* ---- generic signatures ---- */

@@ -185,17 +185,30 @@ static sw_node *clang_type(sw_parser *p)
 	return nd;
 }
 
+/* Whether K is one of the attributes a function type pops before its
+ * parameters. */
+static bool is_function_attr_kind(sw_kind k)
+{
+	return k == SW_SendingResultFunctionType || is_isolation(k) ||
+	       k == SW_DifferentiableFunctionType || is_throws(k) ||
+	       k == SW_ConcurrentFunctionType || k == SW_AsyncAnnotation;
+}
+
 sw_node *sw_pop_function_type(sw_parser *p, sw_kind kind, bool has_clang_type)
 {
 	sw_node *fn = sw_new(p, kind);
 	if (has_clang_type)
 		sw_add(p, fn, clang_type(p));
-	sw_add(p, fn, sw_pop_kind(p, SW_SendingResultFunctionType));
-	sw_add(p, fn, sw_pop_if(p, is_isolation));
-	sw_add(p, fn, sw_pop_kind(p, SW_DifferentiableFunctionType));
-	sw_add(p, fn, sw_pop_if(p, is_throws));
-	sw_add(p, fn, sw_pop_kind(p, SW_ConcurrentFunctionType));
-	sw_add(p, fn, sw_pop_kind(p, SW_AsyncAnnotation));
+	/* Most function types have no attribute: one look at the top of the
+	 * stack says so. */
+	if (p->stack.n && is_function_attr_kind((sw_kind)p->stack.v[p->stack.n - 1]->kind)) {
+		sw_add(p, fn, sw_pop_kind(p, SW_SendingResultFunctionType));
+		sw_add(p, fn, sw_pop_if(p, is_isolation));
+		sw_add(p, fn, sw_pop_kind(p, SW_DifferentiableFunctionType));
+		sw_add(p, fn, sw_pop_if(p, is_throws));
+		sw_add(p, fn, sw_pop_kind(p, SW_ConcurrentFunctionType));
+		sw_add(p, fn, sw_pop_kind(p, SW_AsyncAnnotation));
+	}
 	fn = sw_add_ok(p, fn, pop_params(p, SW_ArgumentTuple));
 	fn = sw_add_ok(p, fn, pop_params(p, SW_ReturnType));
 	return sw_type(p, fn);
@@ -226,6 +239,9 @@ static sw_node *function_params_of(sw_node *type)
 		fn = sw_kid(sw_kid(fn, 1), 0);
 	if (!fn || (fn->kind != SW_FunctionType && fn->kind != SW_NoEscapeFunctionType))
 		return NULL;
+	/* Usually there is no attribute to skip. */
+	if (fn->nkids && fn->kids[0]->kind == SW_ArgumentTuple)
+		return fn->kids[0];
 	static const sw_kind skip[] = {
 		SW_SendingResultFunctionType,  SW_GlobalActorFunctionType,
 		SW_IsolatedAnyFunctionType,    SW_NonIsolatedCallerFunctionType,

@@ -306,6 +306,9 @@ static void test_bad_substitutions(void **state)
 		"$s4main3FooVSc9",
 		"$sQo_",
 		"$sQyd__",
+		/* A word substitution of nothing onto a string with no buffer
+		 * yet (found by fuzz_swift_demangle under UBSan). */
+		"_$s15raw0FontWeightO001__{yZ",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		expect_null_fast(strdup(names[i]));

@@ -8,29 +8,6 @@
 
 #include <string.h>
 
-/* Function signature specialization parameter kinds (Swift's
- * FunctionSigSpecializationParamKind). */
-enum {
-	FSP_CONST_FUNCTION = 0,
-	FSP_CONST_GLOBAL = 1,
-	FSP_CONST_INTEGER = 2,
-	FSP_CONST_FLOAT = 3,
-	FSP_CONST_STRING = 4,
-	FSP_CLOSURE = 5,
-	FSP_BOX_TO_VALUE = 6,
-	FSP_BOX_TO_STACK = 7,
-	FSP_INOUT_TO_OUT = 8,
-	FSP_CONST_KEYPATH = 9,
-	FSP_CONST_STRUCT = 10,
-	FSP_CLOSURE_PREV_ARG = 11,
-	FSP_ESCAPING_CLOSURE = 12,
-	FSP_DEAD = 1 << 6,
-	FSP_OWNED_TO_GUARANTEED = 1 << 7,
-	FSP_SROA = 1 << 8,
-	FSP_GUARANTEED_TO_OWNED = 1 << 9,
-	FSP_EXISTENTIAL_TO_GENERIC = 1 << 10,
-};
-
 /* ---- specializations ---- */
 
 static sw_node *spec_attributes(sw_parser *p, sw_kind kind)

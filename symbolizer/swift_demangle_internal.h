@@ -396,6 +396,30 @@
 typedef enum sw_kind { SW_KINDS(SW_KIND_ENUM) SW_KIND_COUNT } sw_kind;
 #undef SW_KIND_ENUM
 
+/* Function signature specialization parameter kinds (Swift's
+ * FunctionSigSpecializationParamKind): what the parser reads and the
+ * printer names. */
+enum {
+	FSP_CONST_FUNCTION = 0,
+	FSP_CONST_GLOBAL = 1,
+	FSP_CONST_INTEGER = 2,
+	FSP_CONST_FLOAT = 3,
+	FSP_CONST_STRING = 4,
+	FSP_CLOSURE = 5,
+	FSP_BOX_TO_VALUE = 6,
+	FSP_BOX_TO_STACK = 7,
+	FSP_INOUT_TO_OUT = 8,
+	FSP_CONST_KEYPATH = 9,
+	FSP_CONST_STRUCT = 10,
+	FSP_CLOSURE_PREV_ARG = 11,
+	FSP_ESCAPING_CLOSURE = 12,
+	FSP_DEAD = 1 << 6,
+	FSP_OWNED_TO_GUARANTEED = 1 << 7,
+	FSP_SROA = 1 << 8,
+	FSP_GUARANTEED_TO_OWNED = 1 << 9,
+	FSP_EXISTENTIAL_TO_GENERIC = 1 << 10,
+};
+
 /* What a node carries besides its children. */
 enum { SW_PAY_NONE, SW_PAY_TEXT, SW_PAY_INDEX };
 

@@ -36,8 +36,9 @@ LIBS := -ldwarf -lz -larchive -lxxhash -ljansson -lmicrohttpd -lpq \
 MODULES := common symbolizer store ingest server/service server/http \
 	server/api server/cli
 # server/cli/main.c holds main(); everything else is a library too so
-# tests can link handlers.
-lib_srcs = $(filter-out server/cli/main.c,$(wildcard $(1)/*.c))
+# tests can link handlers. A module's sources are its folder's and those of
+# its subfolders one level down (server/api/<resource>/, by URL).
+lib_srcs = $(filter-out server/cli/main.c,$(wildcard $(1)/*.c $(1)/*/*.c))
 lib_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lib_srcs,$(1)))
 # build/libserver-api.a for server/api.
 lib_file = $(BUILD)/lib$(subst /,-,$(1)).a
@@ -60,7 +61,7 @@ $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The dashboard's files, built into libserver-api (server/api/web_assets.h).
+# The dashboard's files, built into libserver-api (server/api/ops/web_assets.h).
 WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
 extra_objs_server/api := $(BUILD)/obj/gen/web_assets.o
 # The list itself is a prerequisite, so a file removed or renamed in web/

@@ -52,7 +52,7 @@ def functions(src):
     """Yield (name, first line, line count) of each top-level function."""
     text = blank(src)
     # Preprocessor lines never open a function body.
-    text = re.sub(r"(?m)^[ \t]*#.*(\\\n.*)*$",
+    text = re.sub(r"(?m)^[ \t]*#(?:.*\\\n)*.*$",
                   lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     depth = 0
     start = 0  # offset after the previous top-level statement

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """check-layers-test.py — the layering check's own test: it passes on the
 tree, and fails, naming the file, on a copy of the tree with one upward
-include or one include cycle injected.
+include or one include cycle injected; when a module has subfolders
+(server/api/<resource>/), also on an upward include from a file in one and
+on an include of a header in one from a module below.
 
 Usage: check-layers-test.py MODULE...   (the Makefile's MODULES)
 """
@@ -32,6 +34,18 @@ def inject(root, path, line):
         text = f.read()
     with open(full, 'w', encoding='utf-8') as f:
         f.write(f'#include "{line}"\n' + text)
+
+
+def nested_files(candidates, modules):
+    """The .c and .h files in a subfolder (not itself a module) of the
+    CANDIDATES modules, sorted."""
+    out = []
+    for m in candidates:
+        for folder, dirs, names in os.walk(m):
+            dirs[:] = [d for d in dirs if f'{folder}/{d}' not in modules]
+            if folder != m:
+                out += [f'{folder}/{n}' for n in names if n.endswith(('.c', '.h'))]
+    return sorted(out)
 
 
 def main(modules):
@@ -68,10 +82,33 @@ def main(modules):
         expect(f'include cycle: {low}/{a} -> {low}/{b} -> {low}/{a}' in err,
                f'the failure should name the cycle {low}/{a} <-> {low}/{b}: {err}')
 
+    # A module's subfolders are the module: a file in one reaching up
+    # fails, and so does a lower module including a header in one.
+    nested = nested_files(modules[:-1], modules)
+    nested_c = [f for f in nested if f.endswith('.c')]
+    if nested_c:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_tree(modules, tmp)
+            inject(tmp, nested_c[0], f'{high}/{high_header}')
+            rc, err = run(tmp, modules)
+            expect(rc == 1, f'an upward include from a subfolder should fail, got {rc}')
+            expect(f'{nested_c[0]}: includes "{high}/{high_header}"' in err,
+                   f'the failure should name {nested_c[0]}: {err}')
+    nested_h = [f for f in nested if f.endswith('.h')]
+    if nested_h:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_tree(modules, tmp)
+            inject(tmp, f'{low}/{low_file}', nested_h[0])
+            rc, err = run(tmp, modules)
+            expect(rc == 1, f'including {nested_h[0]} from {low} should fail, got {rc}')
+            expect(f'{low}/{low_file}: includes "{nested_h[0]}"' in err,
+                   f'the failure should name {low}/{low_file}: {err}')
+
     for f in failures:
         print(f'check-layers-test: {f}', file=sys.stderr)
     if not failures:
-        print('check-layers-test: ok (tree passes; upward include and cycle fail)')
+        what = ', also from and into a subfolder,' if nested else ''
+        print(f'check-layers-test: ok (tree passes; upward include{what} and cycle fail)')
     return 1 if failures else 0
 
 

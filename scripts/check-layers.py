@@ -9,8 +9,11 @@ Fails (exit 1, one line per fault naming the file) when
     (a library reaching up into one that depends on it), or
   - files include each other's headers in a cycle: x.c and x.h count as one
     unit x, and a cycle of units through their includes is reported once.
-Only quoted includes of the repository's own headers count; system headers
-and generated files (build/) are outside the order.
+A module is its folder and every folder below it (server/api/groups/x.c
+belongs to server/api), unless that folder is a module of its own; an
+included header belongs to the module of the longest MODULE prefix of its
+path. Only quoted includes of the repository's own headers count; system
+headers and generated files (build/) are outside the order.
 """
 import os
 import re
@@ -35,17 +38,13 @@ def main(argv):
     faults = []
     edges = {}  # unit -> set of units
     for m in modules:
-        folder = os.path.join(root, m)
-        for name in sorted(os.listdir(folder)):
-            if not name.endswith(('.c', '.h')):
-                continue
-            path = f'{m}/{name}'
+        for path in module_files(root, m, rank):
             unit = os.path.splitext(path)[0]
             with open(os.path.join(root, path), encoding='utf-8') as f:
                 text = strip_comments(f.read())
             for inc in INCLUDE.findall(text):
-                target = os.path.dirname(inc)
-                if target not in rank:
+                target = module_of(inc, modules)
+                if target is None:
                     continue
                 if rank[target] > rank[m]:
                     faults.append(f'{path}: includes "{inc}": {target}/ is above {m}/ '
@@ -57,6 +56,31 @@ def main(argv):
     for f in faults:
         print(f'check-layers: {f}', file=sys.stderr)
     return 1 if faults else 0
+
+
+def module_files(root, module, rank):
+    """The .c and .h files of MODULE, its folder's and its subfolders' (a
+    subfolder that is a module of its own excepted), as paths from ROOT
+    with '/', sorted."""
+    out = []
+    top = os.path.join(root, module)
+    for folder, dirs, names in os.walk(top):
+        rel = os.path.relpath(folder, top).replace(os.sep, '/')
+        prefix = module if rel == '.' else f'{module}/{rel}'
+        dirs[:] = sorted(d for d in dirs if f'{prefix}/{d}' not in rank)
+        out += [f'{prefix}/{n}' for n in names if n.endswith(('.c', '.h'))]
+    return sorted(out)
+
+
+def module_of(inc, modules):
+    """The module a header path belongs to: the longest MODULES entry its
+    folder is or lies under; None for a header of no module."""
+    folder = os.path.dirname(inc)
+    best = None
+    for m in modules:
+        if (folder == m or folder.startswith(m + '/')) and (best is None or len(m) > len(best)):
+            best = m
+    return best
 
 
 def cycles(edges):

@@ -8,7 +8,7 @@
 #include "store/groups.h"
 #include "store/internal.h"
 
-#define TS(x) "to_char((" x ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define TS(x) ST_TS(x)
 
 /* Takes the one text column of the one row. */
 static int read_text(void *cls, const st_row *row)
@@ -20,8 +20,7 @@ static int read_text(void *cls, const st_row *row)
 	return t && !*out ? -1 : 0;
 }
 
-static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n,
-		    char **out_json)
+int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, char **out_json)
 {
 	*out_json = NULL;
 	int rc = st_exec(c, q, params, n, read_text, out_json);
@@ -106,6 +105,21 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	"CASE " SORT " WHEN 0 THEN " REPORTS " WHEN 1 THEN " USERS                       \
 	" WHEN 3 THEN " STALL " ELSE (extract(epoch FROM " LAST ") * 1000000)::bigint END"
 
+/* The level-1 key of group KEY of the page's level ($2). */
+#define KEY1_OF(KEY)                                                                   \
+	"CASE WHEN $2 = 1 THEN " KEY " ELSE (SELECT x.parent_key FROM groups x"          \
+	" WHERE x.app_id = $1 AND x.level = 2 AND x.key = " KEY ") END"
+/* Whether group KEY's status (its level-1 key's, open when none is set:
+ * schema/043) is one of STATUSES (a text[], NULL for any). Few groups have
+ * a status row: with open asked for, the keys of the other statuses are
+ * left out (one hashed list per statement), else only theirs kept. */
+#define STATUS_IN(KEY, STATUSES)                                                       \
+	"(" STATUSES "::text[] IS NULL OR CASE WHEN 'open' = ANY (" STATUSES "::text[])"   \
+	" THEN " KEY1_OF(KEY) " NOT IN (SELECT s.key1 FROM group_status s"               \
+	" WHERE s.app_id = $1 AND s.status <> ALL (" STATUSES "::text[]))"                \
+	" ELSE " KEY1_OF(KEY) " IN (SELECT s.key1 FROM group_status s"                    \
+	" WHERE s.app_id = $1 AND s.status = ANY (" STATUSES "::text[])) END)"
+
 /* A page over TABLE's rows that WHERE keeps: sums per group first (no
  * sketch read unless sort=users, of the durations only their sum, which
  * sort=stall_ms needs), the page cut, then each listed group's users as
@@ -118,7 +132,8 @@ static int run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t
 	" FROM " TABLE " d WHERE d.app_id = $1 AND d.level = $2 AND" WHERE               \
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
-					    "a.last_seen", "a.stall_ms") " AS v FROM agg a),"   \
+					    "a.last_seen", "a.stall_ms") " AS v FROM agg a"     \
+	" WHERE " STATUS_IN("a.key", "$13") "),"                                       \
 	" listed AS (SELECT * FROM page a WHERE ($11::text IS NULL"                      \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
 	" ORDER BY a.v DESC, a.key DESC LIMIT $12)"                                       \
@@ -182,7 +197,7 @@ int64_t st_group_deltas_fold(st_conn *c, int64_t app_id)
 
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
 		   st_group_sort sort, int64_t after_value, const char *after_key,
-		   int64_t limit, char **out_json)
+		   int64_t limit, const char *statuses, char **out_json)
 {
 	/* All time, no filter: the groups' own totals. */
 	static const st_stmt all = {
@@ -190,6 +205,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		"WITH listed AS (SELECT g.*, "
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
+		" AND " STATUS_IN("g.key", "$7")
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		", g.key) < ($4::bigint, $5::text))"
@@ -201,17 +217,18 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 				    "group_days", "true"))
 		" AS obj FROM listed g"
 		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ") AS p",
-		6};
+		7};
 	static const st_stmt by_days = {"groups_page_days",
-					FILTERED_PAGE("group_days", DAYS_ONLY), 12};
+					FILTERED_PAGE("group_days", DAYS_ONLY), 13};
 	static const st_stmt by_facet = {"groups_page_facet",
-					 FILTERED_PAGE("group_facet_days", FACET), 12};
+					 FILTERED_PAGE("group_facet_days", FACET), 13};
 	static const st_stmt by_dims = {"groups_page_dims",
-					FILTERED_PAGE("group_dim_days", DIMS), 12};
+					FILTERED_PAGE("group_dim_days", DIMS), 13};
 	if (!filtered(f)) {
 		st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_INT64(sort),
-				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit)};
-		return run_text(c, &all, p, 6, out_json);
+				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit),
+				ST_TEXT(statuses)};
+		return st_run_text(c, &all, p, 7, out_json);
 	}
 	int rc = st_plan_per_call(c);
 	/* sort=users unions a sketch per group of the range. A hash table
@@ -233,8 +250,8 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
-			ST_TEXT(after_key), ST_INT64(limit)};
-	return run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 12, out_json);
+			ST_TEXT(after_key), ST_INT64(limit), ST_TEXT(statuses)};
+	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 13, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */
@@ -295,7 +312,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 					FILTERED_DETAIL("group_dim_days", DIMS), 8};
 	if (!filtered(f)) {
 		st_param p[] = {ST_INT64(app_id), ST_TEXT(key1)};
-		return run_text(c, &all, p, 2, out_json);
+		return st_run_text(c, &all, p, 2, out_json);
 	}
 	int rc = st_plan_per_call(c);
 	if (rc < 0)
@@ -303,7 +320,7 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 	st_param p[] = {ST_INT64(app_id),   ST_TEXT(key1),	 ST_TEXT(f->from),
 			ST_TEXT(f->to),	    ST_TEXT(f->version), ST_TEXT(f->os_version),
 			ST_TEXT(f->device), ST_TEXT(f->kind)};
-	return run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 8, out_json);
+	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 8, out_json);
 }
 /* clang-format on */
 
@@ -347,7 +364,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 			ST_TEXT(f->from),	ST_TEXT(f->to),	    ST_TEXT(f->version),
 			ST_TEXT(f->os_version), ST_TEXT(f->device), ST_TEXT(f->kind)};
 	int rc = st_plan_per_call(c);
-	return rc < 0 ? rc : run_text(c, &q, p, 12, out_json);
+	return rc < 0 ? rc : st_run_text(c, &q, p, 12, out_json);
 }
 
 int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, char **out_json)
@@ -376,7 +393,7 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, 
 		3};
 #undef DIMENSION
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(from), ST_TEXT(to)};
-	return run_text(c, &q, p, 3, out_json);
+	return st_run_text(c, &q, p, 3, out_json);
 }
 
 int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
@@ -404,7 +421,7 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 		5};
 	st_param p[] = {ST_INT64(app_id), ST_BOOL(system), ST_INT64(after_reports),
 			ST_TEXT(after_uuid), ST_INT64(limit)};
-	return run_text(c, &q, p, 5, out_json);
+	return st_run_text(c, &q, p, 5, out_json);
 }
 
 static int read_location(void *cls, const st_row *row)
@@ -451,7 +468,7 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 					 "r.id = $3",
 		3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
-	return run_text(c, &q, p, 3, out_json);
+	return st_run_text(c, &q, p, 3, out_json);
 }
 
 int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
@@ -462,5 +479,5 @@ int st_report_raw(st_conn *c, int64_t app_id, const char *day, int64_t id,
 				  " AND received_day = $2::date AND id = $3",
 				  3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
-	return run_text(c, &q, p, 3, out_json);
+	return st_run_text(c, &q, p, 3, out_json);
 }

@@ -39,11 +39,13 @@ int64_t st_group_deltas_fold(st_conn *c, int64_t app_id);
  * page — at most LIMIT of them: a JSON array of group objects, each with a
  * "cursor" member ("VALUE.KEY") for the next page. With no filter the
  * counts and durations (stall_ms, max_duration_ms, duration_hist) are
- * all-time totals; otherwise sums over the filtered days.
+ * all-time totals; otherwise sums over the filtered days. STATUSES (a
+ * PostgreSQL text[] literal such as "{open,regressed}", NULL for any)
+ * keeps the groups whose status (their level-1 key's) is one of them.
  */
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
-		   st_group_sort sort, int64_t after_value, const char *after_key,
-		   int64_t limit, char **out_json);
+		   st_group_sort sort, int64_t after_value, const char *after_key, int64_t limit,
+		   const char *statuses, char **out_json);
 
 /*
  * One level-1 group with its level-2 subgroups: {"group","subgroups"}.

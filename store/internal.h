@@ -93,6 +93,15 @@ int st_exec_script(st_conn *c, const char *sql, const char *label);
  * filters ("$3 IS NULL OR …") a generic plan would keep as filters. */
 int st_plan_per_call(st_conn *c);
 
+/* A timestamptz SQL expression X as "YYYY-MM-DDTHH:MM:SSZ" text, as every
+ * reply shows times. */
+#define ST_TS(x) "to_char((" x ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/* Runs Q, whose one value is text (the JSON of a reply): 1 with a
+ * malloc'ed copy in *OUT (caller frees), 0 when there is no row or the
+ * value is NULL (*OUT NULL), or a negative st_status. */
+int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, char **out);
+
 /* Appends ITEMS[0..N) (NULL items are SQL NULLs; LENS NULL means strlen)
  * to W as a one-dimensional text[] in array_recv's form, to be sent as
  * ST_BYTES: the JSON or user text inside needs no quoting or escaping,

@@ -16,7 +16,8 @@
 -- table in key order, as reprocessing takes them (ingest locks groups
 -- rows and none of the others), and the app's pick lists (app_dimensions),
 -- which only a fold writes; then, in a statement of its own, the users'
--- activity (count_activity), as sampling check-ins lock it.
+-- activity (count_activity), as sampling check-ins lock it; last the
+-- groups' status rows (lifecycle_after_fold: ignores that ran out, spikes).
 CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -31,6 +32,7 @@ DECLARE
   users text[];
   listed boolean[];
   durations bigint[];
+  key1s text[];
 BEGIN
   WITH gone AS (
     DELETE FROM group_deltas WHERE app_id = p_app RETURNING *
@@ -186,8 +188,8 @@ BEGIN
       duration_hist = add_hists(g.duration_hist, excluded.duration_hist)
   )
   SELECT count(*), array_agg(day), array_agg(app_version), array_agg(user_id),
-         array_agg(NOT in_sample), array_agg(duration_ms)
-    INTO folded, days, versions, users, listed, durations
+         array_agg(NOT in_sample), array_agg(duration_ms), array_agg(key1)
+    INTO folded, days, versions, users, listed, durations, key1s
     FROM gone;
   -- A stored report counts its user as active (SPEC §10.2), and as
   -- stalled when in the sample (a report is stored only when its user is
@@ -198,6 +200,8 @@ BEGIN
   IF folded > 0 THEN
     PERFORM count_activity(p_app, days, versions, users, array_fill(true, ARRAY[folded::int]),
                            listed, array_fill(true, ARRAY[folded::int]), durations);
+    -- What the new counts decide for the groups' status: status rows last.
+    PERFORM lifecycle_after_fold(p_app, key1s, days);
   END IF;
   RETURN folded;
 END $$;

@@ -105,11 +105,26 @@ BEGIN
   SELECT k.key, jsonb_build_object('affected', coalesce(a.n, 0),
                                    'rate', CASE WHEN s.n > 0 THEN coalesce(a.n, 0)::float8 / s.n END,
                                    'first_version', v.first, 'last_version', v.last,
-                                   'new_in', CASE WHEN v.first_k = nw.k THEN v.first END)
+                                   'new_in', CASE WHEN v.first_k = nw.k THEN v.first END,
+                                   'status', coalesce(st.status, 'open'))
+                || jsonb_strip_nulls(jsonb_build_object(
+                     'resolved_in', st.resolved_in,
+                     'until', to_char(st.until_at AT TIME ZONE 'UTC',
+                                      'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                     'until_reports', st.until_reports))
     FROM (SELECT DISTINCT unnest(p_keys) AS key) AS k
     LEFT JOIN affected a ON a.key = k.key
     LEFT JOIN span v ON v.key = k.key
+    -- The status is the level-1 key's (schema/043); a subgroup shows its
+    -- parent's.
+    LEFT JOIN LATERAL (
+      SELECT x.status, x.resolved_in, x.until_at, x.until_reports FROM group_status x
+       WHERE x.app_id = p_app
+         AND x.key1 = CASE WHEN p_level = 1 THEN k.key
+                           ELSE (SELECT g.parent_key FROM groups g
+                                  WHERE g.app_id = p_app AND g.level = 2 AND g.key = k.key) END
+    ) st ON true
     CROSS JOIN sampled s CROSS JOIN newest nw;
 END $$;
 COMMENT ON FUNCTION groups_triage(bigint, smallint, text[], date, date, text, text, text, text) IS
-  'The triage members of a page of group replies, one row per key of p_keys, from aggregates: affected (distinct sampled, non-whitelisted user-days under the filters), rate (affected over the sampled user-days of the same days and version), first_version, last_version and new_in (first_version when it is the app''s newest version).';
+  'The triage members of a page of group replies, one row per key of p_keys, from aggregates: affected (distinct sampled, non-whitelisted user-days under the filters), rate (affected over the sampled user-days of the same days and version), first_version, last_version and new_in (first_version when it is the app''s newest version), and the level-1 key''s status (open when none is set) with resolved_in, until and until_reports when set.';

@@ -15,7 +15,8 @@
 --    server never puts one report_id twice into a batch:
 --    server/ingest_commit.c);
 --  * a group is made with its first report, its culprit kept better
---    (schema/022); its counters and its day, dimension and facet rows,
+--    (schema/022); a level-1 group made, unless temporary, is a new_group
+--    event, and a resolved group regresses (SPEC §11, schema/043); its counters and its day, dimension and facet rows,
 --    its call tree (group_stack_days), the app's pick lists
 --    (app_dimensions) and its user's activity (count_activity) are
 --    counted from each stored report's delta
@@ -26,8 +27,9 @@
 -- missing images' shared advisory locks, then
 -- the contended group rows, level 1 by key and level 2 by key, last, so
 -- they stay locked only until the commit, then dsyms/missing's counters
--- (image_waits) by key; then, in a statement of its own, the stacks by
--- hash (keep_stacks). The call tree's counts (group_stack_days) and the
+-- (image_waits) by key; then the groups' status rows, only when one
+-- regresses (regress_groups), in key order; then, in a statement of its
+-- own, the stacks by hash (keep_stacks). The call tree's counts (group_stack_days) and the
 -- users' activity (count_activity) are the fold's.
 --
 -- Element i of every array belongs to report i: its identity, arrival
@@ -257,7 +259,9 @@ BEGIN
            CASE lvl WHEN 1 THEN NULL ELSE p_key1s[o] END AS parent,
            CASE lvl WHEN 1 THEN p_frames1[o] ELSE p_frames2[o] END AS frames,
            p_user_ids[o] AS uid, p_ats[o] AS at, p_culprits[o]::jsonb AS culprit, o,
-           p_durations[o] AS ms
+           p_durations[o] AS ms,
+           lvl = 1 AND p_pending[o]
+             AND frames_wait_for_symbols(p_frames1[o]::jsonb, p_waits[o]::jsonb) AS waits
       FROM stored, (VALUES (1), (2)) AS l(lvl)
   ), deltas AS (
     -- What group_days, group_dim_days, group_facet_days and the call
@@ -282,11 +286,12 @@ BEGIN
     -- reaches ON CONFLICT. A scalar subquery, not NOT EXISTS: an anti-join
     -- is planned from the statistics (see the culprits below).
     INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
-                             first_seen, last_seen, culprit)
+                             first_seen, last_seen, culprit, waits_for_symbols)
     SELECT p_app, c.level, c.key, min(c.parent), (array_agg(c.frames ORDER BY c.o))[1]::jsonb,
            0, 0, hll_empty(12, 5, 1024, 0), min(c.at), max(c.at),
            (array_agg(c.culprit ORDER BY c.culprit->>'function' IS NULL, c.culprit IS NULL,
-                      c.o))[1]
+                      c.o))[1],
+           bool_and(c.waits)
       FROM counted c
      WHERE (SELECT true FROM groups x
              WHERE x.app_id = p_app AND x.level = c.level AND x.key = c.key) IS NULL
@@ -295,6 +300,19 @@ BEGIN
     ON CONFLICT (app_id, level, key) DO UPDATE SET
       culprit = better_culprit(g.culprit, excluded.culprit)
       WHERE better_culprit(g.culprit, excluded.culprit) IS DISTINCT FROM g.culprit
+    RETURNING g.level, g.key, g.xmax = 0 AS made, g.waits_for_symbols
+  ), announced AS (
+    -- A level-1 group made by this batch is new (SPEC §11.2), unless it is
+    -- temporary: its reports wait for a debug file and will move to their
+    -- real group, whose rules apply then (lifecycle_report_moved).
+    INSERT INTO group_events (app_id, key1, type, status, cause, version)
+    SELECT p_app, m.key, 'new_group', 'open', 'report',
+           (SELECT nullif(p_app_versions[c.o], '') FROM counted c
+             WHERE c.level = 1 AND c.key = m.key ORDER BY c.o LIMIT 1)
+      FROM counters m
+     WHERE m.level = 1 AND m.made AND NOT m.waits_for_symbols
+     ORDER BY m.key COLLATE "C"
+    ON CONFLICT (app_id, key1) WHERE type = 'new_group' DO NOTHING
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 
@@ -326,6 +344,23 @@ BEGIN
      WHERE g.app_id = p_app AND g.level = offer.level AND g.key = offer.key
        AND better_culprit(g.culprit, offer.culprit) IS DISTINCT FROM g.culprit;
   END LOOP;
+
+  -- Resolved groups that got a report from their fix's version or later
+  -- regress (SPEC §11.1). Read without a lock: nearly every batch finds no
+  -- key of its resolved and stops at this probe. The status rows are
+  -- locked after the groups rows, as the fold and reprocessing take them.
+  -- A report waiting in a temporary group raises nothing.
+  IF EXISTS (SELECT 1 FROM unnest(stored_at) o
+              WHERE (SELECT true FROM group_status s
+                      WHERE s.app_id = p_app AND s.key1 = p_key1s[o]
+                        AND s.status = 'resolved')) THEN
+    PERFORM regress_groups(p_app, array_agg(p_key1s[o]),
+                           array_agg(coalesce(p_app_versions[o], '')))
+       FROM unnest(stored_at) o
+      WHERE NOT (p_pending[o]
+                 AND frames_wait_for_symbols(p_frames1[o]::jsonb, p_waits[o]::jsonb))
+     HAVING count(*) > 0;
+  END IF;
 
   -- The stored reports' stacks, last (keep_stacks).
   PERFORM keep_stacks(p_app, array_agg(h), array_agg(p_days[o]), p_stack_hashes, p_stack_bodies)

@@ -1,7 +1,9 @@
 /*
- * handlers.h — one endpoint per file, server/h_<resource>_<method>.c, each
- * exporting srv_h_<resource>_<method> (a srv_handler, see server/http/routes.h). The
- * route table in routes.c says which path, credentials and body each takes.
+ * handlers.h — one endpoint per file,
+ * server/api/<folder>/h_<resource>_<method>.c (the folder named after the
+ * URL: docs/ARCHITECTURE.md), each exporting srv_h_<resource>_<method> (a
+ * srv_handler, see server/http/routes.h). The route table in route_table.c
+ * says which path, credentials and body each takes.
  */
 #ifndef STALLSCOPE_SERVER_HANDLERS_H
 #define STALLSCOPE_SERVER_HANDLERS_H
@@ -41,7 +43,7 @@ enum MHD_Result srv_h_ingest_ips_post(struct MHD_Connection *conn, srv_request *
 /* POST /api/v1/apps/{app}/backfill?received_at=&format= — reports received earlier (admin). */
 enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *req);
 /* Its format=check_ins: sampling calls made at RECEIVED, counted as active
- * users of that day (server/api/backfill_check_ins.c). */
+ * users of that day (server/api/ingest/backfill_check_ins.c). */
 enum MHD_Result srv_backfill_check_ins(struct MHD_Connection *conn, srv_request *req,
 				       time_t received);
 
@@ -81,5 +83,17 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 
 /* GET /api/v1/apps/{app}/dsyms/missing */
 enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
+
+/* PATCH /api/v1/apps/{app}/groups/{key1} — the group's status;
+ * GET …/groups/{key1}/events — its history (SPEC §11.1). */
+enum MHD_Result srv_h_group_patch(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_group_events_get(struct MHD_Connection *conn, srv_request *req);
+
+/* /api/v1/apps/{app}/webhooks[/{name}[/deliveries|/test]] (SPEC §11.2). */
+enum MHD_Result srv_h_webhooks_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_webhook_put(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_webhook_delete(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_webhook_deliveries_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_webhook_test_post(struct MHD_Connection *conn, srv_request *req);
 
 #endif

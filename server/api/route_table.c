@@ -48,6 +48,19 @@ static const srv_route routes[] = {
 	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/stats", srv_h_stats_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/compare", srv_h_compare_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"PATCH", "/api/v1/apps/{app}/groups/{key1}", srv_h_group_patch, SRV_AUTH_ADMIN,
+	 SRV_BODY_JSON},
+	{"GET", "/api/v1/apps/{app}/groups/{key1}/events", srv_h_group_events_get, SRV_AUTH_ADMIN,
+	 SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/webhooks", srv_h_webhooks_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"PUT", "/api/v1/apps/{app}/webhooks/{name}", srv_h_webhook_put, SRV_AUTH_ADMIN,
+	 SRV_BODY_JSON},
+	{"DELETE", "/api/v1/apps/{app}/webhooks/{name}", srv_h_webhook_delete, SRV_AUTH_ADMIN,
+	 SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/webhooks/{name}/deliveries", srv_h_webhook_deliveries_get,
+	 SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"POST", "/api/v1/apps/{app}/webhooks/{name}/test", srv_h_webhook_test_post, SRV_AUTH_ADMIN,
+	 SRV_BODY_NONE},
 };
 
 const srv_route *srv_routes(size_t *out_count)

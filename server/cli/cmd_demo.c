@@ -4,7 +4,7 @@
  * pipeline and devices would: uploads the demo dSYM
  * (scripts/demo/StallDemo.dwarf), sets the app's sample_rate to 1 (so no
  * demo user is refused by sampling), then posts the reports of
- * server/demo_data.c — today's through the devices' routes with the
+ * server/cli/demo_data.c — today's through the devices' routes with the
  * ingest key, the six days before through the admin-only backfill route
  * (POST /api/v1/apps/{app}/backfill?received_at=…), since a report's day
  * is the day it was received.

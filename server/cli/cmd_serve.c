@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "server/cli/commands.h"
 #include "server/service/config.h"
+#include "server/service/alert_delivery.h"
 #include "server/service/datadir.h"
 #include "server/api/route_table.h"
 #include "server/http/http.h"
@@ -61,8 +62,8 @@ int srv_cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	cm_log_set_level(cfg.log_level);
-	if (sodium_init() < 0) {
-		fprintf(stderr, "stallscope serve: libsodium cannot start\n");
+	if (sodium_init() < 0 || srv_webhook_global_init() < 0) {
+		fprintf(stderr, "stallscope serve: libsodium or libcurl cannot start\n");
 		return 1;
 	}
 	if (srv_datadir_prepare(cfg.data_dir, sizeof cfg.data_dir, err,
@@ -80,10 +81,11 @@ int srv_cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 
 	/* The requests' share, and one each for the workers and the
-	 * reprocessing and retention threads, which may all query at once. */
+	 * reprocessing, retention and webhook delivery threads, which may all
+	 * query at once. */
 	size_t nroutes;
 	const srv_route *routes = srv_routes(&nroutes);
-	if (st_init(cfg.database_url, cfg.db_connections + cfg.workers + 2) < 0 ||
+	if (st_init(cfg.database_url, cfg.db_connections + cfg.workers + 3) < 0 ||
 	    srv_metrics_init(nroutes, route_name) < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
 		fprintf(stderr, "stallscope serve: out of memory\n");
 		return 1;
@@ -98,8 +100,9 @@ int srv_cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0 ||
-	    srv_delta_folder_start(&cfg) < 0)
-		cm_log(CM_ERROR, "cannot start the reprocessing, retention or delta folder thread");
+	    srv_delta_folder_start(&cfg) < 0 || srv_alert_delivery_start(&cfg) < 0)
+		cm_log(CM_ERROR, "cannot start the reprocessing, retention, delta folder or "
+				 "webhook delivery thread");
 	cm_log(CM_INFO, "listening on %s:%u (database connections %u, workers "
 	       "%u, data dir %s)", cfg.listen_host, srv_http_port(http), cfg.db_connections,
 	       cfg.workers, cfg.data_dir);
@@ -111,7 +114,9 @@ int srv_cmd_serve(int argc, char **argv)
 	srv_reprocess_stop();
 	srv_retention_stop();
 	srv_delta_folder_stop();
+	srv_alert_delivery_stop();
 	st_shutdown();
+	srv_webhook_global_cleanup();
 	srv_symbols_free();
 	srv_policy_cache_free();
 	srv_metrics_free();

@@ -1,6 +1,6 @@
 /*
  * commands.h — the `stallscope` subcommands, one file each
- * (server/cmd_<name>.c). Each takes the arguments after its own name
+ * (server/cli/cmd_<name>.c). Each takes the arguments after its own name
  * (argv[0] is the subcommand name), prints --help, and returns the process
  * exit status: 0 success, 1 failure (one-line message on stderr), 2 usage.
  */

@@ -1,5 +1,5 @@
 /*
- * demo.h — `stallscope demo` (server/cmd_demo.c): a demo data set sent to
+ * demo.h — `stallscope demo` (server/cli/cmd_demo.c): a demo data set sent to
  * a running server through its own HTTP endpoints.
  *
  *   demo_http.c   the HTTP client (libcurl), one connection kept alive;

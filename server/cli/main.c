@@ -1,5 +1,5 @@
 /*
- * main.c — `stallscope SUBCOMMAND …`: git-style dispatch to server/cmd_*.c.
+ * main.c — `stallscope SUBCOMMAND …`: git-style dispatch to server/cli/cmd_*.c.
  */
 #include <stdio.h>
 #include <string.h>

@@ -67,6 +67,15 @@ static const struct var {
 	{"STALLSCOPE_METRICS_ALLOW", V_NETMASKS, FIELD(metrics_allow), "127.0.0.1/32,::1/128", 0, 0,
 	 "comma-separated CIDR ranges whose clients may read /metrics "
 	 "(0.0.0.0/0,::/0 for everyone)"},
+	{"STALLSCOPE_PUBLIC_URL", V_TEXT, FIELD(public_url), NULL, 0, 0,
+	 "the dashboard's address as its users reach it, for the links in alerts "
+	 "(default: http:// and STALLSCOPE_LISTEN)"},
+	{"STALLSCOPE_WEBHOOK_RETRY", V_UINT, FIELD(webhook_retry), "10", 1, 3600,
+	 "seconds before a failed webhook delivery is tried again, doubling after "
+	 "each failure, for 24 hours"},
+	{"STALLSCOPE_WEBHOOK_ALLOW_PRIVATE", V_UINT, FIELD(webhook_allow_private), "0", 0, 1,
+	 "1 lets webhooks reach loopback, link-local and private addresses "
+	 "(request forgery: docs/SECURITY.md)"},
 	{"STALLSCOPE_LOG_LEVEL", V_LEVEL, FIELD(log_level), "info", 0, 0,
 	 "debug, info, warn or error"},
 };

@@ -35,6 +35,9 @@ typedef struct srv_config {
 	unsigned reprocess_interval; /* seconds between looks for new symbols */
 	unsigned fold_interval;	     /* seconds between two folds of the deltas */
 	srv_netmask_list metrics_allow; /* peers that may GET /metrics */
+	char public_url[1024];		/* "" = http:// and the listen address */
+	unsigned webhook_retry;		/* seconds to the first retry */
+	unsigned webhook_allow_private; /* 1: private destinations allowed */
 	cm_log_level log_level;
 } srv_config;
 

@@ -3,6 +3,13 @@
 #include "server/service/background.h"
 #include "server/service/delta_folder.h"
 #include "store/groups.h"
+#include "store/lifecycle.h"
+
+static int reopen_cb(st_conn *c, void *cls)
+{
+	(void)cls;
+	return st_lifecycle_reopen_expired(c);
+}
 
 static int fold_cb(st_conn *c, void *cls)
 {
@@ -33,6 +40,10 @@ static int pass(void *cls)
 		cm_log(CM_WARN, "deltas: database unavailable, retrying in 10 s");
 		return 10;
 	}
+	/* Groups ignored until a time now past open again (SPEC §11.1): the
+	 * same second's loop, a probe of an index nearly always empty. */
+	if (st_run_tx("lifecycle_reopen", reopen_cb, NULL) < 0)
+		cm_log(CM_WARN, "lifecycle: ignores could not be checked");
 	return (int)cfg->fold_interval;
 }
 

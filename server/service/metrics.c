@@ -39,6 +39,7 @@ static atomic_uint_fast64_t symcaches[2];  /* [ok] */
 static atomic_uint_fast64_t symcache_micros;
 static atomic_uint_fast64_t ingest_commits, ingest_committed;
 static atomic_long ingest_queued, ingest_in_flight;
+static atomic_uint_fast64_t webhook_deliveries[3]; /* by st_delivery_result */
 
 int srv_metrics_init(size_t routes, srv_metrics_route_name name)
 {
@@ -93,6 +94,12 @@ void srv_metrics_ingest_in_flight(long delta)
 void srv_metrics_upload(bool ok)
 {
 	atomic_fetch_add(&uploads[ok], 1);
+}
+
+void srv_metrics_webhook_delivery(st_delivery_result result)
+{
+	if ((unsigned)result < 3)
+		atomic_fetch_add(&webhook_deliveries[result], 1);
 }
 
 void srv_metrics_reprocessed(uint64_t reports)
@@ -280,6 +287,41 @@ static void render_ingest(buf *b)
 	    atomic_load(&ingest_queued), atomic_load(&ingest_in_flight));
 }
 
+static int outbox_cb(st_conn *c, void *cls)
+{
+	int64_t *v = cls;
+	return st_outbox_stats(c, &v[0], &v[1]);
+}
+
+/* This process's attempts, and the outbox every server shares: its
+ * depth and oldest event's age come from the database (left out while it
+ * cannot be read). */
+static void render_alerts(buf *b)
+{
+	put(b,
+	    "# HELP stallscope_webhook_deliveries_total Webhook delivery attempts "
+	    "this process made, by result.\n"
+	    "# TYPE stallscope_webhook_deliveries_total counter\n"
+	    "stallscope_webhook_deliveries_total{result=\"delivered\"} %" PRIu64 "\n"
+	    "stallscope_webhook_deliveries_total{result=\"failed\"} %" PRIu64 "\n"
+	    "stallscope_webhook_deliveries_total{result=\"gave_up\"} %" PRIu64 "\n",
+	    (uint64_t)atomic_load(&webhook_deliveries[ST_DELIVERED]),
+	    (uint64_t)atomic_load(&webhook_deliveries[ST_FAILED]),
+	    (uint64_t)atomic_load(&webhook_deliveries[ST_GAVE_UP]));
+	int64_t v[2];
+	if (st_run_tx("outbox_stats", outbox_cb, v) < 0)
+		return;
+	put(b,
+	    "# HELP stallscope_outbox_depth Webhook deliveries queued, all servers.\n"
+	    "# TYPE stallscope_outbox_depth gauge\n"
+	    "stallscope_outbox_depth %" PRId64 "\n"
+	    "# HELP stallscope_outbox_oldest_seconds Age of the oldest undelivered "
+	    "event (0 when none).\n"
+	    "# TYPE stallscope_outbox_oldest_seconds gauge\n"
+	    "stallscope_outbox_oldest_seconds %" PRId64 "\n",
+	    v[0], v[1]);
+}
+
 static void render_store(buf *b)
 {
 	st_pool_stats pool;
@@ -306,6 +348,7 @@ char *srv_metrics_render(size_t *out_len)
 	render_requests(&b);
 	render_symbols(&b);
 	render_ingest(&b);
+	render_alerts(&b);
 	render_store(&b);
 	render_symcache_lru(&b);
 	if (b.failed) {

@@ -2,7 +2,7 @@
  * metrics.h — process counters exposed at GET /metrics in Prometheus text
  * format: requests by route pattern and status, a latency histogram per
  * route, dSYM uploads, symcache builds, ingest commits and their queue,
- * the database pool and its errors.
+ * webhook deliveries and the outbox, the database pool and its errors.
  *
  * Counters are lock-free atomics updated from any thread; srv_metrics_init
  * must run before the first update and srv_metrics_free after the last.
@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "store/alerts.h"
 
 /* Names the I-th route of the server's table: its METHOD and PATTERN
  * (static strings). */
@@ -35,7 +37,7 @@ void srv_metrics_symcache_build(bool ok, double seconds);
 /* REPORTS were reprocessed (moved after their debug files arrived). */
 void srv_metrics_reprocessed(uint64_t reports);
 
-/* A group commit of REPORTS reports ended (server/ingest_commit.c). */
+/* A group commit of REPORTS reports ended (server/service/ingest_commit.c). */
 void srv_metrics_ingest_commit(size_t reports);
 
 /* Reports waiting for their answer: DELTA +1 when one is queued, -N when
@@ -45,6 +47,10 @@ void srv_metrics_ingest_queue(long delta);
 /* Batches sent to the database and not answered yet: DELTA +1 when one is
  * sent, -1 when its answer (or failure) is in. */
 void srv_metrics_ingest_in_flight(long delta);
+
+/* One webhook delivery attempt ended: delivered, failed (to be retried)
+ * or given up after 24 hours. */
+void srv_metrics_webhook_delivery(st_delivery_result result);
 
 /* The exposition text (malloc'ed, caller frees) and its length; NULL when
  * out of memory. */

@@ -15,6 +15,7 @@
 #include "server/service/metrics.h"
 #include "server/service/reprocess.h"
 #include "server/service/stored_form.h"
+#include "store/lifecycle.h"
 #include "store/reports.h"
 
 /* Reports taken per look at the reports of one app and day waiting for
@@ -119,7 +120,9 @@ static int move_cb(st_conn *c, void *cls)
 					   f->s.grouping.key1, f->s.grouping.key2, f->pending,
 					   &symbolized)) < 0 ||
 	    (rc = st_report_waits_clear(c, cand->app_id, cand->day, cand->report)) < 0 ||
-	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0)
+	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0 ||
+	    (rc = st_lifecycle_report_moved(c, cand->app_id, old.key1, fresh.key1, f->frames1,
+					    f->waits, t->now.app_version)) < 0)
 		return rc;
 	t->moved = true;
 	t->regrouped = strcmp(old.key1, fresh.key1) || strcmp(old.key2, fresh.key2);

@@ -1,5 +1,5 @@
 /*
- * stored_form.h — what ingest (server/api/ingest.c) and reprocessing
+ * stored_form.h — what ingest (server/api/ingest/ingest.c) and reprocessing
  * (reprocess.c) share: symbolizing a report into the JSON stored with it,
  * its group identities and its waits, and the app's grouping rules.
  */

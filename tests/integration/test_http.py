@@ -54,9 +54,11 @@ def test_metrics(server, db, manifest):
             "stallscope_http_request_duration_seconds_count",
             'stallscope_dsym_uploads_total{result="ok"}',
             'stallscope_symcache_builds_total{result="ok"}',
-            # 2 for requests + 2 workers + the reprocessing and retention
-            # threads.
-            "stallscope_db_pool_size 6", "stallscope_db_pool_in_use",
+            # 2 for requests + 2 workers + the reprocessing, retention and
+            # webhook delivery threads.
+            "stallscope_db_pool_size 7", "stallscope_db_pool_in_use",
+            'stallscope_webhook_deliveries_total{result="delivered"}',
+            "stallscope_outbox_depth", "stallscope_outbox_oldest_seconds",
             'stallscope_symcache_lookups_total{result="hit"}',
             "stallscope_db_errors_total"):
         assert needle in text, needle

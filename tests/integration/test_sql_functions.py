@@ -47,9 +47,12 @@ def function_differences(url, tmp_path, functions=FUNCTIONS):
         differing = psql_script(url, f"""
             BEGIN;
             CREATE TABLE db_defs AS {mine};
+            -- CASCADE: a trigger's function takes its trigger along,
+            -- which its file makes again (group_events_to_outbox); the
+            -- ROLLBACK puts everything back.
             DO $$ DECLARE f regprocedure; BEGIN
               FOR f IN SELECT p.oid::regprocedure {OURS} AND p.proname = '{name}' LOOP
-                EXECUTE 'DROP FUNCTION ' || f;
+                EXECUTE 'DROP FUNCTION ' || f || ' CASCADE';
               END LOOP;
             END $$;
             \\i '{files[name]}'

@@ -92,6 +92,11 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.max_unzipped, UINT64_C(8) << 30);
 	assert_int_equal(cfg.max_zip_entries, 10000);
 	assert_int_equal(cfg.log_level, CM_INFO);
+	/* Webhooks: no private destinations, a first retry after 10 s, links
+	 * to the listen address. */
+	assert_int_equal(cfg.webhook_allow_private, 0);
+	assert_int_equal(cfg.webhook_retry, 10);
+	assert_string_equal(cfg.public_url, "");
 	/* /metrics: loopback only, 127.0.0.1/32 and ::1/128. */
 	assert_int_equal(cfg.metrics_allow.n, 2);
 	assert_int_equal(cfg.metrics_allow.v[0].ipv6, 0);
@@ -149,6 +154,8 @@ static void test_refusals_name_the_variable(void **state)
 	expect_refused("STALLSCOPE_LISTEN", "8080");
 	expect_refused("STALLSCOPE_LOG_LEVEL", "loud");
 	expect_refused("STALLSCOPE_METRICS_ALLOW", "10.0.0.1/8");
+	expect_refused("STALLSCOPE_WEBHOOK_ALLOW_PRIVATE", "2");
+	expect_refused("STALLSCOPE_WEBHOOK_RETRY", "0");
 	static const char *const none[] = {NULL};
 	fake_env = none;
 	srv_config cfg;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "server/api/ingest.h"
+#include "server/api/ingest/ingest.h"
 #include "store/store.h"
 
 static void test_decision(void **state)

@@ -1,0 +1,41 @@
+/*
+ * h_group_events_get.c — GET /api/v1/apps/{app}/groups/{key1}/events
+ * (admin token): the group's history, newest first (SPEC §11.1):
+ * {"events":[{"id","event_id","at","type","status","cause","version"?,
+ * "day"?,"reports"?}]}, type one of new_group, regressed, spike, resolved,
+ * ignored and open, cause user, report or until. 404 when the app has no
+ * such group.
+ */
+#include <stdlib.h>
+
+#include "server/api/handlers.h"
+#include "server/http/reply.h"
+#include "server/service/delta_folder.h"
+#include "store/lifecycle.h"
+
+typedef struct events_tx {
+	int64_t app_id;
+	const char *key;
+	char *json;
+} events_tx;
+
+static int events_cb(st_conn *c, void *cls)
+{
+	events_tx *t = cls;
+	free(t->json);
+	return st_group_events_json(c, t->app_id, t->key, &t->json);
+}
+
+enum MHD_Result srv_h_group_events_get(struct MHD_Connection *conn, srv_request *req)
+{
+	events_tx t = {.app_id = srv_req_app(req)->id, .key = srv_req_param(req, 1)};
+	/* Events the fold decides (spikes, ignores that ran out) are there. */
+	int rc = srv_deltas_fold_then_read(t.app_id, "group_events", events_cb, &t);
+	if (rc < 0)
+		return srv_reply_store_error(conn, rc);
+	if (rc == 0)
+		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s", t.key);
+	json_t *reply = json_loads(t.json, 0, NULL);
+	free(t.json);
+	return srv_reply_json(conn, 200, reply);
+}

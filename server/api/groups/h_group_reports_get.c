@@ -1,0 +1,52 @@
+/*
+ * h_group_reports_get.c — GET /api/v1/apps/{app}/groups/{key1}/{key2}/
+ * reports?from=&to=&version=&os_version=&device=&kind=&limit=&cursor=
+ * (admin token): the reports of a level-2 group that match the group
+ * list's filters (server/api/groups/group_filter.h), newest first,
+ * keyset-paginated on (received_at, id).
+ */
+#include <stdlib.h>
+
+#include "server/api/groups/group_filter.h"
+#include "server/api/handlers.h"
+#include "server/http/pages.h"
+#include "store/groups.h"
+
+typedef struct reports_tx {
+	int64_t app_id;
+	const char *key1, *key2;
+	st_group_filter f;
+	int64_t after_us, after_id, limit;
+	char *json;
+} reports_tx;
+
+static int reports_cb(st_conn *c, void *cls)
+{
+	reports_tx *t = cls;
+	free(t->json);
+	return st_group_reports_page(c, t->app_id, t->key1, t->key2, &t->f, t->after_us,
+				     t->after_id, t->limit + 1, &t->json);
+}
+
+enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req)
+{
+	reports_tx t = {.app_id = srv_req_app(req)->id,
+			.key1 = srv_req_param(req, 1),
+			.key2 = srv_req_param(req, 2)};
+	srv_rc rc = srv_group_page_parse(conn, &t.f, &t.limit);
+	if (rc != SRV_OK)
+		return srv_rc_mhd(rc);
+	const char *cursor = srv_query(conn, "cursor");
+	if (cursor && cursor[0]) {
+		char id[24];
+		if (!srv_cursor_parse(cursor, false, &t.after_us, id, sizeof id) ||
+		    (t.after_id = strtoll(id, NULL, 10)) <= 0)
+			return srv_reply_error(conn, ERR_BAD_CURSOR, NULL);
+	}
+	int src = st_run_tx("group_reports", reports_cb, &t);
+	if (src < 0) {
+		free(t.json);
+		return srv_reply_store_error(conn, src);
+	}
+	return srv_reply_page(conn, "reports", t.json, t.limit);
+}

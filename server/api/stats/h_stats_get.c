@@ -1,0 +1,58 @@
+/*
+ * h_stats_get.c — GET /api/v1/apps/{app}/stats?from=&to=&version= (admin
+ * token): per UTC day and app version, the active, sampled and stalled
+ * users, stored reports and their summed durations (SPEC §10.2;
+ * st_activity_stats). Without from, the range starts at the oldest day the
+ * retention window keeps; without to, it runs to the newest counted day.
+ */
+#include <stdlib.h>
+
+#include "server/api/groups/group_filter.h"
+#include "server/api/handlers.h"
+#include "server/http/pages.h"
+#include "server/http/reply.h"
+#include "server/service/clock.h"
+#include "server/service/delta_folder.h"
+#include "server/service/retention.h"
+#include "store/activity.h"
+
+typedef struct stats_tx {
+	int64_t app_id;
+	const char *from, *to, *version;
+	char oldest_kept[ING_DAY_LEN];
+	char *json;
+} stats_tx;
+
+static int stats_cb(st_conn *c, void *cls)
+{
+	stats_tx *t = cls;
+	free(t->json);
+	t->json = NULL;
+	const char *from = t->from;
+	if (!from) {
+		int rc = srv_retention_oldest_kept(c, t->app_id, srv_now(), t->oldest_kept);
+		if (rc < 0)
+			return rc;
+		from = t->oldest_kept;
+	}
+	return st_activity_stats(c, t->app_id, from, t->to, t->version, &t->json);
+}
+
+enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)
+{
+	stats_tx t = {.app_id = srv_req_app(req)->id, .version = srv_query(conn, "version")};
+	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
+	if (frc != SRV_OK)
+		return srv_rc_mhd(frc);
+	/* The reports' activity is the fold's (schema/040): counted first. */
+	int rc = srv_deltas_fold_then_read(t.app_id, "stats", stats_cb, &t);
+	if (rc < 0) {
+		free(t.json);
+		return srv_reply_store_error(conn, rc);
+	}
+	/* PostgreSQL's JSON text is spaced: written again compact, like
+	 * every other reply. */
+	json_t *body = json_loads(t.json, 0, NULL);
+	free(t.json);
+	return srv_reply_json(conn, 200, body);
+}

@@ -15,6 +15,7 @@ import { overviewView } from './view-overview.js';
 import { reportView } from './view-report.js';
 import { groupReportsView } from './view-reports.js';
 import { signIn, signOut } from './view-signin.js';
+import { webhooksView } from './view-webhooks.js';
 import { whitelistView } from './view-whitelist.js';
 
 // '#/' + PARTS → the view rendering it, or null (the router then goes to
@@ -32,6 +33,7 @@ function viewFor(parts, query, gen) {
   if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', 'from', 'to']));
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);
+  if (head === 'webhooks' && !a) return () => webhooksView(gen);
   if (head === 'config' && !a) return () => configView();
   return null;
 }

@@ -7,6 +7,7 @@ import { api, appPath, withQuery } from './lib-api.js';
 import { num } from './lib-format.js';
 import { showError } from './lib-page.js';
 import { hashFor } from './lib-router.js';
+import { STATUS_CHOICES, statusChoiceText, statusQuery } from './lib-status.js';
 
 // Pick lists from GET …/dimensions: [select name, dimensions key, label].
 const DIMENSIONS = [
@@ -17,9 +18,10 @@ const DIMENSIONS = [
 ];
 // The filters every group page takes: they travel in the hash from the
 // list to a group, its subgroups, its reports and a report (with the
-// list's sort, for the way back), and go to the API with each call.
+// list's sort and statuses, for the way back), and go to the API with
+// each call.
 const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
-export const LIST_PARAMS = [...FILTERS, 'sort'];
+export const LIST_PARAMS = [...FILTERS, 'sort', 'status'];
 const isDimension = (k) => DIMENSIONS.some(([name]) => name === k);
 
 // A filter object holds only what is chosen. A dimension may be chosen as
@@ -49,6 +51,19 @@ function fillSelect(select, values, chosen) {
   pick.selected = true;
 }
 
+// The choice that shows what the address asks for ('open,regressed' is
+// the default's), or one more option for a set the list does not offer.
+function pickStatus(select, chosen) {
+  const q = statusQuery(chosen);
+  const match = STATUS_CHOICES.find(([v]) => statusQuery(v) === q);
+  if (match) {
+    select.value = match[0];
+    return;
+  }
+  select.append(h('option', { value: q }, statusChoiceText(chosen)));
+  select.value = q;
+}
+
 const chosenIn = (select) => select.selectedOptions[0]?.dataset.v;
 
 export async function dimensions(from, to) {
@@ -70,6 +85,8 @@ export function filtersForm(f, dims) {
     // The dashboard's default is the blocked time (the API's is count).
     select('filter-sort', 'sort', 'Sort by',
       [['', 'stall time'], ['count', 'reports'], ['users', 'users'], ['last_seen', 'last seen']]),
+    // Resolved and ignored groups are left out unless asked for.
+    select('filter-status', 'status', 'Status', STATUS_CHOICES),
     h('div', { class: 'buttons' },
       h('button', { type: 'submit', id: 'filters-apply' }, 'Apply'),
       h('a', { href: '#/groups', class: 'button-link' }, 'Clear')));
@@ -78,6 +95,7 @@ export function filtersForm(f, dims) {
     for (const [name, key] of DIMENSIONS) fillSelect(el[name], d[key], chosen(name));
   };
   fill(dims, (name) => f[name]);
+  pickStatus(el.status, f.status);
   // The pick lists follow the days being chosen, before Apply; only the
   // answer for the latest days counts.
   let asked = 0;
@@ -95,7 +113,7 @@ export function filtersForm(f, dims) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const chosen = {};
-    for (const k of ['from', 'to', 'sort']) if (el[k].value) chosen[k] = el[k].value;
+    for (const k of ['from', 'to', 'sort', 'status']) if (el[k].value) chosen[k] = el[k].value;
     for (const [name] of DIMENSIONS) chosen[name] = chosenIn(el[name]);
     location.hash = hashFor(['groups'], chosen);
   });
@@ -112,5 +130,5 @@ export function filterSummary(f, parts) {
   }
   return h('p', { class: 'filter-summary', id: 'filter-summary' },
     h('span', {}, `Filtered: ${said.join(', ')}. `),
-    h('a', { href: hashFor(parts, { sort: f.sort }), id: 'filter-clear' }, 'Show all time'));
+    h('a', { href: hashFor(parts, { sort: f.sort, status: f.status }), id: 'filter-clear' }, 'Show all time'));
 }

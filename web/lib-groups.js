@@ -6,6 +6,7 @@
 import { clickable, h } from './lib-dom.js';
 import { duration, num, timeEl } from './lib-format.js';
 import { sparkline } from './lib-sparkline.js';
+import { statusBadge } from './lib-status.js';
 import { groupTitle, p90Bucket, p90Text, pct, stallTime } from './lib-triage.js';
 
 // The raw values ride along as data attributes: the page rounds them.
@@ -25,11 +26,21 @@ const HEADS = [
   ['p90', 'the duration bucket that holds the 90th percentile'],
 ];
 
-export function groupRow(g, href, dataset, win) {
+// The title with the group's status beside its culprit, when it is not
+// open (SPEC §11.1); a subgroup's row, WITH_STATUS false, shows none.
+function rowTitle(g, withStatus) {
+  const t = groupTitle(g);
+  const b = withStatus ? statusBadge(g.status) : null;
+  if (b) t.insertBefore(b, t.querySelector('.frames'));
+  return t;
+}
+
+export function groupRow(g, href, dataset, win, withStatus = true) {
   const values = [num(g.reports), num(g.users), num(g.affected), pct(g.rate),
     stallTime(g.stall_ms), p90Text(g.duration_hist)];
-  return clickable(h('tr', { dataset: { ...dataset, ...triageData(g) } },
-    h('td', { class: 'frames' }, h('a', { href }, groupTitle(g))),
+  const status = withStatus && g.status ? { status: g.status } : {};
+  return clickable(h('tr', { dataset: { ...dataset, ...triageData(g), ...status } },
+    h('td', { class: 'frames' }, h('a', { href }, rowTitle(g, withStatus))),
     values.map((v, i) => h('td', { class: 'num', dataset: { label: HEADS[i][0] } }, v)),
     h('td', { dataset: { label: 'Last seen' } }, timeEl(g.last_seen)),
     h('td', { class: 'spark-cell' }, sparkline(g.daily, ...win))), href);

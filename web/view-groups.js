@@ -1,4 +1,5 @@
-// #/groups: the level-1 groups, filtered, sorted and paged.
+// #/groups: the level-1 groups, filtered, sorted and paged; open and
+// regressed ones unless the address asks for other statuses.
 
 import { h, title } from './lib-dom.js';
 import { PAGE, api, appPath, withQuery } from './lib-api.js';
@@ -7,6 +8,21 @@ import { current, hashFor } from './lib-router.js';
 import { dimensions, filtersForm, isFiltered } from './lib-filters.js';
 import { sparkWindow } from './lib-sparkline.js';
 import { groupRow, groupTable, sparkHead } from './lib-groups.js';
+import { hidesClosed, statusChoiceText, statusQuery } from './lib-status.js';
+
+// Which statuses are listed, and the one click that shows the others
+// (or goes back to the default).
+function statusLine(f) {
+  const q = statusQuery(f.status);
+  const shown = q == null ? 'groups of every status' : `${statusChoiceText(f.status)} groups`;
+  const link = hidesClosed(f.status)
+    ? h('a', { href: hashFor(['groups'], { ...f, status: 'all' }), id: 'groups-show-closed', class: 'toggle-link' },
+      'Show resolved and ignored')
+    : h('a', { href: hashFor(['groups'], { ...f, status: null }), id: 'groups-hide-closed', class: 'toggle-link' },
+      'Hide resolved and ignored');
+  return h('p', { class: 'status-line', id: 'groups-status-line' },
+    h('span', {}, `Showing ${shown}. `), link);
+}
 
 export async function groupsView(f, gen) {
   title('Groups');
@@ -14,13 +30,15 @@ export async function groupsView(f, gen) {
   const { table, tbody, head } = groupTable('groups', sparkWindow(f, []));
   const more = h('button', { type: 'button', id: 'groups-more', class: 'more' }, 'Load more');
   const empty = h('p', { class: 'empty', hidden: true },
-    filtered ? 'No stalls match these filters.' : 'No stalls reported yet.');
+    filtered ? `No stall groups of these statuses (${statusChoiceText(f.status)}) match these filters.`
+      : f.status ? `No stall groups of these statuses (${statusChoiceText(f.status)}).`
+        : 'No open or regressed stall groups: nothing reported yet, or everything is resolved or ignored.');
   const shown = [];
   let cursor = null;
 
   const load = async () => {
     const data = await api('GET', withQuery(appPath('groups'),
-      { level: 1, ...f, sort: f.sort || 'stall_ms', limit: PAGE, cursor }));
+      { level: 1, ...f, sort: f.sort || 'stall_ms', status: statusQuery(f.status), limit: PAGE, cursor }));
     if (!current(gen)) return;
     shown.push(...data.groups);
     // A later page may hold older days: every row is redrawn on one axis.
@@ -40,5 +58,5 @@ export async function groupsView(f, gen) {
     h('p', { class: 'hint' }, filtered
       ? 'Counts are summed over the matching UTC days.'
       : 'Counts are all-time totals; choose days or filters to narrow them.'),
-    filtersForm(f, dims), table, empty, more);
+    filtersForm(f, dims), statusLine(f), table, empty, more);
 }

@@ -347,13 +347,15 @@ BEGIN
 
   -- Resolved groups that got a report from their fix's version or later
   -- regress (SPEC §11.1). Read without a lock: nearly every batch finds no
-  -- key of its resolved and stops at this probe. The status rows are
+  -- key of its resolved and stops at these probes (the app's first, by
+  -- the status index, then its keys'). The status rows are
   -- locked after the groups rows, as the fold and reprocessing take them.
   -- A report waiting in a temporary group raises nothing.
-  IF EXISTS (SELECT 1 FROM unnest(stored_at) o
-              WHERE (SELECT true FROM group_status s
-                      WHERE s.app_id = p_app AND s.key1 = p_key1s[o]
-                        AND s.status = 'resolved')) THEN
+  IF EXISTS (SELECT 1 FROM group_status s WHERE s.app_id = p_app AND s.status = 'resolved')
+     AND EXISTS (SELECT 1 FROM unnest(stored_at) o
+                  WHERE (SELECT true FROM group_status s
+                          WHERE s.app_id = p_app AND s.key1 = p_key1s[o]
+                            AND s.status = 'resolved')) THEN
     PERFORM regress_groups(p_app, array_agg(p_key1s[o]),
                            array_agg(coalesce(p_app_versions[o], '')))
        FROM unnest(stored_at) o

@@ -25,57 +25,71 @@ DECLARE
   r record;
   now_status text;
 BEGIN
-  FOR r IN
-    SELECT u.k AS key1, count(*) AS n
-      FROM unnest(p_key1s) AS u(k)
-     WHERE (SELECT true FROM group_status s
-             WHERE s.app_id = p_app AND s.key1 = u.k AND s.status = 'ignored'
-               AND s.until_reports IS NOT NULL)
-       AND NOT (SELECT g.waits_for_symbols FROM groups g
-                 WHERE g.app_id = p_app AND g.level = 1 AND g.key = u.k)
-     GROUP BY u.k ORDER BY u.k COLLATE "C"
-  LOOP
-    UPDATE group_status s
-       SET reports_since = CASE WHEN s.reports_since + r.n > s.until_reports THEN 0
-                                ELSE s.reports_since + r.n END,
-           status = CASE WHEN s.reports_since + r.n > s.until_reports THEN 'open'
-                         ELSE 'ignored' END,
-           until_at = CASE WHEN s.reports_since + r.n > s.until_reports THEN NULL
-                           ELSE s.until_at END,
-           until_reports = CASE WHEN s.reports_since + r.n > s.until_reports THEN NULL
-                                ELSE s.until_reports END,
-           changed_at = CASE WHEN s.reports_since + r.n > s.until_reports THEN now()
-                             ELSE s.changed_at END
-     WHERE s.app_id = p_app AND s.key1 = r.key1 AND s.status = 'ignored'
-       AND s.until_reports IS NOT NULL
-    RETURNING s.status INTO now_status;
-    IF now_status = 'open' THEN
-      INSERT INTO group_events (app_id, key1, type, status, cause)
-      VALUES (p_app, r.key1, 'open', 'open', 'report');
-    END IF;
-  END LOOP;
+  -- Nearly every app has no group ignored until a number of reports: one
+  -- probe of the status index says so, before any per-key one.
+  IF EXISTS (SELECT 1 FROM group_status s
+              WHERE s.app_id = p_app AND s.status = 'ignored' AND s.until_reports IS NOT NULL)
+  THEN
+    FOR r IN
+      SELECT u.k AS key1, u.n
+        FROM (SELECT k, count(*) AS n FROM unnest(p_key1s) AS v(k) GROUP BY k) u
+       WHERE (SELECT true FROM group_status s
+               WHERE s.app_id = p_app AND s.key1 = u.k AND s.status = 'ignored'
+                 AND s.until_reports IS NOT NULL)
+         AND NOT (SELECT g.waits_for_symbols FROM groups g
+                   WHERE g.app_id = p_app AND g.level = 1 AND g.key = u.k)
+       ORDER BY u.k COLLATE "C"
+    LOOP
+      UPDATE group_status s
+         SET reports_since = CASE WHEN s.reports_since + r.n > s.until_reports THEN 0
+                                  ELSE s.reports_since + r.n END,
+             status = CASE WHEN s.reports_since + r.n > s.until_reports THEN 'open'
+                           ELSE 'ignored' END,
+             until_at = CASE WHEN s.reports_since + r.n > s.until_reports THEN NULL
+                             ELSE s.until_at END,
+             until_reports = CASE WHEN s.reports_since + r.n > s.until_reports THEN NULL
+                                  ELSE s.until_reports END,
+             changed_at = CASE WHEN s.reports_since + r.n > s.until_reports THEN now()
+                               ELSE s.changed_at END
+       WHERE s.app_id = p_app AND s.key1 = r.key1 AND s.status = 'ignored'
+         AND s.until_reports IS NOT NULL
+      RETURNING s.status INTO now_status;
+      IF now_status = 'open' THEN
+        INSERT INTO group_events (app_id, key1, type, status, cause)
+        VALUES (p_app, r.key1, 'open', 'open', 'report');
+      END IF;
+    END LOOP;
+  END IF;
 
+  -- Spikes, in stages each narrower than the last: the day's count read
+  -- once per group and day this fold touched, then only those at 10 or
+  -- more, then only those without the day's spike (nearly every busy
+  -- group has it after its first minutes), then the week before summed.
   FOR r IN
-    SELECT x.key1, x.day, x.reports
-      FROM (SELECT u.k AS key1, u.d AS day,
-                   (SELECT d.reports FROM group_days d
-                     WHERE d.app_id = p_app AND d.level = 1 AND d.key = u.k AND d.day = u.d)
-                     AS reports
-              FROM (SELECT DISTINCT k, d FROM unnest(p_key1s, p_days) AS v(k, d)) u) x
-     WHERE x.reports >= 10
-       AND NOT EXISTS (SELECT 1 FROM group_events e
-                        WHERE e.app_id = p_app AND e.key1 = x.key1 AND e.type = 'spike'
-                          AND e.day = x.day)
-       AND x.reports >= 3 * coalesce((SELECT sum(p.reports) FROM group_days p
+    WITH touched AS MATERIALIZED (
+      SELECT u.k AS key1, u.d AS day,
+             (SELECT d.reports FROM group_days d
+               WHERE d.app_id = p_app AND d.level = 1 AND d.key = u.k AND d.day = u.d)
+               AS reports
+        FROM (SELECT DISTINCT k, d FROM unnest(p_key1s, p_days) AS v(k, d)) u
+    ), busy AS MATERIALIZED (
+      SELECT t.* FROM touched t
+       WHERE t.reports >= 10
+         AND NOT EXISTS (SELECT 1 FROM group_events e
+                          WHERE e.app_id = p_app AND e.key1 = t.key1 AND e.type = 'spike'
+                            AND e.day = t.day)
+    )
+    SELECT b.key1, b.day, b.reports FROM busy b
+     WHERE b.reports >= 3 * coalesce((SELECT sum(p.reports) FROM group_days p
                                        WHERE p.app_id = p_app AND p.level = 1
-                                         AND p.key = x.key1 AND p.day >= x.day - 7
-                                         AND p.day < x.day), 0) / 7.0
+                                         AND p.key = b.key1 AND p.day >= b.day - 7
+                                         AND p.day < b.day), 0) / 7.0
        AND NOT (SELECT g.waits_for_symbols FROM groups g
-                 WHERE g.app_id = p_app AND g.level = 1 AND g.key = x.key1)
+                 WHERE g.app_id = p_app AND g.level = 1 AND g.key = b.key1)
        AND coalesce((SELECT s.status FROM group_status s
-                      WHERE s.app_id = p_app AND s.key1 = x.key1), 'open')
+                      WHERE s.app_id = p_app AND s.key1 = b.key1), 'open')
            IN ('open', 'regressed')
-     ORDER BY x.key1 COLLATE "C", x.day
+     ORDER BY b.key1 COLLATE "C", b.day
   LOOP
     INSERT INTO group_events (app_id, key1, type, status, cause, day, reports)
     VALUES (p_app, r.key1, 'spike',

@@ -62,20 +62,29 @@ CREATE UNIQUE INDEX group_events_one_spike_a_day ON group_events (app_id, key1, 
   WHERE type = 'spike';
 COMMENT ON INDEX group_events_one_spike_a_day IS 'A spike fires once per group and day.';
 
--- Every group already there was new before alerts existed: its event says
--- when, and no move into it later announces it again.
-INSERT INTO group_events (app_id, key1, at, type, status, cause)
-SELECT app_id, key, first_seen, 'new_group', 'open', 'report'
-  FROM groups WHERE level = 1 ORDER BY first_seen;
-
 ALTER TABLE groups ADD COLUMN waits_for_symbols boolean NOT NULL DEFAULT false;
 COMMENT ON COLUMN groups.waits_for_symbols IS
   'Level 1: the group''s frames include one of an app image without its debug file (frames_wait_for_symbols): its reports move to their real group when the file arrives, and it raises no event. Set when the row is made, never changed after.';
+-- The groups temporary now: reports still wait in them and their frames
+-- hold an unsymbolized identity. The reports' waits keep UUIDs, not the
+-- image names frames_wait_for_symbols compares, so a group whose only
+-- unsymbolized frame is a system image's counts too: it raises no event
+-- until its reports move, which is the safer side.
+UPDATE groups g SET waits_for_symbols = true
+  FROM (SELECT DISTINCT app_id, key1 FROM reports WHERE pending) p
+ WHERE g.app_id = p.app_id AND g.level = 1 AND g.key = p.key1
+   AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(g.frames) AS f(identity)
+                WHERE f.identity ~ '^[^!]*\+0x[0-9a-f]+$');
+-- Every real group already there was new before alerts existed: its event
+-- says when, and no move into it later announces it again.
+INSERT INTO group_events (app_id, key1, at, type, status, cause)
+SELECT app_id, key, first_seen, 'new_group', 'open', 'report'
+  FROM groups WHERE level = 1 AND NOT waits_for_symbols ORDER BY first_seen;
 
 CREATE TABLE webhooks (
   app_id bigint NOT NULL REFERENCES apps (id) ON DELETE CASCADE,
   name text NOT NULL CHECK (name ~ '^[A-Za-z0-9._-]{1,64}$'),
-  url text NOT NULL CHECK (url ~ '^https?://' AND length(url) <= 2048),
+  url text NOT NULL CHECK (url ~* '^https?://' AND length(url) <= 2048),
   secret text NOT NULL CHECK (length(secret) BETWEEN 1 AND 256),
   events text[] NOT NULL CHECK (events <@ ARRAY['new_group', 'regressed', 'spike']),
   format text NOT NULL CHECK (format IN ('json', 'slack')),

@@ -91,7 +91,7 @@ int st_webhook_target_get(st_conn *c, int64_t app_id, const char *name, st_webho
 		" " TS("now()") " FROM webhooks w JOIN apps a ON a.id = w.app_id"
 				" WHERE w.app_id = $1 AND w.name = $2",
 		2};
-	memset(out, 0, sizeof *out);
+	st_webhook_target_clear(out); /* what an attempt st_run_tx retries left */
 	int rc = ST_EXEC(c, &q, read_target, out, ST_INT64(app_id), ST_TEXT(name));
 	if (rc <= 0)
 		st_webhook_target_clear(out);
@@ -134,6 +134,19 @@ static int read_delivery(void *cls, const st_row *row)
 		.event = st_row_text(row, 13),
 	};
 	return e->cb(e->cls, &d);
+}
+
+int64_t st_outbox_fold_due(st_conn *c)
+{
+	static const st_stmt q = {
+		"outbox_fold_due",
+		"SELECT coalesce(sum(fold_group_deltas(a.app_id)), 0)::bigint FROM (SELECT DISTINCT"
+		" o.app_id FROM alert_outbox o WHERE o.due_at <= now()"
+		" AND (o.leased_until IS NULL OR o.leased_until < now())) a",
+		0};
+	int64_t folded = 0;
+	int rc = st_exec(c, &q, NULL, 0, st_read_int64, &folded);
+	return rc < 0 ? rc : folded;
 }
 
 int st_outbox_claim(st_conn *c, int limit, int lease_s, st_delivery_cb cb, void *cls)

@@ -47,7 +47,8 @@ typedef struct st_webhook_target {
 	char *now;	/* the database's time, RFC 3339 */
 } st_webhook_target;
 
-/* 1 with *OUT, 0 when APP_ID has no webhook NAME. */
+/* 1 with *OUT, 0 when APP_ID has no webhook NAME. *OUT starts zeroed or
+ * filled by an earlier call: what it holds is freed first. */
 int st_webhook_target_get(st_conn *c, int64_t app_id, const char *name, st_webhook_target *out);
 void st_webhook_target_clear(st_webhook_target *t);
 
@@ -65,6 +66,11 @@ typedef struct st_delivery {
 } st_delivery;
 
 typedef int (*st_delivery_cb)(void *cls, const st_delivery *d);
+
+/* Folds the deltas of the apps with a delivery due (fold_group_deltas),
+ * so a claim's bodies count the reports that caused their events: in a
+ * transaction of its own, before the claim's. Returns how many reports. */
+int64_t st_outbox_fold_due(st_conn *c);
 
 /* Claims at most LIMIT due deliveries not leased by a live server (FOR
  * UPDATE SKIP LOCKED), leases them for LEASE_S seconds and counts the

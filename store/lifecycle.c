@@ -82,13 +82,13 @@ int st_lifecycle_reopen_expired(st_conn *c)
 	return rc < 0 ? rc : (int)n;
 }
 
-int st_lifecycle_report_moved(st_conn *c, int64_t app_id, const char *from_key1,
+int st_lifecycle_report_moved(st_conn *c, int64_t app_id, int64_t report, const char *from_key1,
 			      const char *to_key1, const char *frames1, const char *waits,
 			      const char *version)
 {
 	static const st_stmt q = {
 		"lifecycle_moved",
-		"SELECT lifecycle_report_moved($1, $2, $3, $4::jsonb, $5::jsonb, $6)", 6};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(from_key1), ST_TEXT(to_key1),
-		       ST_TEXT(frames1), ST_TEXT(waits), ST_TEXT(version));
+		"SELECT lifecycle_report_moved($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7)", 7};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_INT64(report), ST_TEXT(from_key1),
+		       ST_TEXT(to_key1), ST_TEXT(frames1), ST_TEXT(waits), ST_TEXT(version));
 }

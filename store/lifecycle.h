@@ -42,11 +42,13 @@ int st_group_events_json(st_conn *c, int64_t app_id, const char *key1, char **ou
  * returns how many. */
 int st_lifecycle_reopen_expired(st_conn *c);
 
-/* Reprocessing moved a report from FROM_KEY1 to TO_KEY1 (its level-1
+/* Reprocessing moved REPORT from FROM_KEY1 to TO_KEY1 (its level-1
  * frames FRAMES1 and waits WAITS, JSON as ingest stores them, of app
  * version VERSION, NULL when unknown): the rules of its arrival there
- * (lifecycle_report_moved). After st_group_move, in its transaction. */
-int st_lifecycle_report_moved(st_conn *c, int64_t app_id, const char *from_key1,
+ * (lifecycle_report_moved). After st_group_move and before the report's
+ * stacks are kept, in its transaction: status rows come before stacks in
+ * every writer's lock order. */
+int st_lifecycle_report_moved(st_conn *c, int64_t app_id, int64_t report, const char *from_key1,
 			      const char *to_key1, const char *frames1, const char *waits,
 			      const char *version);
 

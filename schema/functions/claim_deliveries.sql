@@ -10,8 +10,11 @@
 -- sends, so a send of up to 10 s holds no row lock, and a server killed
 -- mid-send leaves a lease that runs out, after which another server
 -- sends again (at least once; receivers deduplicate by event_id). The
--- claimed apps' deltas are folded first, so the body's counts include the
--- report that caused the event.
+-- lease runs from the claim's own clock (clock_timestamp), not from the
+-- transaction's start. The caller folds the due apps' deltas first, in a
+-- transaction of its own (st_outbox_fold_due), so the body's counts
+-- include the report that caused the event: folding here, with the
+-- outbox rows held, would wait on a webhook's DELETE that waits on them.
 
 CREATE OR REPLACE FUNCTION claim_deliveries(p_limit integer, p_lease_s integer)
 RETURNS TABLE (id bigint, app_id bigint, attempt integer, age_s bigint, webhook text,
@@ -21,8 +24,6 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
   claimed bigint[];
-  apps bigint[];
-  a bigint;
 BEGIN
   WITH due AS (
     SELECT o.id FROM alert_outbox o
@@ -31,17 +32,15 @@ BEGIN
        FOR UPDATE SKIP LOCKED
   ), leased AS (
     UPDATE alert_outbox o
-       SET leased_until = now() + make_interval(secs => p_lease_s), attempts = o.attempts + 1
+       SET leased_until = clock_timestamp() + make_interval(secs => p_lease_s),
+           attempts = o.attempts + 1
       FROM due WHERE o.id = due.id
     RETURNING o.id, o.app_id
   )
-  SELECT array_agg(l.id), array_agg(DISTINCT l.app_id) INTO claimed, apps FROM leased l;
+  SELECT array_agg(l.id) INTO claimed FROM leased l;
   IF claimed IS NULL THEN
     RETURN;
   END IF;
-  FOREACH a IN ARRAY apps LOOP
-    PERFORM fold_group_deltas(a);
-  END LOOP;
   RETURN QUERY
   SELECT o.id, o.app_id, o.attempts, extract(epoch FROM now() - o.created_at)::bigint,
          o.webhook, w.url, w.secret, w.format, e.event_id::text, e.type,
@@ -58,4 +57,4 @@ BEGIN
    ORDER BY o.due_at, o.id;
 END $$;
 COMMENT ON FUNCTION claim_deliveries(integer, integer) IS
-  'Claims at most P_LIMIT due deliveries of the outbox that no live lease holds, leases them for P_LEASE_S seconds, counts the attempt, folds their apps'' deltas and returns what a send needs: the webhook, the event and the group as it is now (alert_group).';
+  'Claims at most P_LIMIT due deliveries of the outbox that no live lease holds, leases them for P_LEASE_S seconds from now, counts the attempt and returns what a send needs: the webhook, the event and the group as it is now (alert_group).';

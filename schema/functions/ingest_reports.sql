@@ -13,7 +13,7 @@
 --  * a resend under another user id stored by a concurrent transaction
 --    meanwhile loses its key insert: a duplicate, counted nowhere (the
 --    server never puts one report_id twice into a batch:
---    server/ingest_commit.c);
+--    server/service/ingest_commit.c);
 --  * a group is made with its first report, its culprit kept better
 --    (schema/022); a level-1 group made, unless temporary, is a new_group
 --    event, and a resolved group regresses (SPEC §11, schema/043); its counters and its day, dimension and facet rows,

@@ -10,12 +10,18 @@
 -- changed (`stallscope reprocess --all`) announces nothing. Of the 500
 -- reports a late dSYM moves into 3 real groups, the first into each makes
 -- its new_group event and the rest find it (group_events_one_new_group);
--- a real group that was there already may regress.
+-- a real group that was there already may regress, or count the report
+-- towards an ignore's until_reports. Spikes are left out: a moved report
+-- counts on the day it was received, and an alert for a past day's
+-- spike would only be noise.
 
-CREATE OR REPLACE FUNCTION lifecycle_report_moved(p_app bigint, p_from_key1 text,
-                                                  p_to_key1 text, p_to_frames1 jsonb,
-                                                  p_to_waits jsonb, p_version text)
+CREATE OR REPLACE FUNCTION lifecycle_report_moved(p_app bigint, p_report bigint,
+                                                  p_from_key1 text, p_to_key1 text,
+                                                  p_to_frames1 jsonb, p_to_waits jsonb,
+                                                  p_version text)
 RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  now_status text;
 BEGIN
   IF p_from_key1 = p_to_key1
      OR NOT coalesce((SELECT g.waits_for_symbols FROM groups g
@@ -42,6 +48,29 @@ BEGIN
               WHERE s.app_id = p_app AND s.key1 = p_to_key1 AND s.status = 'resolved') THEN
     PERFORM regress_groups(p_app, ARRAY[p_to_key1], ARRAY[coalesce(p_version, '')]);
   END IF;
+  -- One report more towards an ignore's until_reports; a report whose
+  -- delta still waits is counted there by the fold, under its new key.
+  IF NOT EXISTS (SELECT 1 FROM group_deltas d WHERE d.app_id = p_app AND d.report = p_report)
+  THEN
+    UPDATE group_status s
+       SET reports_since = CASE WHEN s.reports_since + 1 > s.until_reports THEN 0
+                                ELSE s.reports_since + 1 END,
+           status = CASE WHEN s.reports_since + 1 > s.until_reports THEN 'open'
+                         ELSE 'ignored' END,
+           until_at = CASE WHEN s.reports_since + 1 > s.until_reports THEN NULL
+                           ELSE s.until_at END,
+           until_reports = CASE WHEN s.reports_since + 1 > s.until_reports THEN NULL
+                                ELSE s.until_reports END,
+           changed_at = CASE WHEN s.reports_since + 1 > s.until_reports THEN now()
+                             ELSE s.changed_at END
+     WHERE s.app_id = p_app AND s.key1 = p_to_key1 AND s.status = 'ignored'
+       AND s.until_reports IS NOT NULL
+    RETURNING s.status INTO now_status;
+    IF now_status = 'open' THEN
+      INSERT INTO group_events (app_id, key1, type, status, cause)
+      VALUES (p_app, p_to_key1, 'open', 'open', 'report');
+    END IF;
+  END IF;
 END $$;
-COMMENT ON FUNCTION lifecycle_report_moved(bigint, text, text, jsonb, jsonb, text) IS
-  'Reprocessing: a report moved from temporary group P_FROM_KEY1 to P_TO_KEY1 (frames P_TO_FRAMES1, its waits now P_TO_WAITS, version P_VERSION) raises what its arrival there would: new_group once per group, regressed; nothing when it still waits or did not come from a temporary group.';
+COMMENT ON FUNCTION lifecycle_report_moved(bigint, bigint, text, text, jsonb, jsonb, text) IS
+  'Reprocessing: report P_REPORT moved from temporary group P_FROM_KEY1 to P_TO_KEY1 (frames P_TO_FRAMES1, its waits now P_TO_WAITS, version P_VERSION) raises what its arrival there would: new_group once per group, regressed, one report towards an ignore''s until_reports (unless its delta still waits: the fold counts it); nothing when it still waits or did not come from a temporary group.';

@@ -12,10 +12,22 @@ CREATE OR REPLACE FUNCTION set_group_status(p_app bigint, p_key1 text, p_status 
                                             p_until_reports bigint)
 RETURNS boolean
 LANGUAGE plpgsql AS $$
+DECLARE
+  was record;
 BEGIN
   IF NOT EXISTS (SELECT 1 FROM groups g WHERE g.app_id = p_app AND g.level = 1
                                          AND g.key = p_key1) THEN
     RETURN false;
+  END IF;
+  -- Every change is an event, and only a change: the same status with the
+  -- same terms again (open on an open group) writes nothing.
+  SELECT s.status, s.resolved_in, s.until_at, s.until_reports INTO was
+    FROM group_status s WHERE s.app_id = p_app AND s.key1 = p_key1 FOR UPDATE;
+  IF coalesce(was.status, 'open') = p_status
+     AND was.resolved_in IS NOT DISTINCT FROM p_resolved_in
+     AND was.until_at IS NOT DISTINCT FROM p_until
+     AND was.until_reports IS NOT DISTINCT FROM p_until_reports THEN
+    RETURN true;
   END IF;
   INSERT INTO group_status AS s (app_id, key1, status, resolved_in, until_at, until_reports,
                                  reports_since, changed_at)
@@ -29,4 +41,4 @@ BEGIN
   RETURN true;
 END $$;
 COMMENT ON FUNCTION set_group_status(bigint, text, text, text, timestamptz, bigint) IS
-  'Sets level-1 group P_KEY1''s status as a user asked (open, resolved in P_RESOLVED_IN, ignored until P_UNTIL or P_UNTIL_REPORTS more reports), with its event; false when the app has no such group.';
+  'Sets level-1 group P_KEY1''s status as a user asked (open, resolved in P_RESOLVED_IN, ignored until P_UNTIL or P_UNTIL_REPORTS more reports), with its event when anything changed; false when the app has no such group.';

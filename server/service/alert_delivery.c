@@ -10,9 +10,9 @@
 #include "server/service/background.h"
 #include "server/service/metrics.h"
 
-/* Claimed per pass: a pass sends them one after another, each within the
- * lease, so a claim never outlives its lease while it waits its turn. */
-#define CLAIM 2
+/* Claimed at a time: one, so its lease (SRV_ALERT_LEASE_S, longer than a
+ * send's timeout) covers its send alone, never a wait behind another. */
+#define CLAIM 1
 
 static srv_background bg = SRV_BACKGROUND_INIT;
 
@@ -196,7 +196,20 @@ static int copy_delivery(void *cls, const st_delivery *d)
 
 static int claim_cb(st_conn *c, void *cls)
 {
-	return st_outbox_claim(c, CLAIM, SRV_ALERT_LEASE_S, copy_delivery, cls);
+	/* A retried attempt starts over: what the rolled-back one copied
+	 * holds no lease. */
+	claim_tx *t = cls;
+	for (size_t i = 0; i < t->n; i++)
+		claimed_clear(&t->items[i]);
+	t->n = 0;
+	return st_outbox_claim(c, CLAIM, SRV_ALERT_LEASE_S, copy_delivery, t);
+}
+
+static int fold_due_cb(st_conn *c, void *cls)
+{
+	(void)cls;
+	int64_t folded = st_outbox_fold_due(c);
+	return folded < 0 ? (int)folded : 0;
 }
 
 typedef struct done_tx {
@@ -254,7 +267,9 @@ static int pass(void *cls)
 	const srv_config *cfg = cls;
 	for (;;) {
 		claim_tx t = {.n = 0};
-		int rc = st_run_tx("outbox_claim", claim_cb, &t);
+		int rc = st_run_tx("outbox_fold_due", fold_due_cb, NULL);
+		if (rc >= 0)
+			rc = st_run_tx("outbox_claim", claim_cb, &t);
 		for (size_t i = 0; rc >= 0 && i < t.n; i++)
 			deliver(cfg, &t.items[i].d);
 		for (size_t i = 0; i < t.n; i++)

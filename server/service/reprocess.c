@@ -116,13 +116,13 @@ static int move_cb(st_conn *c, void *cls)
 	if ((rc = st_group_move(c, cand->app_id, cand->report, &old, &fresh)) < 0 ||
 	    (rc = st_group_culprit_offer(c, cand->app_id, fresh.key1, fresh.key2, f->culprit)) <
 		    0 ||
+	    (rc = st_lifecycle_report_moved(c, cand->app_id, cand->report, old.key1, fresh.key1,
+					    f->frames1, f->waits, t->now.app_version)) < 0 ||
 	    (rc = st_report_update_symbols(c, cand->app_id, cand->day, cand->report,
 					   f->s.grouping.key1, f->s.grouping.key2, f->pending,
 					   &symbolized)) < 0 ||
 	    (rc = st_report_waits_clear(c, cand->app_id, cand->day, cand->report)) < 0 ||
-	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0 ||
-	    (rc = st_lifecycle_report_moved(c, cand->app_id, old.key1, fresh.key1, f->frames1,
-					    f->waits, t->now.app_version)) < 0)
+	    (rc = st_report_waits_add(c, cand->app_id, cand->report, cand->day, f->waits)) < 0)
 		return rc;
 	t->moved = true;
 	t->regrouped = strcmp(old.key1, fresh.key1) || strcmp(old.key2, fresh.key2);

@@ -133,13 +133,16 @@ def test_resolved_in_a_version_regresses_only_from_that_version_on(server, app):
     assert api(server, app, "GET", "/groups?status=fixed").error_code == "bad_query"
 
 
-def test_reports_racing_to_regress_a_group_make_one_event(server, app):
+def test_reports_racing_to_regress_a_group_make_one_event(server, app, make_server):
+    """Three servers, each storing its batches on its own connection, so
+    their transactions do race for the status row."""
     ingest(server, app, system_report(0x400, "1.0"))
     key = group_of(server, app, 0x400)["key"]
     patch(server, app, key, {"status": "resolved", "resolved_in": "1.1"})
+    servers = [server, make_server(), make_server()]
 
     def one(i):
-        return post(server, app, "/api/v1/ingest",
+        return post(servers[i % 3], app, "/api/v1/ingest",
                     system_report(0x400, "1.2", user=f"racer-{i}")).status
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
@@ -185,6 +188,8 @@ def test_a_patch_is_checked_and_names_an_existing_group(server, app):
            {"status": "resolved", "until_reports": 3},
            {"status": "ignored", "until_reports": 0},
            {"status": "ignored", "until": "tomorrow"},
+           {"status": "ignored", "until": "2026-02-30T00:00:00Z"},
+           {"status": "ignored", "until": "2026-12-01T24:00:00Z"},
            {"status": "resolved", "resolved_in": ""},
            {"status": "resolved", "resolved_in": 21},
            {"status": "open", "colour": "red"}]
@@ -196,6 +201,14 @@ def test_a_patch_is_checked_and_names_an_existing_group(server, app):
     assert api(server, app, "GET", "/groups/0123456789abcdef/events").status == 404
     assert status_of(server, app, key) == "open"
     assert [e[0] for e in events(server, app, key)] == ["new_group"]
+    # Only a change is an event: open again, or the same resolve again,
+    # writes none.
+    patch(server, app, key, {"status": "open"})
+    patch(server, app, key, {"status": "resolved", "resolved_in": "3.0"})
+    patch(server, app, key, {"status": "resolved", "resolved_in": "3.0"})
+    patch(server, app, key, {"status": "resolved", "resolved_in": "3.1"})
+    assert events(server, app, key)[1:] == [("resolved", "resolved", "user", "3.0"),
+                                            ("resolved", "resolved", "user", "3.1")]
 
 
 def test_a_spike_fires_once_per_group_and_day(app, make_server):
@@ -236,3 +249,50 @@ def test_status_lives_in_its_own_table_keyed_by_app_and_group(server, app, db):
                     f" AND key1 = '{key}'") == "ignored|5"
     other = create_app(db)
     assert api(server, other, "GET", f"/groups/{key}/events").status == 404
+
+
+def test_a_report_moved_out_of_a_temporary_group_counts_where_it_lands(server, app, db):
+    """lifecycle_report_moved, called as reprocessing calls it after a late
+    dSYM moved a report (its delta long folded): into a resolved group it
+    regresses it, into an ignored one it counts towards until_reports; out
+    of a real group (names changed), or into another temporary one, it
+    raises nothing."""
+    ingest(server, app, system_report(0xb00, "5.0"), system_report(0xc00, "5.0"),
+           system_report(0xd00, "5.0"))
+    resolved, ignored, real = (group_of(server, app, o)["key"] for o in (0xb00, 0xc00, 0xd00))
+    patch(server, app, resolved, {"status": "resolved", "resolved_in": "5.1"})
+    patch(server, app, ignored, {"status": "ignored", "until_reports": 1})
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    temp = "feedfacefeedface"
+    psql(db, "INSERT INTO groups (app_id, level, key, frames, reports, users, users_hll,"
+             " first_seen, last_seen, waits_for_symbols) VALUES"
+             f" ({app_id}, 1, '{temp}', '[\"App+0x10\", \"App+0x20\"]', 1, 1,"
+             " hll_empty(12, 5, 1024, 0), now(), now(), true)")
+    frames = '["libsystem_kernel.dylib!f"]'
+
+    def moved(to_key, version, from_key=temp, waits="[]", frames=frames):
+        psql(db, f"SELECT lifecycle_report_moved({app_id}, -1, '{from_key}', '{to_key}',"
+                 f" '{frames}', '{waits}', '{version}')")
+
+    moved(resolved, "5.0")
+    assert status_of(server, app, resolved) == "resolved"
+    moved(resolved, "5.2")
+    assert status_of(server, app, resolved) == "regressed"
+    moved(ignored, "5.0")
+    assert status_of(server, app, ignored) == "ignored"
+    moved(ignored, "5.0")
+    assert status_of(server, app, ignored) == "open"
+    assert events(server, app, ignored)[-1] == ("open", "open", "report", None)
+    patch(server, app, real, {"status": "resolved"})
+    moved(real, "6.0", from_key=resolved)
+    still = '[{"image_name": "/var/App.app/App", "reason": "missing"}]'
+    moved(real, "6.0", waits=still, frames='["App+0x30"]')
+    assert status_of(server, app, real) == "resolved"
+    # A group that is new to the app gets its one new_group from the move.
+    fresh = "0badc0de0badc0de"
+    psql(db, "INSERT INTO groups (app_id, level, key, frames, reports, users, users_hll,"
+             f" first_seen, last_seen) VALUES ({app_id}, 1, '{fresh}', '[]', 1, 1,"
+             " hll_empty(12, 5, 1024, 0), now(), now())")
+    moved(fresh, "6.0")
+    moved(fresh, "6.0")
+    assert events(server, app, fresh) == [("new_group", "open", "report", "6.0")]

@@ -31,6 +31,10 @@ enum MHD_Result srv_h_group_events_get(struct MHD_Connection *conn, srv_request 
 	events_tx t = {.app_id = srv_req_app(req)->id, .key = srv_req_param(req, 1)};
 	/* Events the fold decides (spikes, ignores that ran out) are there. */
 	int rc = srv_deltas_fold_then_read(t.app_id, "group_events", events_cb, &t);
+	if (rc <= 0) {
+		free(t.json); /* a commit that failed after the read */
+		t.json = NULL;
+	}
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)

@@ -35,6 +35,25 @@ static int patch_cb(st_conn *c, void *cls)
 	return st_group_status_json(c, t->app_id, t->key, &t->json);
 }
 
+static int two_digits(const char *s)
+{
+	return (s[0] - '0') * 10 + (s[1] - '0');
+}
+
+/* Whether the fields of "YYYY-MM-DDTHH:MM:SS" name a real instant:
+ * PostgreSQL refuses 2026-02-30, and a refusal there would be a 500. */
+static bool real_time(const char *s)
+{
+	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int year = two_digits(s) * 100 + two_digits(s + 2), month = two_digits(s + 5);
+	int day = two_digits(s + 8);
+	if (year < 1 || month < 1 || month > 12 || day < 1)
+		return false;
+	bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+	return day <= days[month - 1] + (month == 2 && leap) && two_digits(s + 11) < 24 &&
+	       two_digits(s + 14) < 60 && two_digits(s + 17) < 60;
+}
+
 /* "YYYY-MM-DDTHH:MM:SS" with optional fraction, then Z or ±HH:MM: what
  * PostgreSQL reads as one instant, nothing it would guess at. */
 static bool is_rfc3339(const char *s)
@@ -44,13 +63,16 @@ static bool is_rfc3339(const char *s)
 	for (; shape[i]; i++)
 		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
 			return false;
+	if (!real_time(s))
+		return false;
 	if (s[i] == '.')
 		for (i++; s[i] >= '0' && s[i] <= '9'; i++)
 			;
 	if (!strcmp(s + i, "Z"))
 		return true;
 	return (s[i] == '+' || s[i] == '-') && strlen(s + i) == 6 && s[i + 3] == ':' &&
-	       strspn(s + i + 1, "0123456789") == 2 && strspn(s + i + 4, "0123456789") == 2;
+	       strspn(s + i + 1, "0123456789") == 2 && strspn(s + i + 4, "0123456789") == 2 &&
+	       two_digits(s + i + 1) < 24 && two_digits(s + i + 4) < 60;
 }
 
 /* The status-specific fields of BODY into C; NULL when fine, else why. */
@@ -109,6 +131,10 @@ enum MHD_Result srv_h_group_patch(struct MHD_Connection *conn, srv_request *req)
 	/* Reports counted before the change do not count towards an ignore's
 	 * until_reports: the app's waiting deltas are folded first. */
 	int rc = srv_deltas_fold_then_read(t.app_id, "group_patch", patch_cb, &t);
+	if (rc <= 0) {
+		free(t.json); /* a commit that failed after the read */
+		t.json = NULL;
+	}
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)

@@ -7,12 +7,6 @@
 
 #define TS(x) ST_TS(x)
 
-static int read_bool(void *cls, const st_row *row)
-{
-	*(bool *)cls = st_row_bool(row, 0);
-	return 0;
-}
-
 int st_webhook_put(st_conn *c, int64_t app_id, const st_webhook *w)
 {
 	/* xmax is 0 in a row this statement inserted, not in one it updated. */
@@ -25,7 +19,7 @@ int st_webhook_put(st_conn *c, int64_t app_id, const st_webhook *w)
 		" updated_at = now() RETURNING h.xmax = 0",
 		6};
 	bool created = false;
-	int rc = ST_EXEC(c, &q, read_bool, &created, ST_INT64(app_id), ST_TEXT(w->name),
+	int rc = ST_EXEC(c, &q, st_read_bool, &created, ST_INT64(app_id), ST_TEXT(w->name),
 			 ST_TEXT(w->url), ST_TEXT(w->secret), ST_TEXT(w->events),
 			 ST_TEXT(w->format));
 	return rc < 0 ? rc : created;

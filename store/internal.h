@@ -119,6 +119,8 @@ int64_t st_row_int64(const st_row *row, int col);
 /* A row callback: column 0 as st_row_int64 into the int64_t CLS points to. */
 int st_read_int64(void *cls, const st_row *row);
 bool st_row_bool(const st_row *row, int col);
+/* A row callback: column 0 as st_row_bool into the bool CLS points to. */
+int st_read_bool(void *cls, const st_row *row);
 /* Decodes a bytea column into OUT; returns its length, or -1 when NULL or
  * not exactly LEN bytes. */
 int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len);

@@ -14,12 +14,6 @@ static int json_of(st_conn *c, const st_stmt *q, int64_t app_id, const char *key
 	return st_run_text(c, q, p, 2, out_json);
 }
 
-static int read_bool(void *cls, const st_row *row)
-{
-	*(bool *)cls = st_row_bool(row, 0);
-	return 0;
-}
-
 int st_group_status_set(st_conn *c, int64_t app_id, const char *key1,
 			const st_status_change *change)
 {
@@ -28,7 +22,7 @@ int st_group_status_set(st_conn *c, int64_t app_id, const char *key1,
 				  " $6::bigint)",
 				  6};
 	bool found = false;
-	int rc = ST_EXEC(c, &q, read_bool, &found, ST_INT64(app_id), ST_TEXT(key1),
+	int rc = ST_EXEC(c, &q, st_read_bool, &found, ST_INT64(app_id), ST_TEXT(key1),
 			 ST_TEXT(change->status), ST_TEXT(change->resolved_in),
 			 ST_TEXT(change->until), ST_TEXT(change->until_reports));
 	return rc < 0 ? rc : found;

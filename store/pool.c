@@ -676,6 +676,12 @@ bool st_row_bool(const st_row *row, int col)
 	return v && v[0] == 't';
 }
 
+int st_read_bool(void *cls, const st_row *row)
+{
+	*(bool *)cls = st_row_bool(row, 0);
+	return 0;
+}
+
 int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len)
 {
 	/* Text-format bytea is "\x" and two hex digits per byte. */

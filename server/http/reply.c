@@ -196,3 +196,15 @@ enum MHD_Result srv_reply_empty(struct MHD_Connection *conn, unsigned status)
 		MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 	return queue(conn, status, resp, 0);
 }
+
+enum MHD_Result srv_reply_read(struct MHD_Connection *conn, int rc, char *json, const char *what,
+			       const char *key)
+{
+	json_t *body = rc > 0 && json ? json_loads(json, 0, NULL) : NULL;
+	free(json);
+	if (rc < 0)
+		return srv_reply_store_error(conn, rc);
+	if (rc == 0)
+		return srv_reply_error(conn, ERR_NOT_FOUND, "no %s %.64s", what, key);
+	return srv_reply_json(conn, 200, body);
+}

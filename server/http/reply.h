@@ -36,6 +36,14 @@ enum MHD_Result srv_reply_json(struct MHD_Connection *conn, unsigned status,
 			       json_t *body);
 
 /*
+ * The reply of a read whose store call answered RC with the reply's JSON
+ * text JSON (malloc'ed, NULL when none; freed here): RC < 0 the store's
+ * error, 0 a 404 "no WHAT KEY", else 200 with the text's value.
+ */
+enum MHD_Result srv_reply_read(struct MHD_Connection *conn, int rc, char *json, const char *what,
+			       const char *key);
+
+/*
  * Replies with CODE's status and {"error":{"code","message"}}; the message
  * is FMT formatted, or the registry's default when FMT is NULL. 4xx replies
  * are logged as client trouble, 5xx as ours.

@@ -28,15 +28,6 @@ enum MHD_Result srv_h_webhook_deliveries_get(struct MHD_Connection *conn, srv_re
 {
 	deliveries_tx t = {.app_id = srv_req_app(req)->id, .name = srv_req_param(req, 1)};
 	int rc = st_run_tx("webhook_deliveries", deliveries_cb, &t);
-	if (rc <= 0) {
-		free(t.json); /* a commit that failed after the read */
-		t.json = NULL;
-	}
-	if (rc < 0)
-		return srv_reply_store_error(conn, rc);
-	if (rc == 0)
-		return srv_reply_error(conn, ERR_NOT_FOUND, "no webhook %.64s", t.name);
-	json_t *reply = json_loads(t.json, 0, NULL);
-	free(t.json);
-	return srv_reply_json(conn, 200, reply);
+	/* A commit that failed after the read leaves T.json to free too. */
+	return srv_reply_read(conn, rc, t.json, "webhook", t.name);
 }

@@ -25,11 +25,6 @@ enum MHD_Result srv_h_webhooks_get(struct MHD_Connection *conn, srv_request *req
 {
 	list_tx t = {.app_id = srv_req_app(req)->id};
 	int rc = st_run_tx("webhooks_list", list_cb, &t);
-	if (rc < 0) {
-		free(t.json); /* a commit that failed after the read */
-		return srv_reply_store_error(conn, rc);
-	}
-	json_t *reply = json_loads(t.json, 0, NULL);
-	free(t.json);
-	return srv_reply_json(conn, 200, reply);
+	/* A commit that failed after the read leaves T.json to free too. */
+	return srv_reply_read(conn, rc, t.json, "webhooks", "");
 }

@@ -31,15 +31,6 @@ enum MHD_Result srv_h_group_events_get(struct MHD_Connection *conn, srv_request 
 	events_tx t = {.app_id = srv_req_app(req)->id, .key = srv_req_param(req, 1)};
 	/* Events the fold decides (spikes, ignores that ran out) are there. */
 	int rc = srv_deltas_fold_then_read(t.app_id, "group_events", events_cb, &t);
-	if (rc <= 0) {
-		free(t.json); /* a commit that failed after the read */
-		t.json = NULL;
-	}
-	if (rc < 0)
-		return srv_reply_store_error(conn, rc);
-	if (rc == 0)
-		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s", t.key);
-	json_t *reply = json_loads(t.json, 0, NULL);
-	free(t.json);
-	return srv_reply_json(conn, 200, reply);
+	/* A commit that failed after the read leaves T.json to free too. */
+	return srv_reply_read(conn, rc, t.json, "group", t.key);
 }

@@ -6,7 +6,7 @@
 #include "store/internal.h"
 
 /* The arrays sampling_check_ins takes after (app, policy version). */
-enum { C_DAY, C_AT, C_VERSION, C_USER, C_SAMPLED, NCOLUMNS };
+enum { C_DAY, C_AT, C_VERSION, C_USER, C_SAMPLED, C_OS_VERSION, C_DEVICE, NCOLUMNS };
 
 static const char *column_text(const st_checkin *r, size_t col)
 {
@@ -16,6 +16,8 @@ static const char *column_text(const st_checkin *r, size_t col)
 	case C_VERSION: return r->app_version;
 	case C_USER: return r->user_id;
 	case C_SAMPLED: return r->sampled ? "t" : "f";
+	case C_OS_VERSION: return r->os_version;
+	case C_DEVICE: return r->device;
 	}
 	return NULL;
 }
@@ -48,7 +50,7 @@ int st_sampling_check_ins(st_conn *c, int64_t app_id, int64_t config_version,
 		"sampling_check_ins",
 		"SELECT set_config('synchronous_commit', 'off', true), s.listed, s.used"
 		" FROM sampling_check_ins($1, $2, $3::text[]::date[], $4::text[]::timestamptz[],"
-		" $5::text[], $6::text[], $7::text[]::boolean[]) AS s",
+		" $5::text[], $6::text[], $7::text[]::boolean[], $8::text[], $9::text[]) AS s",
 		2 + NCOLUMNS};
 	if (n == 0 || n > INT32_MAX)
 		return ST_HARD_ERROR;
@@ -94,12 +96,19 @@ int st_activity_stats(st_conn *c, int64_t app_id, const char *from, const char *
 		"SELECT json_build_object('days', coalesce(json_agg(json_build_object("
 		" 'day', a.day, 'version', a.app_version, 'active_users', a.active_users,"
 		" 'sampled_users', a.sampled_users, 'stalled_users', a.stalled_users,"
-		" 'reports', a.reports, 'stall_ms', a.stall_ms)"
+		" 'reports', a.reports, 'stall_ms', a.stall_ms,"
+		" 'hang_free_users', CASE WHEN a.sampled_users > 0"
+		"  THEN 1 - a.stalled_users::float8 / a.sampled_users END,"
+		" 'adoption', CASE WHEN a.day_active > 0"
+		"  THEN a.active_users::float8 / a.day_active END)"
 		" ORDER BY a.day, a.app_version COLLATE \"C\"), '[]'))::text"
-		" FROM activity_daily a WHERE a.app_id = $1"
-		" AND ($2::date IS NULL OR a.day >= $2::date)"
-		" AND ($3::date IS NULL OR a.day <= $3::date)"
-		" AND ($4::text IS NULL OR a.app_version = $4)",
+		/* A version's adoption is its share of the day's active users of
+		 * every version, whatever the version filter. */
+		" FROM (SELECT x.*, sum(x.active_users) OVER (PARTITION BY x.day) AS day_active"
+		"  FROM activity_daily x WHERE x.app_id = $1"
+		"  AND ($2::date IS NULL OR x.day >= $2::date)"
+		"  AND ($3::date IS NULL OR x.day <= $3::date)) a"
+		" WHERE $4::text IS NULL OR a.app_version = $4",
 		4};
 	*out_json = NULL;
 	int rc = ST_EXEC(c, &q, read_text, out_json, ST_INT64(app_id), ST_TEXT(from), ST_TEXT(to),

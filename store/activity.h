@@ -23,6 +23,7 @@
  * reports the quota counted for the user that day). */
 typedef struct st_checkin {
 	const char *day, *at, *app_version, *user_id;
+	const char *os_version, *device; /* NULL when the call did not say */
 	bool sampled;
 	bool listed;  /* out */
 	int64_t used; /* out */
@@ -38,8 +39,8 @@ int st_sampling_check_ins(st_conn *c, int64_t app_id, int64_t config_version,
 			  st_checkin *const *rows, size_t n);
 
 /* {"days":[{"day","version","active_users","sampled_users","stalled_users",
- * "reports","stall_ms"}]} of APP_ID over FROM … TO (NULL: unbounded) and
- * VERSION (NULL: all), by day then version, into *OUT_JSON. 1. */
+ * "reports","stall_ms","hang_free_users","adoption"}]} of APP_ID over FROM … TO (NULL: unbounded)
+ * and VERSION (NULL: all), by day then version, into *OUT_JSON. 1. */
 int st_activity_stats(st_conn *c, int64_t app_id, const char *from, const char *to,
 		      const char *version, char **out_json);
 

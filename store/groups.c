@@ -76,8 +76,22 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	WHERE " GROUP BY d.day) AS s))"
 
 /* The group object OBJ (json) with its triage members, the row tr of
- * TRIAGE_JOIN (schema/functions/groups_triage.sql), as jsonb. */
-#define TRIAGE(OBJ) "(" OBJ "::jsonb || tr.triage)"
+ * TRIAGE_JOIN (schema/functions/groups_triage.sql), and its percentiles,
+ * the row pc of PERCENTILES_OF_ROW or PERCENTILES_OF_ROWS, as jsonb. */
+#define TRIAGE(OBJ) "(" OBJ "::jsonb || tr.triage || pc.pct)"
+
+/* p50_ms, p90_ms and p99_ms (SPEC §10.1) as the row pc: from the fine
+ * histogram of one row A (a groups row), or summed over the rows of TABLE
+ * (alias d) of group KEY of level LEVEL that WHERE keeps (schema/044). */
+#define PERCENTILES_OF_ROW(A)                                                          \
+	" LATERAL (SELECT fine_percentiles(array_agg(p.bucket), array_agg(p.n), "     \
+	A ".max_duration_ms) AS pct FROM fine_pairs(kept_fine_hist(" A ".duration_fine, " \
+	A ".max_duration_ms)) p) pc"
+#define PERCENTILES_OF_ROWS(TABLE, LEVEL, KEY, WHERE)                                   \
+	" LATERAL (SELECT fine_percentiles(array_agg(p.bucket), array_agg(p.n),"      \
+	" max(d.max_duration_ms)) AS pct FROM " TABLE " d,"                               \
+	" LATERAL fine_pairs(kept_fine_hist(d.duration_fine, d.max_duration_ms)) p"       \
+	" WHERE d.app_id = $1 AND d.level = " LEVEL " AND d.key = " KEY " AND" WHERE ") pc"
 /* The triage rows tr of the groups g of level LEVEL listed in KEYS (a
  * text[]) under the filters ARGS: one statement for a page of groups. */
 #define TRIAGE_JOIN(LEVEL, KEYS, ARGS)                                                 \
@@ -150,7 +164,8 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") END"      \
 	" AS users) AS u,"                                                              \
 	" LATERAL (SELECT " SEVERITY_SUMS " FROM " TABLE " d"                            \
-	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") AS s) AS p"
+	"  WHERE d.app_id = $1 AND d.level = $2 AND d.key = a.key AND" WHERE ") AS s,"   \
+	PERCENTILES_OF_ROWS(TABLE, "$2", "a.key", WHERE) ") AS p"
 
 static int dimensions(const st_group_filter *f)
 {
@@ -216,7 +231,8 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
 				    "group_days", "true"))
 		" AS obj FROM listed g"
-		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ") AS p",
+		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ","
+		PERCENTILES_OF_ROW("g") ") AS p",
 		7};
 	static const st_stmt by_days = {"groups_page_days",
 					FILTERED_PAGE("group_days", DAYS_ONLY), 13};
@@ -275,14 +291,16 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	" SELECT json_build_object('group', (SELECT "                                  \
 	TRIAGE(GROUP_OBJECT("t.reports", "t.users", "t.first_seen", "t.last_seen", "t", TABLE, \
 			    WHERE))                                                    \
-	" FROM top t, groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", FILTERS)               \
+	" FROM top t, groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", FILTERS) ","          \
+	PERCENTILES_OF_ROWS(TABLE, "1", "$2", WHERE)                                    \
 	" WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"                         \
 	" 'subgroups', (SELECT coalesce(json_agg("                                      \
 	TRIAGE(GROUP_OBJECT("a.reports", "a.users", "a.first_seen", "a.last_seen", "a", TABLE, \
 			    WHERE))                                                    \
 	" ORDER BY a.reports DESC, g.key), '[]') FROM sub a"                             \
 	" JOIN groups g ON g.app_id = $1 AND g.level = 2 AND g.key = a.key"             \
-	TRIAGE_JOIN("2", "ARRAY(SELECT key FROM sub)", FILTERS) "))::text"                \
+	TRIAGE_JOIN("2", "ARRAY(SELECT key FROM sub)", FILTERS) ","                      \
+	PERCENTILES_OF_ROWS(TABLE, "2", "a.key", WHERE) "))::text"                       \
 	GROUP_KNOWN
 
 int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group_filter *f,
@@ -293,14 +311,16 @@ int st_group_detail(st_conn *c, int64_t app_id, const char *key1, const st_group
 		"SELECT json_build_object('group', (SELECT "
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
 				    "group_days", "true"))
-		" FROM groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", NO_FILTERS)
+		" FROM groups g" TRIAGE_JOIN("1", "ARRAY[$2::text]", NO_FILTERS) ","
+		PERCENTILES_OF_ROW("g")
 		" WHERE g.app_id = $1 AND g.level = 1 AND g.key = $2),"
 		" 'subgroups', (SELECT coalesce(json_agg("
 		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
 				    "group_days", "true"))
 		" ORDER BY g.reports DESC, g.key), '[]') FROM groups g"
 		TRIAGE_JOIN("2", "ARRAY(SELECT key FROM groups WHERE app_id = $1 AND level = 2"
-			    " AND parent_key = $2 AND reports > 0)", NO_FILTERS)
+			    " AND parent_key = $2 AND reports > 0)", NO_FILTERS) ","
+		PERCENTILES_OF_ROW("g")
 		" WHERE g.app_id = $1 AND g.level = 2 AND g.parent_key = $2 AND g.reports > 0))::text"
 		GROUP_KNOWN,
 		2};

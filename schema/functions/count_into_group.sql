@@ -16,10 +16,12 @@ CREATE OR REPLACE FUNCTION count_into_group(p_app bigint, p_level smallint, p_ke
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO groups AS g (app_id, level, key, parent_key, frames, reports, users, users_hll,
-                           first_seen, last_seen, stall_ms, max_duration_ms, duration_hist)
+                           first_seen, last_seen, stall_ms, max_duration_ms, duration_hist,
+                           duration_fine)
   VALUES (p_app, p_level, p_key, p_parent_key, p_frames, 1, 1,
           hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at,
-          coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1))
+          coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1),
+          fine_hist_of(ARRAY[p_duration], 1))
   ON CONFLICT (app_id, level, key) DO UPDATE SET
     reports = g.reports + 1,
     users = hll_cardinality(hll_union(g.users_hll, excluded.users_hll)),
@@ -28,7 +30,8 @@ BEGIN
     last_seen = greatest(g.last_seen, excluded.last_seen),
     stall_ms = g.stall_ms + excluded.stall_ms,
     max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
-    duration_hist = add_hists(g.duration_hist, excluded.duration_hist);
+    duration_hist = add_hists(g.duration_hist, excluded.duration_hist),
+    duration_fine = fine_hist_add(g.duration_fine, excluded.duration_fine);
 END $$;
 COMMENT ON FUNCTION count_into_group(bigint, smallint, text, text, jsonb, timestamptz, text,
                                      bigint) IS

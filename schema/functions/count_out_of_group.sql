@@ -7,7 +7,7 @@
 -- recomputed the group's day rows, the group's users are the union of
 -- them (p_recount); the first call only takes the report off, and with it
 -- the row's lock, in the order ingest_reports locks groups. A max cannot
--- take a duration out either: the durations' sum, max and histogram are
+-- take a duration out either: the durations' sum, max and histograms are
 -- recomputed from the day rows in the same step (schema/021).
 
 CREATE OR REPLACE FUNCTION count_out_of_group(p_app bigint, p_level smallint, p_key text,
@@ -22,7 +22,14 @@ BEGIN
      AND reports > 0;
   UPDATE groups g SET users_hll = u.users, users = hll_cardinality(u.users),
          stall_ms = u.stall_ms, max_duration_ms = u.max_duration_ms,
-         duration_hist = u.duration_hist
+         duration_hist = u.duration_hist,
+         duration_fine = (SELECT fine_hist_add(array_agg(w.v ORDER BY s.bucket, w.k), NULL)
+                            FROM (SELECT p.bucket, sum(p.n)::integer AS n
+                                    FROM group_days d, LATERAL fine_pairs(d.duration_fine) p
+                                   WHERE d.app_id = p_app AND d.level = p_level
+                                     AND d.key = p_key
+                                   GROUP BY 1) s,
+                                 LATERAL (VALUES (0, s.bucket), (1, s.n)) AS w(k, v))
     FROM (SELECT coalesce(hll_union_agg(d.users), hll_empty(12, 5, 1024, 0)) AS users,
                  coalesce(sum(d.stall_ms), 0) AS stall_ms,
                  max(d.max_duration_ms) AS max_duration_ms,

@@ -33,6 +33,8 @@ DECLARE
   listed boolean[];
   durations bigint[];
   key1s text[];
+  os_versions text[];
+  devices text[];
 BEGIN
   WITH gone AS (
     DELETE FROM group_deltas WHERE app_id = p_app RETURNING *
@@ -77,7 +79,8 @@ BEGIN
     -- after the dimension rows (run after them), in key order.
     INSERT INTO group_facet_days AS f (app_id, level, key, day, dim, value, reports, users,
                                        sample_users, affected, first_seen, last_seen,
-                                       stall_ms, max_duration_ms, duration_hist)
+                                       stall_ms, max_duration_ms, duration_hist,
+                                       duration_fine)
     SELECT p_app, c.level, c.key, c.day, x.dim, x.value, count(*),
            hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0),
            CASE WHEN NOT bool_and(c.in_sample)
@@ -86,8 +89,9 @@ BEGIN
            coalesce(hll_cardinality(hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0)
                                       FILTER (WHERE c.in_sample)), 0),
            min(c.at), max(c.at), coalesce(sum(c.ms), 0), max(c.ms),
-           -- At most one duration: no histogram, its max's bucket (034).
-           CASE WHEN count(c.ms) > 1 THEN count_durations(array_agg(c.ms), 1) END
+           -- At most one duration: no histogram, its max's bucket (034, 044).
+           CASE WHEN count(c.ms) > 1 THEN count_durations(array_agg(c.ms), 1) END,
+           CASE WHEN count(c.ms) > 1 THEN fine_hist_of(array_agg(c.ms), 1) END
       FROM counted c,
            LATERAL (VALUES ('version', c.app_version), ('os_version', c.os_version),
                            ('device', c.device), ('kind', c.kind)) AS x(dim, value)
@@ -112,7 +116,11 @@ BEGIN
       max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
       duration_hist = kept_duration_hists_sum(f.duration_hist, f.max_duration_ms,
                                               excluded.duration_hist,
-                                              excluded.max_duration_ms)
+                                              excluded.max_duration_ms),
+      duration_fine = CASE WHEN excluded.max_duration_ms IS NULL THEN f.duration_fine
+                           ELSE fine_hist_add(kept_fine_hist(f.duration_fine, f.max_duration_ms),
+                                              kept_fine_hist(excluded.duration_fine,
+                                                             excluded.max_duration_ms)) END
   ), daily AS (
     -- Both levels' rows per day and filter dimensions: the deltas' users
     -- of a row made into one sketch, then one upsert per row. The
@@ -122,11 +130,12 @@ BEGIN
     -- one missing would fail the fold (combo NOT NULL), its deltas kept.
     INSERT INTO group_dim_days AS d (app_id, level, key, day, combo, in_sample, reports,
                                      users, first_seen, last_seen, stall_ms, max_duration_ms,
-                                     duration_hist)
+                                     duration_hist, duration_fine)
     SELECT p_app, c.level, c.key, c.day, dc.id, c.in_sample, count(*),
            hll_add_agg(hll_hash_text(c.uid), 12, 5, 1024, 0), min(c.at), max(c.at),
            coalesce(sum(c.ms), 0), max(c.ms),
-           CASE WHEN count(c.ms) > 1 THEN count_durations(array_agg(c.ms), 1) END
+           CASE WHEN count(c.ms) > 1 THEN count_durations(array_agg(c.ms), 1) END,
+           CASE WHEN count(c.ms) > 1 THEN fine_hist_of(array_agg(c.ms), 1) END
       FROM counted c
       LEFT JOIN dim_combos dc
         ON dc.app_id = p_app AND dc.app_version = c.app_version
@@ -143,15 +152,23 @@ BEGIN
                   duration_hist = kept_duration_hists_sum(d.duration_hist,
                                                           d.max_duration_ms,
                                                           excluded.duration_hist,
-                                                          excluded.max_duration_ms)
+                                                          excluded.max_duration_ms),
+                  duration_fine = CASE WHEN excluded.max_duration_ms IS NULL
+                                       THEN d.duration_fine
+                                       ELSE fine_hist_add(
+                                         kept_fine_hist(d.duration_fine, d.max_duration_ms),
+                                         kept_fine_hist(excluded.duration_fine,
+                                                        excluded.max_duration_ms)) END
   ), fresh AS (
     -- Both levels' rows per day (unfiltered ranges, per-day series),
     -- locked first after the deltas (the DELETE runs as the main query
     -- reads it, before the parts below), in key order.
     INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
-                                 last_seen, stall_ms, max_duration_ms, duration_hist)
+                                 last_seen, stall_ms, max_duration_ms, duration_hist,
+                                 duration_fine)
     SELECT p_app, level, key, day, count(*), hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0),
-           min(at), max(at), coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
+           min(at), max(at), coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1),
+           fine_hist_of(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key, day
      ORDER BY level, key COLLATE "C", day
@@ -162,18 +179,22 @@ BEGIN
       last_seen = greatest(d.last_seen, excluded.last_seen),
       stall_ms = d.stall_ms + excluded.stall_ms,
       max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(d.duration_hist, excluded.duration_hist)
+      duration_hist = add_hists(d.duration_hist, excluded.duration_hist),
+      duration_fine = CASE WHEN excluded.max_duration_ms IS NULL THEN d.duration_fine
+                           ELSE fine_hist_add(d.duration_fine, excluded.duration_fine) END
   ), grouped AS (
     -- Both levels' groups rows (made by ingest_reports with the deltas,
     -- so always there: the frames given are never stored), locked first
     -- after the deltas, as ingest and reprocessing lock them, in key
     -- order: the last part runs first.
     INSERT INTO groups AS g (app_id, level, key, frames, reports, users, users_hll,
-                             first_seen, last_seen, stall_ms, max_duration_ms, duration_hist)
+                             first_seen, last_seen, stall_ms, max_duration_ms, duration_hist,
+                             duration_fine)
     SELECT p_app, level, key, '[]', count(*),
            hll_cardinality(hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0)),
            hll_add_agg(hll_hash_text(uid), 12, 5, 1024, 0), min(at), max(at),
-           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1)
+           coalesce(sum(ms), 0), max(ms), count_durations(array_agg(ms), 1),
+           fine_hist_of(array_agg(ms), 1)
       FROM counted
      GROUP BY level, key
      ORDER BY level, key COLLATE "C"
@@ -185,11 +206,14 @@ BEGIN
       last_seen = greatest(g.last_seen, excluded.last_seen),
       stall_ms = g.stall_ms + excluded.stall_ms,
       max_duration_ms = greatest(g.max_duration_ms, excluded.max_duration_ms),
-      duration_hist = add_hists(g.duration_hist, excluded.duration_hist)
+      duration_hist = add_hists(g.duration_hist, excluded.duration_hist),
+      duration_fine = CASE WHEN excluded.max_duration_ms IS NULL THEN g.duration_fine
+                           ELSE fine_hist_add(g.duration_fine, excluded.duration_fine) END
   )
   SELECT count(*), array_agg(day), array_agg(app_version), array_agg(user_id),
-         array_agg(NOT in_sample), array_agg(duration_ms), array_agg(key1)
-    INTO folded, days, versions, users, listed, durations, key1s
+         array_agg(NOT in_sample), array_agg(duration_ms), array_agg(key1),
+         array_agg(os_version), array_agg(device)
+    INTO folded, days, versions, users, listed, durations, key1s, os_versions, devices
     FROM gone;
   -- A stored report counts its user as active (SPEC §10.2), and as
   -- stalled when in the sample (a report is stored only when its user is
@@ -199,7 +223,8 @@ BEGIN
   -- version row was rewritten by each (see app_dimensions above).
   IF folded > 0 THEN
     PERFORM count_activity(p_app, days, versions, users, array_fill(true, ARRAY[folded::int]),
-                           listed, array_fill(true, ARRAY[folded::int]), durations);
+                           listed, array_fill(true, ARRAY[folded::int]), durations,
+                           os_versions, devices);
     -- What the new counts decide for the groups' status: status rows last.
     PERFORM lifecycle_after_fold(p_app, key1s, days);
   END IF;

@@ -79,11 +79,30 @@ BEGIN
      GROUP BY f.key, f.day
   ), affected AS (
     SELECT p.key, sum(p.n)::bigint AS n FROM per_day p GROUP BY p.key
+  ), dim_sampled AS (
+    -- Under an OS version or device filter (schema/045): the sampled users
+    -- of that OS version or device, and those whose sightings said the
+    -- filtered dimensions at all. None said: the rate divides by everyone
+    -- and says so (rate_basis), rather than by an unknown few.
+    SELECT coalesce(sum(x.sampled_users)
+                      FILTER (WHERE (p_os_version IS NULL OR x.os_version = p_os_version)
+                                AND (p_device IS NULL OR x.device = p_device)), 0)::bigint
+             AS filtered,
+           coalesce(sum(x.sampled_users)
+                      FILTER (WHERE (p_os_version IS NULL OR x.os_version <> '')
+                                AND (p_device IS NULL OR x.device <> '')), 0)::bigint AS known
+      FROM activity_dim_daily x
+     WHERE (p_os_version IS NOT NULL OR p_device IS NOT NULL) AND x.app_id = p_app
+       AND (p_from IS NULL OR x.day >= p_from) AND (p_to IS NULL OR x.day <= p_to)
+       AND (p_version IS NULL OR x.app_version = p_version)
   ), sampled AS (
-    SELECT coalesce(sum(a.sampled_users), 0)::bigint AS n FROM activity_daily a
-     WHERE a.app_id = p_app AND (p_from IS NULL OR a.day >= p_from)
-       AND (p_to IS NULL OR a.day <= p_to)
-       AND (p_version IS NULL OR a.app_version = p_version)
+    SELECT CASE WHEN ds.known > 0 THEN ds.filtered ELSE every.n END AS n,
+           CASE WHEN ds.known > 0 THEN 'filtered' ELSE 'all_devices' END AS basis
+      FROM dim_sampled ds,
+           (SELECT coalesce(sum(a.sampled_users), 0)::bigint AS n FROM activity_daily a
+             WHERE a.app_id = p_app AND (p_from IS NULL OR a.day >= p_from)
+               AND (p_to IS NULL OR a.day <= p_to)
+               AND (p_version IS NULL OR a.app_version = p_version)) AS every
   ), versions AS (
     SELECT DISTINCT f.key, f.value FROM group_facet_days f
      WHERE f.app_id = p_app AND f.level = p_level AND f.key = ANY (p_keys)
@@ -104,6 +123,7 @@ BEGIN
   )
   SELECT k.key, jsonb_build_object('affected', coalesce(a.n, 0),
                                    'rate', CASE WHEN s.n > 0 THEN coalesce(a.n, 0)::float8 / s.n END,
+                                   'rate_basis', s.basis,
                                    'first_version', v.first, 'last_version', v.last,
                                    'new_in', CASE WHEN v.first_k = nw.k THEN v.first END,
                                    'status', coalesce(st.status, 'open'))
@@ -127,4 +147,4 @@ BEGIN
     CROSS JOIN sampled s CROSS JOIN newest nw;
 END $$;
 COMMENT ON FUNCTION groups_triage(bigint, smallint, text[], date, date, text, text, text, text) IS
-  'The triage members of a page of group replies, one row per key of p_keys, from aggregates: affected (distinct sampled, non-whitelisted user-days under the filters), rate (affected over the sampled user-days of the same days and version), first_version, last_version and new_in (first_version when it is the app''s newest version), and the level-1 key''s status (open when none is set) with resolved_in, until and until_reports when set.';
+  'The triage members of a page of group replies, one row per key of p_keys, from aggregates: affected (distinct sampled, non-whitelisted user-days under the filters), rate (affected over the sampled user-days of the same days and version, and of the OS version or device filtered when check-ins said them: rate_basis filtered, else all_devices), first_version, last_version and new_in (first_version when it is the app''s newest version), and the level-1 key''s status (open when none is set) with resolved_in, until and until_reports when set.';

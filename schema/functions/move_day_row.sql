@@ -95,7 +95,11 @@ BEGIN
                stall_ms = stall_ms - coalesce(p_duration, 0),
                max_duration_ms = CASE WHEN recount_now THEN left_max ELSE max_duration_ms END,
                duration_hist = add_hists(kept_duration_hist(duration_hist, max_duration_ms),
-                                         count_durations(ARRAY[p_duration], -1))
+                                         count_durations(ARRAY[p_duration], -1)),
+               duration_fine = CASE WHEN p_duration IS NULL THEN duration_fine
+                                    ELSE fine_hist_add(kept_fine_hist(duration_fine,
+                                                                      max_duration_ms),
+                                                       fine_hist_of(ARRAY[p_duration], -1)) END
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND combo = moved_combo AND in_sample = moved_in_sample AND reports > 0;
         DELETE FROM group_dim_days
@@ -107,7 +111,8 @@ BEGIN
                last_seen = coalesce(left_last, last_seen),
                stall_ms = stall_ms - coalesce(p_duration, 0),
                max_duration_ms = CASE WHEN recount_now THEN left_max ELSE max_duration_ms END,
-               duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1))
+               duration_hist = add_hists(duration_hist, count_durations(ARRAY[p_duration], -1)),
+               duration_fine = fine_hist_add(duration_fine, fine_hist_of(ARRAY[p_duration], -1))
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND reports > 0;
         DELETE FROM group_days
@@ -117,11 +122,12 @@ BEGIN
     ELSIF p_dims THEN
       INSERT INTO group_dim_days AS d (app_id, level, key, day, combo, in_sample, reports,
                                        users, first_seen, last_seen, stall_ms,
-                                       max_duration_ms, duration_hist)
+                                       max_duration_ms, duration_hist, duration_fine)
+      -- One report: its duration is the max, no fine histogram (044).
       VALUES (p_app, p_level, p_to_key, p_day, moved_combo, moved_in_sample, 1,
               hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
               p_at, p_at, coalesce(p_duration, 0), p_duration,
-              count_durations(ARRAY[p_duration], 1))
+              count_durations(ARRAY[p_duration], 1), NULL)
       ON CONFLICT (app_id, level, key, combo, day, in_sample)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
@@ -131,20 +137,26 @@ BEGIN
                     duration_hist = kept_duration_hists_sum(d.duration_hist,
                                                             d.max_duration_ms,
                                                             excluded.duration_hist,
-                                                            excluded.max_duration_ms);
+                                                            excluded.max_duration_ms),
+                    duration_fine = fine_hist_add(
+                      kept_fine_hist(d.duration_fine, d.max_duration_ms),
+                      kept_fine_hist(excluded.duration_fine, excluded.max_duration_ms));
     ELSE
       INSERT INTO group_days AS d (app_id, level, key, day, reports, users, first_seen,
-                                   last_seen, stall_ms, max_duration_ms, duration_hist)
+                                   last_seen, stall_ms, max_duration_ms, duration_hist,
+                                   duration_fine)
       VALUES (p_app, p_level, p_to_key, p_day, 1,
               hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)), p_at, p_at,
-              coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1))
+              coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1),
+              fine_hist_of(ARRAY[p_duration], 1))
       ON CONFLICT (app_id, level, key, day)
       DO UPDATE SET reports = d.reports + 1, users = hll_union(d.users, excluded.users),
                     first_seen = least(d.first_seen, excluded.first_seen),
                     last_seen = greatest(d.last_seen, excluded.last_seen),
                     stall_ms = d.stall_ms + excluded.stall_ms,
                     max_duration_ms = greatest(d.max_duration_ms, excluded.max_duration_ms),
-                    duration_hist = add_hists(d.duration_hist, excluded.duration_hist);
+                    duration_hist = add_hists(d.duration_hist, excluded.duration_hist),
+                    duration_fine = fine_hist_add(d.duration_fine, excluded.duration_fine);
     END IF;
   END LOOP;
 END $$;

@@ -108,7 +108,11 @@ BEGIN
                max_duration_ms = CASE WHEN recount_now THEN maxes[i]
                                       ELSE max_duration_ms END,
                duration_hist = add_hists(kept_duration_hist(duration_hist, max_duration_ms),
-                                         count_durations(ARRAY[p_duration], -1))
+                                         count_durations(ARRAY[p_duration], -1)),
+               duration_fine = CASE WHEN p_duration IS NULL THEN duration_fine
+                                    ELSE fine_hist_add(kept_fine_hist(duration_fine,
+                                                                      max_duration_ms),
+                                                       fine_hist_of(ARRAY[p_duration], -1)) END
          WHERE app_id = p_app AND level = p_level AND key = from_key AND day = p_day
            AND dim = dims[i] AND value = vals[i] AND reports > 0;
         DELETE FROM group_facet_days
@@ -117,14 +121,17 @@ BEGIN
       ELSE
         INSERT INTO group_facet_days AS f (app_id, level, key, day, dim, value, reports, users,
                                            sample_users, affected, first_seen, last_seen,
-                                           stall_ms, max_duration_ms, duration_hist)
+                                           stall_ms, max_duration_ms, duration_hist,
+                                           duration_fine)
+        -- One report: its duration is the max, no fine histogram (044).
         VALUES (p_app, p_level, p_to_key, p_day, dims[i], vals[i], 1,
                 hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user)),
                 CASE WHEN moved_in_sample
                      THEN hll_add(hll_empty(12, 5, 1024, 0), hll_hash_text(p_user))
                      ELSE hll_empty(12, 5, 1024, 0) END,
                 CASE WHEN moved_in_sample THEN 1 ELSE 0 END, p_at, p_at,
-                coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1))
+                coalesce(p_duration, 0), p_duration, count_durations(ARRAY[p_duration], 1),
+                NULL)
         ON CONFLICT (app_id, level, key, day, dim, value) DO UPDATE SET
           reports = f.reports + 1,
           users = hll_union(f.users, excluded.users),
@@ -138,7 +145,10 @@ BEGIN
           max_duration_ms = greatest(f.max_duration_ms, excluded.max_duration_ms),
           duration_hist = kept_duration_hists_sum(f.duration_hist, f.max_duration_ms,
                                                   excluded.duration_hist,
-                                                  excluded.max_duration_ms);
+                                                  excluded.max_duration_ms),
+          duration_fine = fine_hist_add(kept_fine_hist(f.duration_fine, f.max_duration_ms),
+                                        kept_fine_hist(excluded.duration_fine,
+                                                       excluded.max_duration_ms));
       END IF;
     END LOOP;
   END LOOP;

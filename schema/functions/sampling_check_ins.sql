@@ -6,7 +6,8 @@
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- Element i of every array is one call: its UTC day and time, its
--- app_version (NULL: an older client, counted nowhere), its user, and
+-- app_version (NULL: an older client, counted nowhere), its user, its OS
+-- version and device (NULL when the call did not say: schema/045), and
 -- whether ing_sampled chose the user that day under the server's cached
 -- policy of version p_config_version. When that is not the policy's
 -- current version nothing is written and no row is returned: the server
@@ -17,7 +18,8 @@
 CREATE OR REPLACE FUNCTION sampling_check_ins(p_app bigint, p_config_version bigint,
                                               p_days date[], p_ats timestamptz[],
                                               p_versions text[], p_users text[],
-                                              p_sampled boolean[])
+                                              p_sampled boolean[], p_os_versions text[],
+                                              p_devices text[])
 RETURNS TABLE (listed boolean, used bigint)
 LANGUAGE plpgsql
 -- Plans built once per session, on the primary keys (the ingest_reports
@@ -45,7 +47,8 @@ BEGIN
   PERFORM count_activity(p_app, array_agg(p_days[o]), array_agg(p_versions[o]),
                          array_agg(p_users[o]), array_agg(p_sampled[o]),
                          array_agg(listed_at[o]), array_agg(false),
-                         array_agg(NULL::bigint))
+                         array_agg(NULL::bigint), array_agg(coalesce(p_os_versions[o], '')),
+                         array_agg(coalesce(p_devices[o], '')))
      FROM generate_subscripts(p_users, 1) o
     WHERE p_versions[o] IS NOT NULL
    HAVING count(*) > 0;
@@ -53,5 +56,5 @@ BEGIN
                 ORDER BY o;
 END $$;
 COMMENT ON FUNCTION sampling_check_ins(bigint, bigint, date[], timestamptz[], text[], text[],
-                                       boolean[]) IS
+                                       boolean[], text[], text[]) IS
   'A batch of sampling calls of one app: per call, whether the user is whitelisted and their quota used that day, and the calls with an app_version counted as active users (count_activity); no row when p_config_version is not the app''s current policy version.';

@@ -95,14 +95,20 @@ class Expected:
 
     def rows(self):
         out = []
+        day_active = sum(len(users) for users in self.active.values())
         for version in sorted(self.active):
             users = self.active[version]
             sampled = {u for u in users if self.sampled(u)}
+            stalled = sampled & self.reported.get(version, set())
             out.append({"day": TODAY, "version": version, "active_users": len(users),
-                        "sampled_users": len(sampled),
-                        "stalled_users": len(sampled & self.reported.get(version, set())),
+                        "sampled_users": len(sampled), "stalled_users": len(stalled),
                         "reports": self.reports.get(version, 0),
-                        "stall_ms": self.stall_ms.get(version, 0)})
+                        "stall_ms": self.stall_ms.get(version, 0),
+                        # SPEC §10.2: like crash-free users; adoption is the
+                        # version's share of the day's (version, user) pairs.
+                        "hang_free_users": pytest.approx(1 - len(stalled) / len(sampled))
+                        if sampled else None,
+                        "adoption": pytest.approx(len(users) / day_active)})
         return out
 
 
@@ -169,7 +175,10 @@ def test_stats_count_active_sampled_and_stalled_users(db, make_server, image):
     # Whitelisted users are active but in no rate; old clients nowhere.
     assert sum(r["active_users"] for r in got) == \
         sum(len(v) for v in exp.active.values())
-    assert [r["version"] for r in stats(server, app, version="2.10")] == ["2.10"]
+    (only,) = stats(server, app, version="2.10")
+    # A version filter leaves the day's other versions in adoption's share.
+    assert only == next(r for r in exp.rows() if r["version"] == "2.10")
+    assert 0 < only["adoption"] < 1 and 0 < only["hang_free_users"] < 1
     assert stats(server, app, **{"from": "2026-11-21"}) == []
 
 

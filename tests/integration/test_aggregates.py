@@ -266,23 +266,27 @@ def old_database(cluster, tmp_path, name, version, n, rng, duration=lambda rng: 
     for r in recs:
         r["key1"] = parents[r["key2"]]
     lit = lambda v: "NULL" if v is None else f"'{v}'"
+    # From 023 on a report says whether its user was in the sample.
+    sample_col, sample_val = (", in_sample", ", true") if version > 23 else ("", "")
     values = ", ".join(
         f"({r['id']}, {app_id}, '{r['day']}', '{r['at']}', 'r{r['id']}', '{r['user']}',"
         f" '{r['kind']}', 'native', '{r['version']}', '{r['os']}', {lit(r['device'])},"
-        f" {lit(r['duration'])}, '{r['key1']}', '{r['key2']}', false, '{{}}', '{{}}')"
+        f" {lit(r['duration'])}, '{r['key1']}', '{r['key2']}', false, '{{}}', '{{}}'"
+        f"{sample_val})"
         for r in recs)
     psql(url, f"""
         SELECT ensure_report_partition({app_id}, d::date)
           FROM generate_series(DATE '2026-11-10', DATE '2026-11-12', '1 day') d;
         INSERT INTO reports (id, app_id, received_day, received_at, report_id, user_id, kind,
                              source, app_version, os_version, device, duration_ms, key1, key2,
-                             pending, raw, symbolized)
+                             pending, raw, symbolized{sample_col})
         SELECT id, app_id, received_day::date, received_at::timestamptz, report_id, user_id,
                kind, source, app_version, os_version, device, duration_ms::bigint, key1, key2,
-               pending, raw, symbolized
+               pending, raw, symbolized{sample_col}
           FROM (VALUES {values}) AS v(id, app_id, received_day, received_at, report_id, user_id,
                                       kind, source, app_version, os_version, device,
-                                      duration_ms, key1, key2, pending, raw, symbolized)""")
+                                      duration_ms, key1, key2, pending, raw,
+                                      symbolized{sample_col})""")
     return url, app, app_id, recs
 
 

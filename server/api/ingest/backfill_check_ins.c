@@ -4,7 +4,7 @@
  * day, as a batch. Active users are counted per day (SPEC §10.2) and the
  * device route can only count today, so history (an import from another
  * tool, `stallscope demo`'s week) comes through here, like backfilled
- * reports. Body {"check_ins":[{"user_id","app_version"}…]} (1 to
+ * reports. Body {"check_ins":[{"user_id","app_version"[,"os_version","device"]}…]} (1 to
  * BACKFILL_CHECK_INS_MAX); the reply gives each call the answer a device
  * would have had on that day: {"check_ins":[{"user_id","upload",
  * "reason"}]}. Counted in one statement, sampling_check_ins, as the
@@ -66,7 +66,20 @@ static bool read_calls(const json_t *body, check_in_batch *b, char *err, size_t 
 				 i, ING_DIMENSION_MAX);
 			return false;
 		}
-		b->rows[i] = (st_checkin){.user_id = user, .app_version = version};
+		const char *os_version = json_string_value(json_object_get(call, "os_version"));
+		const char *device = json_string_value(json_object_get(call, "device"));
+		if ((os_version && strlen(os_version) > ING_DIMENSION_MAX) ||
+		    (device && strlen(device) > ING_DIMENSION_MAX)) {
+			snprintf(err, errcap,
+				 "check_ins[%zu]: os_version and device at most %d bytes", i,
+				 ING_DIMENSION_MAX);
+			return false;
+		}
+		b->rows[i] =
+			(st_checkin){.user_id = user,
+				     .app_version = version,
+				     .os_version = os_version && os_version[0] ? os_version : NULL,
+				     .device = device && device[0] ? device : NULL};
 		b->row_ptrs[i] = &b->rows[i];
 	}
 	b->n = n;

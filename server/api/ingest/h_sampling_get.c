@@ -1,12 +1,13 @@
 /*
  * h_sampling_get.c — GET /api/v1/sampling?user_id=U&app_version=V
- * [&os_version=O] (ingest key): should this device upload today?
+ * [&os_version=O&device=D] (ingest key): should this device upload today?
  * {"upload","reason","quota_remaining","day","sample_rate"} (SPEC §5).
  * Clients ask once a day; ingest enforces the same decision, so asking is
  * an optimization, never a loophole. With app_version the user also counts
  * as active on the day for that version, sampled or not (SPEC §10.2);
- * without it (older clients) nothing is counted. os_version is accepted and
- * checked, not kept. The policy comes from memory, and the whitelist, the
+ * without it (older clients) nothing is counted. os_version and device,
+ * when given, are the user's of the day: rates under those filters divide
+ * by them (schema/045). The policy comes from memory, and the whitelist, the
  * quota used and the count from one batched statement shared with the
  * other calls in flight (server/service/activity_commit.h).
  */
@@ -58,19 +59,27 @@ enum MHD_Result srv_h_sampling_get(struct MHD_Connection *conn, srv_request *req
 	if (!user || !user[0] || strlen(user) > ING_DIMENSION_MAX)
 		return srv_reply_error(conn, ERR_BAD_QUERY, "user_id: required, 1 to %d bytes",
 				       ING_DIMENSION_MAX);
-	bool version_ok, os_ok;
+	bool version_ok, os_ok, device_ok;
 	const char *version = optional_dimension(conn, "app_version", &version_ok);
-	(void)optional_dimension(conn, "os_version", &os_ok);
-	if (!version_ok || !os_ok)
+	const char *os_version = optional_dimension(conn, "os_version", &os_ok);
+	const char *device = optional_dimension(conn, "device", &device_ok);
+	if (!version_ok || !os_ok || !device_ok)
 		return srv_reply_error(conn, ERR_BAD_QUERY, "%s: optional, 1 to %d bytes",
-				       version_ok ? "os_version" : "app_version",
+				       !version_ok ? "app_version"
+				       : !os_ok	   ? "os_version"
+						   : "device",
 				       ING_DIMENSION_MAX);
 	time_t now = srv_now();
 	char day[ING_DAY_LEN], at[32];
 	ing_utc_day(now, day);
 	srv_format_time(now, at, sizeof at);
 	const st_app *app = srv_req_app(req);
-	st_checkin call = {.day = day, .at = at, .app_version = version, .user_id = user};
+	st_checkin call = {.day = day,
+			   .at = at,
+			   .app_version = version,
+			   .user_id = user,
+			   .os_version = os_version,
+			   .device = device};
 	st_app_config cfg = {0};
 	int rc = check_in(app, &call, &cfg);
 	if (rc < 0) {

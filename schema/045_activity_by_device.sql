@@ -1,0 +1,45 @@
+-- 045 — rates under an OS version or device filter divide by the users of
+-- that OS version or device (SPEC §10.2).
+--
+-- A sampling check-in may now carry os_version and device (the native
+-- client sends both). A user's row of the day and version keeps the ones
+-- of their first sighting (as it keeps in_sample), '' when that sighting
+-- did not say; activity_dim_daily counts the day's active and sampled
+-- users per app version, OS version and device from those rows, so a
+-- filtered rate's denominator is a sum over a few rows. Where no sampled
+-- user of the range said the dimension, the reply says rate_basis
+-- "all_devices" and divides by everyone (groups_triage).
+--
+-- Upgrade: check-ins before this migration said neither; their users are
+-- counted under ('', ''), so the new table's sums equal activity_daily's.
+
+ALTER TABLE activity_users ADD COLUMN os_version text NOT NULL DEFAULT '',
+                           ADD COLUMN device text NOT NULL DEFAULT '';
+COMMENT ON COLUMN activity_users.os_version IS
+  'The OS version the user''s first check-in or stored report of the day and version said ('''' when it did not): counted in activity_dim_daily.';
+COMMENT ON COLUMN activity_users.device IS
+  'The device model the user''s first check-in or stored report of the day and version said ('''' when it did not): counted in activity_dim_daily.';
+
+CREATE TABLE activity_dim_daily (
+  app_id bigint NOT NULL,
+  day date NOT NULL,
+  app_version text NOT NULL,
+  os_version text NOT NULL,
+  device text NOT NULL,
+  active_users bigint NOT NULL DEFAULT 0 CHECK (active_users >= 0),
+  sampled_users bigint NOT NULL DEFAULT 0 CHECK (sampled_users >= 0),
+  PRIMARY KEY (app_id, day, app_version, os_version, device)
+);
+COMMENT ON TABLE activity_dim_daily IS
+  'Per app, UTC day, app version, OS version and device ('''' when the sighting did not say): distinct active users and sampled non-whitelisted users, counted by count_activity with activity_daily. The denominators of rates under an OS version or device filter (groups_triage); kept through retention.';
+
+INSERT INTO activity_dim_daily (app_id, day, app_version, os_version, device, active_users,
+                                sampled_users)
+SELECT app_id, day, app_version, '', '', active_users, sampled_users
+  FROM activity_daily WHERE active_users > 0 OR sampled_users > 0;
+
+-- Both take the dimensions now.
+DROP FUNCTION IF EXISTS count_activity(bigint, date[], text[], text[], boolean[], boolean[],
+                                       boolean[], bigint[]);
+DROP FUNCTION IF EXISTS sampling_check_ins(bigint, bigint, date[], timestamptz[], text[], text[],
+                                           boolean[]);

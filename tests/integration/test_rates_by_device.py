@@ -1,0 +1,112 @@
+"""SPEC §10.2, issue 42 item 3: sampling check-ins may carry os_version and
+device; a group's rate under an OS version or device filter divides its
+affected users by the sampled users of that OS version or device, and
+where no check-in said the dimension the reply says
+"rate_basis":"all_devices" and divides by everyone (schema/045).
+
+Every user here is sampled (rate 1) except the whitelisted ones, who are
+in no rate; the expected rates are computed from the check-ins and
+reports the test makes."""
+
+import urllib.parse
+
+import pytest
+
+from conftest import create_app, fixture_of
+from ingest_util import Image, allow_everyone, fresh_id, native, post
+
+NOON = 1795176000  # 2026-11-20T12:00:00Z
+
+
+@pytest.fixture(scope="module")
+def image(manifest):
+    return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
+
+
+def check_in(server, app, user, **dims):
+    q = dict({"user_id": user, "app_version": "3.0"}, **dims)
+    r = server.request("GET", "/api/v1/sampling?" + urllib.parse.urlencode(q),
+                       key=app["ingest_key"])
+    assert r.status == 200, r
+    return r.json
+
+
+def groups(server, app, **q):
+    r = server.request("GET", f"/api/v1/apps/{app['app']}/groups?"
+                       + urllib.parse.urlencode(dict(q, level=1)), token=app["admin_token"])
+    assert r.status == 200, r
+    return r.json["groups"]
+
+
+def stall(server, app, image, user, os_version, device):
+    r = post(server, app, "/api/v1/ingest",
+             native(fresh_id(), image, [image.plain[0], image.plain[1]], user=user,
+                    app_version="3.0", os_version=os_version, device=device))
+    assert r.status == 202, r
+
+
+def test_rates_under_os_and_device_filters_divide_by_their_users(db, make_server, image):
+    app = create_app(db)
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    allow_everyone(server, app)
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/whitelist/vip", body=b"{}",
+                       token=app["admin_token"])
+    assert r.status == 200, r
+    # 30 users on iOS 17 (10 of them on an iPad), 10 on iOS 18, 5 old
+    # clients that say neither, and a whitelisted iOS 17 user.
+    fleet = {f"a{i}": ("17.2", "iPad13,1" if i < 10 else "iPhone14,2") for i in range(30)}
+    fleet.update({f"b{i}": ("18.0", "iPhone15,3") for i in range(10)})
+    for user, (os_version, device) in fleet.items():
+        assert check_in(server, app, user, os_version=os_version, device=device)["upload"]
+        # A later check-in saying otherwise does not move the user.
+        check_in(server, app, user, os_version="9.9", device="Other1,1")
+    for i in range(5):
+        check_in(server, app, f"old{i}")
+    check_in(server, app, "vip", os_version="17.2", device="iPad13,1")
+    # Stalls: 4 iPad users, 3 other iOS 17 users, 2 iOS 18 users, the
+    # whitelisted user (in no rate), 1 old client.
+    stalled = ["a0", "a1", "a2", "a3", "a10", "a11", "a12", "b0", "b1"]
+    for user in stalled:
+        stall(server, app, image, user, *fleet[user])
+    stall(server, app, image, "vip", "17.2", "iPad13,1")
+    stall(server, app, image, "old0", "17.2", "iPad13,1")
+
+    everyone = 30 + 10 + 5
+    (g,) = groups(server, app)
+    assert g["affected"] == len(stalled) + 1 and g["rate_basis"] == "all_devices"
+    assert g["rate"] == pytest.approx((len(stalled) + 1) / everyone)
+    cases = [({"os_version": "17.2"}, 7 + 1, 30), ({"os_version": "18.0"}, 2, 10),
+             ({"device": "iPad13,1"}, 4 + 1, 10), ({"device": "iPhone14,2"}, 3, 20),
+             ({"os_version": "17.2", "device": "iPad13,1"}, 4 + 1, 10),
+             ({"os_version": "17.2", "kind": "stall"}, 7 + 1, 30)]
+    for f, affected, sampled in cases:
+        (g,) = groups(server, app, **f)
+        # The old client's report says iOS 17 and an iPad: it counts as
+        # affected there, its check-in (which said neither) in no filter's
+        # denominator.
+        assert (g["affected"], g["rate_basis"]) == (affected, "filtered"), f
+        assert g["rate"] == pytest.approx(affected / sampled), f
+    # The detail says the same as the list.
+    detail = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{g['key']}?device=iPad13,1",
+                            token=app["admin_token"]).json["group"]
+    assert (detail["rate"], detail["rate_basis"]) == (pytest.approx(5 / 10), "filtered")
+
+
+def test_rates_say_all_devices_when_no_check_in_said_the_dimension(db, make_server, image):
+    app = create_app(db)
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    allow_everyone(server, app)
+    for i in range(8):
+        check_in(server, app, f"u{i}", os_version="17.2")
+    stall(server, app, image, "u0", "17.2", "iPad13,1")
+    stall(server, app, image, "u1", "17.2", "iPhone14,2")
+    # Check-ins said the OS version: filtered.
+    (g,) = groups(server, app, os_version="17.2")
+    assert (g["rate"], g["rate_basis"]) == (pytest.approx(2 / 8), "filtered")
+    # None said the device: everyone's users, and the reply says so.
+    (g,) = groups(server, app, device="iPad13,1")
+    assert (g["affected"], g["rate"], g["rate_basis"]) == (1, pytest.approx(1 / 8),
+                                                           "all_devices")
+    bad = server.request("GET", "/api/v1/sampling?user_id=x&app_version=1&device=",
+                         key=app["ingest_key"])
+    assert bad.status == 400 and "device" in bad.json["error"]["message"]

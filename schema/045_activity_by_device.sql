@@ -3,8 +3,8 @@
 --
 -- A sampling check-in may now carry os_version and device (the native
 -- client sends both). A user's row of the day and version keeps the ones
--- of their first sighting (as it keeps in_sample), '' when that sighting
--- did not say; activity_dim_daily counts the day's active and sampled
+-- of their first check-in (as it keeps in_sample), '' when it did not say
+-- or when the user was first seen through a stored report; activity_dim_daily counts the day's active and sampled
 -- users per app version, OS version and device from those rows, so a
 -- filtered rate's denominator is a sum over a few rows. Where no sampled
 -- user of the range said the dimension, the reply says rate_basis
@@ -32,6 +32,8 @@ CREATE TABLE activity_dim_daily (
 );
 COMMENT ON TABLE activity_dim_daily IS
   'Per app, UTC day, app version, OS version and device ('''' when the sighting did not say): distinct active users and sampled non-whitelisted users, counted by count_activity with activity_daily. The denominators of rates under an OS version or device filter (groups_triage); kept through retention.';
+COMMENT ON INDEX activity_dim_daily_pkey IS
+  'The range a filtered rate''s denominator sums, by (app_id, day), and the row count_activity adds a new user to.';
 
 INSERT INTO activity_dim_daily (app_id, day, app_version, os_version, device, active_users,
                                 sampled_users)

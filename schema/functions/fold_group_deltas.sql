@@ -33,8 +33,6 @@ DECLARE
   listed boolean[];
   durations bigint[];
   key1s text[];
-  os_versions text[];
-  devices text[];
 BEGIN
   WITH gone AS (
     DELETE FROM group_deltas WHERE app_id = p_app RETURNING *
@@ -211,9 +209,8 @@ BEGIN
                            ELSE fine_hist_add(g.duration_fine, excluded.duration_fine) END
   )
   SELECT count(*), array_agg(day), array_agg(app_version), array_agg(user_id),
-         array_agg(NOT in_sample), array_agg(duration_ms), array_agg(key1),
-         array_agg(os_version), array_agg(device)
-    INTO folded, days, versions, users, listed, durations, key1s, os_versions, devices
+         array_agg(NOT in_sample), array_agg(duration_ms), array_agg(key1)
+    INTO folded, days, versions, users, listed, durations, key1s
     FROM gone;
   -- A stored report counts its user as active (SPEC §10.2), and as
   -- stalled when in the sample (a report is stored only when its user is
@@ -224,7 +221,12 @@ BEGIN
   IF folded > 0 THEN
     PERFORM count_activity(p_app, days, versions, users, array_fill(true, ARRAY[folded::int]),
                            listed, array_fill(true, ARRAY[folded::int]), durations,
-                           os_versions, devices);
+                           -- Rates divide by the OS versions and devices
+                           -- check-ins said (SPEC §10.2), not reports': a
+                           -- user known from reports only is in no such
+                           -- denominator, as a report is in every numerator.
+                           array_fill(''::text, ARRAY[folded::int]),
+                           array_fill(''::text, ARRAY[folded::int]));
     -- What the new counts decide for the groups' status: status rows last.
     PERFORM lifecycle_after_fold(p_app, key1s, days);
   END IF;

@@ -882,8 +882,12 @@ static int open_day(gen *g, req_list *l, time_t start, int ago)
 		bool tester = i >= USERS;
 		if (!tester && below(&g->r, 1000) >= ACTIVE_PER_MILLE)
 			continue;
-		json_array_append_new(calls, json_pack("{s:s,s:s}", "user_id", u->id, "app_version",
-						       versions[version_of(u, ago)].version));
+		/* As the native client: the OS version and device too, so rates
+		 * under those filters have their own denominators (SPEC §10.2). */
+		json_array_append_new(
+			calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id, "app_version",
+					 versions[version_of(u, ago)].version, "os_version",
+					 oses[u->os].version, "device", devices[u->device]));
 		if (tester || ing_sampled(g->opt->app, u->id, day, SRV_DEMO_SAMPLE_RATE))
 			g->eligible[g->neligible++] = i;
 	}

@@ -316,7 +316,12 @@ def test_upgrade_from_024_gives_the_same_replies(cluster, tmp_root, image):
         CREATE INDEX group_dim_days_filter_idx
           ON group_dim_days (app_id, level, day, app_version, os_version, device, kind);
         DROP TABLE dim_combos;
-        DELETE FROM schema_migrations WHERE version = 39""")
+        DELETE FROM schema_migrations WHERE version = 39;
+        -- ...and no fine duration histograms (before 044).
+        ALTER TABLE groups DROP COLUMN duration_fine;
+        ALTER TABLE group_days DROP COLUMN duration_fine;
+        ALTER TABLE group_dim_days DROP COLUMN duration_fine;
+        DELETE FROM schema_migrations WHERE version = 44""")
     assert "applied 025_" in migrate(db).stdout
     facets_agree(db, app_id)
     server = start(db, tmp_root)

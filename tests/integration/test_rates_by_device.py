@@ -70,26 +70,28 @@ def test_rates_under_os_and_device_filters_divide_by_their_users(db, make_server
         stall(server, app, image, user, *fleet[user])
     stall(server, app, image, "vip", "17.2", "iPad13,1")
     stall(server, app, image, "old0", "17.2", "iPad13,1")
+    # A user who never checked in: active through the report, on no device.
+    stall(server, app, image, "silent", "17.2", "iPad13,1")
 
-    everyone = 30 + 10 + 5
+    everyone = 30 + 10 + 5 + 1
     (g,) = groups(server, app)
-    assert g["affected"] == len(stalled) + 1 and g["rate_basis"] == "all_devices"
-    assert g["rate"] == pytest.approx((len(stalled) + 1) / everyone)
-    cases = [({"os_version": "17.2"}, 7 + 1, 30), ({"os_version": "18.0"}, 2, 10),
-             ({"device": "iPad13,1"}, 4 + 1, 10), ({"device": "iPhone14,2"}, 3, 20),
-             ({"os_version": "17.2", "device": "iPad13,1"}, 4 + 1, 10),
-             ({"os_version": "17.2", "kind": "stall"}, 7 + 1, 30)]
+    assert g["affected"] == len(stalled) + 2 and g["rate_basis"] == "all_devices"
+    assert g["rate"] == pytest.approx((len(stalled) + 2) / everyone)
+    cases = [({"os_version": "17.2"}, 7 + 2, 30), ({"os_version": "18.0"}, 2, 10),
+             ({"device": "iPad13,1"}, 4 + 2, 10), ({"device": "iPhone14,2"}, 3, 20),
+             ({"os_version": "17.2", "device": "iPad13,1"}, 4 + 2, 10),
+             ({"os_version": "17.2", "kind": "stall"}, 7 + 2, 30)]
     for f, affected, sampled in cases:
         (g,) = groups(server, app, **f)
-        # The old client's report says iOS 17 and an iPad: it counts as
-        # affected there, its check-in (which said neither) in no filter's
-        # denominator.
+        # The old client's and the silent user's reports say iOS 17 and an
+        # iPad: they count as affected there, and in no filter's
+        # denominator (only check-ins say where a user is).
         assert (g["affected"], g["rate_basis"]) == (affected, "filtered"), f
         assert g["rate"] == pytest.approx(affected / sampled), f
     # The detail says the same as the list.
     detail = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{g['key']}?device=iPad13,1",
                             token=app["admin_token"]).json["group"]
-    assert (detail["rate"], detail["rate_basis"]) == (pytest.approx(5 / 10), "filtered")
+    assert (detail["rate"], detail["rate_basis"]) == (pytest.approx(6 / 10), "filtered")
 
 
 def test_rates_say_all_devices_when_no_check_in_said_the_dimension(db, make_server, image):

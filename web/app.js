@@ -4,7 +4,7 @@
 // pieces every page shares, view-*.js one page each, named after it.
 
 import { $ } from './lib-dom.js';
-import { LIST_PARAMS, paramsOf } from './lib-filters.js';
+import { LIST_PARAMS, keepFiltersInNav, paramsOf } from './lib-filters.js';
 import { parseHash, route, startRouter } from './lib-router.js';
 import { compareView } from './view-compare.js';
 import { configView } from './view-config.js';
@@ -23,6 +23,7 @@ import { whitelistView } from './view-whitelist.js';
 function viewFor(parts, query, gen) {
   const [head, a, b, ...rest] = parts;
   const f = paramsOf(query, LIST_PARAMS);
+  keepFiltersInNav(query);
   if (head === 'groups' && rest.length === 0) {
     if (!a) return () => groupsView(f, gen);
     if (!b) return () => groupView(a, f);

@@ -15,6 +15,7 @@ import { overviewView } from './view-overview.js';
 import { reportView } from './view-report.js';
 import { groupReportsView } from './view-reports.js';
 import { signIn, signOut } from './view-signin.js';
+import { userView } from './view-user.js';
 import { webhooksView } from './view-webhooks.js';
 import { whitelistView } from './view-whitelist.js';
 
@@ -32,6 +33,7 @@ function viewFor(parts, query, gen) {
   if (head === 'reports' && a && !b) return () => reportView(a, f);
   if (head === 'overview' && !a) return () => overviewView(paramsOf(query, ['from', 'to', 'version']));
   if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', 'from', 'to']));
+  if (head === 'users' && !a) return () => userView(paramsOf(query, ['user_id', 'from', 'to']), gen);
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);
   if (head === 'webhooks' && !a) return () => webhooksView(gen);

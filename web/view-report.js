@@ -147,7 +147,9 @@ export async function reportView(id, f) {
       row('Received', timeEl(r.received_at)),
       row('Client time', r.timestamp ? timeEl(r.timestamp) : null),
       row('Duration', duration(r.duration_ms)),
-      row('User', r.user_id),
+      row('User', r.user_id != null
+        ? h('a', { href: hashFor(['users'], { user_id: r.user_id }), id: 'report-user', title: 'Every stored report of this user' }, r.user_id)
+        : null),
       row('App version', ver(r.app_version, r.build)),
       row('OS', [r.os, ver(r.os_version, r.os_build)].filter(Boolean).join(' ') || null),
       row('Device', r.device),

@@ -4,7 +4,7 @@
 // pieces every page shares, view-*.js one page each, named after it.
 
 import { $ } from './lib-dom.js';
-import { LIST_PARAMS, paramsOf } from './lib-filters.js';
+import { LIST_PARAMS, keepFiltersInNav, paramsOf } from './lib-filters.js';
 import { parseHash, route, startRouter } from './lib-router.js';
 import { compareView } from './view-compare.js';
 import { configView } from './view-config.js';
@@ -15,6 +15,7 @@ import { overviewView } from './view-overview.js';
 import { reportView } from './view-report.js';
 import { groupReportsView } from './view-reports.js';
 import { signIn, signOut } from './view-signin.js';
+import { userView } from './view-user.js';
 import { webhooksView } from './view-webhooks.js';
 import { whitelistView } from './view-whitelist.js';
 
@@ -23,6 +24,7 @@ import { whitelistView } from './view-whitelist.js';
 function viewFor(parts, query, gen) {
   const [head, a, b, ...rest] = parts;
   const f = paramsOf(query, LIST_PARAMS);
+  keepFiltersInNav(query);
   if (head === 'groups' && rest.length === 0) {
     if (!a) return () => groupsView(f, gen);
     if (!b) return () => groupView(a, f);
@@ -31,6 +33,7 @@ function viewFor(parts, query, gen) {
   if (head === 'reports' && a && !b) return () => reportView(a, f);
   if (head === 'overview' && !a) return () => overviewView(paramsOf(query, ['from', 'to', 'version']));
   if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', 'from', 'to']));
+  if (head === 'users' && !a) return () => userView(paramsOf(query, ['user_id', 'from', 'to']), gen);
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);
   if (head === 'webhooks' && !a) return () => webhooksView(gen);

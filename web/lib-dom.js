@@ -57,6 +57,9 @@ export function crumbs(...items) {
     ]));
 }
 
+// The browser tab's title: what the page shows, then the app signed in
+// to (the header shows it), so tabs of two apps tell apart.
 export function title(text) {
-  document.title = `${text} · stallscope`;
+  const app = $('session-app')?.textContent;
+  document.title = `${text}${app ? ` · ${app}` : ''} · stallscope`;
 }

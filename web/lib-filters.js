@@ -8,6 +8,7 @@ import { num } from './lib-format.js';
 import { showError } from './lib-page.js';
 import { hashFor } from './lib-router.js';
 import { STATUS_CHOICES, statusChoiceText, statusQuery } from './lib-status.js';
+import { compareVersions } from './lib-triage.js';
 
 // Pick lists from GET …/dimensions: [select name, dimensions key, label].
 const DIMENSIONS = [
@@ -21,7 +22,9 @@ const DIMENSIONS = [
 // list's sort and statuses, for the way back), and go to the API with
 // each call.
 const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
-export const LIST_PARAMS = [...FILTERS, 'sort', 'status'];
+// The list's own choices ride along too, for the way back: its sort, its
+// statuses, its search (q, SPEC §10.7) and its grouping by culprit (by).
+export const LIST_PARAMS = [...FILTERS, 'sort', 'status', 'q', 'by'];
 const isDimension = (k) => DIMENSIONS.some(([name]) => name === k);
 
 // A filter object holds only what is chosen. A dimension may be chosen as
@@ -34,6 +37,17 @@ export function paramsOf(query, names) {
   return f;
 }
 
+// The top navigation keeps the filters of the page it is on: a day range
+// or a device chosen on the groups list still holds on the overview and
+// back. QUERY: the current address's.
+export function keepFiltersInNav(query) {
+  const carried = onlyFilters(paramsOf(query, FILTERS));
+  for (const link of document.querySelectorAll('#nav a[id^="nav-"], header .brand')) {
+    const section = link.id ? link.id.slice('nav-'.length) : 'groups';
+    link.setAttribute('href', hashFor([section], carried));
+  }
+}
+
 export const onlyFilters = (f) => Object.fromEntries(FILTERS.filter((k) => f[k] != null).map((k) => [k, f[k]]));
 export const isFiltered = (f) => FILTERS.some((k) => f[k] != null);
 const shownValue = (v) => (v === '' ? '(not set)' : v);
@@ -44,7 +58,12 @@ const shownValue = (v) => (v === '' ? '(not set)' : v);
 function fillSelect(select, values, chosen) {
   const options = [h('option', { value: '' }, 'all')];
   const option = (v, text) => h('option', { value: v, dataset: { v } }, text);
-  for (const d of values || []) options.push(option(d.value, `${shownValue(d.value)} (${num(d.reports)})`));
+  // Versions newest first in the version order (SPEC §10.3), '' last;
+  // the other dimensions as the API ranks them, by reports.
+  const listed = select.name === 'version'
+    ? (values || []).slice().sort((a, b) => (a.value === '') - (b.value === '') || compareVersions(b.value, a.value))
+    : values || [];
+  for (const d of listed) options.push(option(d.value, `${shownValue(d.value)} (${num(d.reports)})`));
   let pick = chosen == null ? options[0] : options.find((o) => o.dataset.v === chosen);
   if (!pick) options.push(pick = option(chosen, `${shownValue(chosen)} (no reports)`));
   select.replaceChildren(...options);
@@ -79,6 +98,10 @@ export function filtersForm(f, dims) {
   const pick = (name, label) => h('label', { for: `filter-${name.replace('_', '-')}` }, label,
     h('select', { id: `filter-${name.replace('_', '-')}`, name }));
   const form = h('form', { id: 'groups-filters', class: 'filters' },
+    // SPEC §10.7: a frame's function, file or image, 3 characters at least.
+    h('label', { for: 'filter-q' }, 'Search frames',
+      h('input', { id: 'filter-q', name: 'q', type: 'search', value: f.q || '', minlength: 3,
+        placeholder: 'function, file or image', title: 'At least 3 characters, any case' })),
     input('filter-from', 'from', 'From (UTC day)', 'date'),
     input('filter-to', 'to', 'To (UTC day)', 'date'),
     DIMENSIONS.map(([name, , label]) => pick(name, label)),
@@ -114,6 +137,8 @@ export function filtersForm(f, dims) {
     ev.preventDefault();
     const chosen = {};
     for (const k of ['from', 'to', 'sort', 'status']) if (el[k].value) chosen[k] = el[k].value;
+    if (el.q.value.trim()) chosen.q = el.q.value.trim();
+    chosen.by = f.by;
     for (const [name] of DIMENSIONS) chosen[name] = chosenIn(el[name]);
     location.hash = hashFor(['groups'], chosen);
   });

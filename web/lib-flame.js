@@ -6,6 +6,7 @@
 
 import { h } from './lib-dom.js';
 import { api, appPath, plainMessage, withQuery } from './lib-api.js';
+import { onlyFilters } from './lib-filters.js';
 import { basename, num } from './lib-format.js';
 
 const ROW_PX = 22;
@@ -114,21 +115,17 @@ function flameGraph(tree) {
 }
 
 // The flame graph of group KEY1 (of its subgroup KEY2 when given) under
-// the filters F. The tree takes the days and the version only (SPEC
-// §10.4), and it reads the retained reports: a failure leaves the rest
-// of the page standing.
+// the page's filters F, every one (SPEC §10.4): its root then counts the
+// reports the page's header counts. It reads the retained reports: a
+// failure leaves the rest of the page standing.
 export async function treeSection(key1, f, key2) {
-  const q = { from: f.from, to: f.to, version: f.version, level2: key2 };
-  const narrowed = f.os_version != null || f.device != null || f.kind != null;
   let body;
   try {
-    const tree = await api('GET', withQuery(appPath('groups', key1, 'tree'), q));
+    const tree = await api('GET', withQuery(appPath('groups', key1, 'tree'), { ...onlyFilters(f), level2: key2 }));
     body = tree.reports ? flameGraph(tree)
       : h('p', { class: 'empty', id: 'flame-empty' }, 'No retained report to draw the call tree from.');
   } catch (e) {
     body = h('p', { class: 'error', id: 'flame-error' }, plainMessage(e));
   }
-  return h('div', {}, narrowed
-    ? h('p', { class: 'hint' }, 'The call tree follows the days and version chosen, not the OS version, device or kind.')
-    : null, body);
+  return h('div', {}, body);
 }

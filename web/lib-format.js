@@ -11,12 +11,24 @@ export function utc(iso) {
   return isNaN(d) ? String(iso) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 }
 
+// A UTC day alone ('2026-01-31') stays a day: read as a time it would
+// claim a midnight nobody saw.
+const isDay = (v) => /^\d{4}-\d{2}-\d{2}$/.test(String(v));
+
+// The one way a time or a day reads on every page, with the API's own
+// value on hover.
 export function timeEl(iso) {
   if (!iso) return '—';
-  return h('time', { datetime: iso, title: iso }, utc(iso));
+  return h('time', { datetime: iso, title: iso }, isDay(iso) ? String(iso) : utc(iso));
 }
 
 export const basename = (path) => String(path).split('/').pop();
+
+// An image by its file name, the full (on-device) path on hover.
+export function imageName(path, cls) {
+  if (path == null) return h('span', { class: cls }, '?');
+  return h('span', { class: cls, title: String(path) }, basename(path));
+}
 
 export const num = (n) => (n == null ? '—' : Number(n).toLocaleString());
 

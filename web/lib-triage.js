@@ -59,18 +59,41 @@ function newInBadge(g) {
   return g.new_in ? badge(`new in ${g.new_in}`, 'new-tag') : null;
 }
 
+// What names a group (SPEC §10.5): its culprit's function, else the
+// culprit's frame, else (no frame in the app's own code) its innermost
+// frame. For titles of tabs and headings.
+export function culpritName(g) {
+  const c = g.culprit;
+  return (c && (c.function || c.frame)) || g.frames?.[0] || g.key;
+}
+
 // The culprit (SPEC §10.5) names a group, as in Sentry and Crashlytics:
 // the innermost frames are often a system wait. Without one, the top
-// frames do. The frames stay below the title: they are the group's key.
+// frames do. Groups of one culprit would read alike: the innermost frame
+// (frames[0], the first of the group's key) says which is which when it
+// is not the culprit. The frames stay below: they are the group's key.
 export function groupTitle(g) {
   const c = g.culprit;
   const name = c ? (c.function || c.frame) : null;
   const loc = c && c.file ? `${basename(c.file)}${c.line ? `:${c.line}` : ''}` : null;
+  const inner = g.frames?.[0];
   return h('div', { class: 'group-title' },
     name ? h('span', { class: 'culprit' }, h('span', { class: 'fn' }, name),
       loc ? h('span', { class: 'loc', title: c.file }, loc) : null) : null,
+    name && inner && inner !== c.frame
+      ? h('span', { class: 'innermost', title: 'The innermost frame of the group: what sets it apart from other groups of this culprit' },
+        h('span', { class: 'muted' }, 'innermost '), h('span', { class: 'mono' }, inner))
+      : null,
     newInBadge(g),
     h('div', { class: name ? 'frames under' : 'frames' }, identities(g.frames)));
+}
+
+// Duration percentiles (SPEC §10.1), or null when the server sends none
+// (an older server): then the p90 bucket stands in.
+export function percentilesText(g) {
+  if (g.p90_ms === undefined) return null;
+  if (g.p50_ms == null && g.p90_ms == null && g.p99_ms == null) return '—';
+  return [g.p50_ms, g.p90_ms, g.p99_ms].map(duration).join(' · ');
 }
 
 // The 8 buckets as bars, tallest = most; each bar carries its count.

@@ -3,7 +3,7 @@
 
 import { badge, crumbs, h, title } from './lib-dom.js';
 import { ApiError, api, reportPath, request } from './lib-api.js';
-import { basename, duration, identities, num, timeEl } from './lib-format.js';
+import { basename, duration, identities, imageName, num, timeEl } from './lib-format.js';
 import { act } from './lib-page.js';
 import { hashFor } from './lib-router.js';
 
@@ -12,7 +12,7 @@ function frameItem(fr, index) {
   const status = fr.status || 'unknown';
   const head = h('div', { class: 'frame-head' },
     h('span', { class: 'idx' }, String(index)),
-    h('span', { class: 'image' }, fr.image ?? '?'),
+    imageName(fr.image, 'image'),
     h('span', { class: 'addr' }, fr.address),
     fr.offset ? h('span', { class: 'offset' }, `+${fr.offset}`) : null,
     badge(status.replace(/_/g, ' '), `status-${status}`));
@@ -122,8 +122,13 @@ export async function reportView(id, f) {
   title(`Report ${id}`);
   if (!/^\d+$/.test(id)) throw new ApiError(404, 'not_found', `“${id}” is not a report id`);
   const r = await api('GET', reportPath(id));
-  const trace = h('button', { type: 'button', id: 'report-trace' }, 'Download trace (.json)');
-  trace.addEventListener('click', () => act(trace, () => downloadTrace(id)));
+  // The trace is built from the samples (SPEC §7): without them there is
+  // nothing to download but an invented span.
+  let trace = null;
+  if (r.has_samples) {
+    trace = h('button', { type: 'button', id: 'report-trace' }, 'Download trace (.json)');
+    trace.addEventListener('click', () => act(trace, () => downloadTrace(id)));
+  }
   const row = (label, value) => [h('dt', {}, label), h('dd', {}, value ?? '—')];
   const ver = (a, b) => (a ? (b ? `${a} (${b})` : a) : null);
   const groupLink = r.key1 && r.key2
@@ -142,7 +147,9 @@ export async function reportView(id, f) {
       row('Received', timeEl(r.received_at)),
       row('Client time', r.timestamp ? timeEl(r.timestamp) : null),
       row('Duration', duration(r.duration_ms)),
-      row('User', r.user_id),
+      row('User', r.user_id != null
+        ? h('a', { href: hashFor(['users'], { user_id: r.user_id }), id: 'report-user', title: 'Every stored report of this user' }, r.user_id)
+        : null),
       row('App version', ver(r.app_version, r.build)),
       row('OS', [r.os, ver(r.os_version, r.os_build)].filter(Boolean).join(' ') || null),
       row('Device', r.device),

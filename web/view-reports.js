@@ -10,7 +10,8 @@ import { filterSummary, isFiltered, onlyFilters } from './lib-filters.js';
 import { sparkWindow } from './lib-sparkline.js';
 import { groupHeader } from './lib-groups.js';
 import { treeSection } from './lib-flame.js';
-import { durationsSection } from './lib-triage.js';
+import { breakdownSection } from './lib-breakdown.js';
+import { culpritName, durationsSection } from './lib-triage.js';
 
 function reportRow(r, f) {
   const href = hashFor(['reports', String(r.id)], f);
@@ -46,14 +47,16 @@ export async function groupReportsView(key1, key2, f, gen) {
   };
   more.addEventListener('click', () => act(more, load));
   // The level-2 group's own counters come with its parent's detail.
-  const [detail, tree] = await Promise.all([api('GET', withQuery(appPath('groups', key1), carried)),
-    treeSection(key1, f, key2), load()]);
+  const [detail, tree, breakdown] = await Promise.all([api('GET', withQuery(appPath('groups', key1), carried)),
+    treeSection(key1, f, key2), breakdownSection(key1, f, ['groups', key1, key2], key2), load()]);
   const sub = detail.subgroups.find((s) => s.key === key2);
+  title(`${culpritName(sub || detail.group)} (subgroup)`);
   return h('div', {},
     crumbs(['Groups', hashFor(['groups'], f)], [key1, hashFor(['groups', key1], f)], [key2]),
     h('h1', {}, 'Subgroup'),
     filterSummary(f, ['groups', key1, key2]),
-    sub ? groupHeader(sub, 2, sparkWindow(f, [sub.daily])) : h('p', { class: 'mono' }, key2),
+    sub ? groupHeader(sub, 2, sparkWindow(f, [sub.daily]), f) : h('p', { class: 'mono' }, key2),
+    breakdown,
     sub ? durationsSection(sub.duration_hist) : null,
     h('h2', {}, 'Where the time goes'),
     tree,

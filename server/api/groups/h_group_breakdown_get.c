@@ -42,13 +42,7 @@ enum MHD_Result srv_h_group_breakdown_get(struct MHD_Connection *conn, srv_reque
 	/* The facet and combination rows count every report committed
 	 * before the request once its delta is folded. */
 	int rc = srv_deltas_fold_then_read(t.app_id, "group_breakdown", breakdown_cb, &t);
-	if (rc < 0)
-		return srv_reply_store_error(conn, rc);
-	if (rc == 0 && t.key2)
-		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s/%.32s", t.key1, t.key2);
-	if (rc == 0)
-		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s", t.key1);
-	json_t *body = json_loads(t.json, 0, NULL);
-	free(t.json);
-	return srv_reply_json(conn, 200, body);
+	/* 0: key1 unknown, or level2= not one of its level-2 groups. */
+	return srv_reply_read(conn, rc, t.json, t.key2 ? "level-2 group of group" : "group",
+			      t.key1);
 }

@@ -10,11 +10,15 @@
 #      credentials in var/demo-app.json (mode 600) so later runs show them
 #      again;
 #   5. print the credentials and example requests, then serve on
-#      STALLSCOPE_LISTEN (default 127.0.0.1:8080) until Ctrl-C;
+#      STALLSCOPE_LISTEN (default 127.0.0.1:8080) until Ctrl-C, without
+#      the access log (a line per request: the demo alone makes hundreds)
+#      unless STALLSCOPE_ACCESS_LOG=1 is set;
 #   6. the first time, once the server answers /healthz, load the demo data
 #      set into com.example.demo (`stallscope demo`) and leave the marker
 #      var/demo-loaded, so later runs skip it (the message says how to load
-#      it again).
+#      it again);
+#   7. print the dashboard's address and the credentials again, last, so
+#      they are on screen when the terminal goes quiet.
 # The server runs in the background of this script, which forwards Ctrl-C
 # and SIGTERM to it and waits: it still stops gracefully.
 set -euo pipefail
@@ -56,16 +60,22 @@ if [ ! -s "$keys" ]; then
 fi
 
 export STALLSCOPE_LISTEN=${STALLSCOPE_LISTEN:-127.0.0.1:8080}
+export STALLSCOPE_ACCESS_LOG=${STALLSCOPE_ACCESS_LOG:-0}
 base="http://$STALLSCOPE_LISTEN"
-if [ -s "$keys" ]; then
-	chmod 600 "$keys"
-	field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$keys"; }
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$keys"; }
+credentials() {
 	cat <<EOF
-
-Demo app com.example.demo (credentials kept in $keys):
   ingest key    $(field ingest_key)
   upload token  $(field upload_token)
   admin token   $(field admin_token)
+EOF
+}
+if [ -s "$keys" ]; then
+	chmod 600 "$keys"
+	cat <<EOF
+
+Demo app com.example.demo (credentials kept in $keys):
+$(credentials)
 
 Dashboard: $base/ (sign in with com.example.demo and the admin token)
 
@@ -106,13 +116,21 @@ if [ -s "$keys" ] && healthy; then
 			echo "note: the demo data did not load; the server keeps running" >&2
 		fi
 	fi
+	if [ "$STALLSCOPE_ACCESS_LOG" = 1 ]; then
+		access="The access log is on: a line per request."
+	else
+		access="The access log is off (STALLSCOPE_ACCESS_LOG=1 make run shows it)."
+	fi
 	cat <<EOF
 
-The demo app holds a week of stalls: sign in at $base/ with com.example.demo
-and the admin token above. Load the demo again with (the same UTC day it
-sends the same reports, which adds nothing; --seed N sends another set):
+The demo app holds a week of stalls. Load it again with (the same UTC day
+it sends the same reports, which adds nothing; --seed N sends another set):
   $demo_cmd
+$access
 
+Dashboard: $base/ (sign in with com.example.demo and the admin token)
+$(credentials)
+Serving until Ctrl-C.
 EOF
 fi
 

@@ -69,6 +69,9 @@ enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req);
 /* GET /api/v1/apps/{app}/groups/{key1}/tree — the group's call tree. */
 enum MHD_Result srv_h_group_tree_get(struct MHD_Connection *conn, srv_request *req);
+/* GET /api/v1/apps/{app}/groups/{key1}/breakdown — its reports by app
+ * version, OS version, device and kind (SPEC §10.6). */
+enum MHD_Result srv_h_group_breakdown_get(struct MHD_Connection *conn, srv_request *req);
 
 /* GET /api/v1/apps/{app}/dimensions?from=&to= — the filters' known values. */
 enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *req);

@@ -44,6 +44,8 @@ static const srv_route routes[] = {
 	 SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/groups/{key1}/tree", srv_h_group_tree_get, SRV_AUTH_ADMIN,
 	 SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/groups/{key1}/breakdown", srv_h_group_breakdown_get,
+	 SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/dimensions", srv_h_dimensions_get, SRV_AUTH_ADMIN,
 	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/stats", srv_h_stats_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},

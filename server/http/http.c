@@ -628,11 +628,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	log_safe(method, sizeof method, req->method);
 	log_safe(path, sizeof path, req->path);
 	const char *why = termination(toe);
-	cm_log(CM_INFO, "access method=%s path=%s status=%u bytes=%" PRIu64
-	       " ms=%.1f id=%s%s%s",
-	       method, path, req->status,
-	       req->bytes, ms, req->id[0] ? req->id : "-",
-	       why ? " aborted=" : "", why ? why : "");
+	/* A terminal watching `make run` would see nothing else; the
+	 * metrics count every request either way. */
+	if (http->cfg->access_log)
+		cm_log(CM_INFO,
+		       "access method=%s path=%s status=%u bytes=%" PRIu64 " ms=%.1f id=%s%s%s",
+		       method, path, req->status, req->bytes, ms, req->id[0] ? req->id : "-",
+		       why ? " aborted=" : "", why ? why : "");
 	srv_metrics_request(req->route_index, req->status, ms / 1e3);
 
 	json_decref(req->json);

@@ -78,6 +78,9 @@ static const struct var {
 	 "(request forgery: docs/SECURITY.md)"},
 	{"STALLSCOPE_LOG_LEVEL", V_LEVEL, FIELD(log_level), "info", 0, 0,
 	 "debug, info, warn or error"},
+	{"STALLSCOPE_ACCESS_LOG", V_UINT, FIELD(access_log), "1", 0, 1,
+	 "1 logs a line per request (the access log); 0 leaves it out "
+	 "(make run's default)"},
 };
 
 int srv_config_parse_size(const char *text, uint64_t *out)

@@ -39,6 +39,7 @@ typedef struct srv_config {
 	unsigned webhook_retry;		/* seconds to the first retry */
 	unsigned webhook_allow_private; /* 1: private destinations allowed */
 	cm_log_level log_level;
+	unsigned access_log; /* 1: one log line per request */
 } srv_config;
 
 /* Looks up an environment variable (getenv in production). */

@@ -4,18 +4,26 @@ The demo runs against the session's server into a fresh app; everything
 is then read back through the API and checked against expectations
 computed here: days from the test's own clock, frames from
 llvm-symbolizer on the committed dSYM, versions and users from the
-reports themselves. The backfill tests post their own reports."""
+reports themselves. The backfill tests post their own reports. And
+scripts/run.sh (`make run`) loads it into a database of its own: what the
+terminal shows last."""
 
 import datetime
 import json
+import os
+import re
+import shutil
+import signal
 import subprocess
+import threading
 import time
+import urllib.request
 from collections import Counter, defaultdict
 from urllib.parse import quote
 
 import pytest
 
-from conftest import BIN, REPO, create_app, run
+from conftest import BIN, REPO, create_app, free_port, run
 from ingest_util import symbolize
 
 DSYM = REPO / "scripts/demo/StallDemo.dwarf"
@@ -416,3 +424,85 @@ def test_backfill_check_ins_count_active_users_on_that_day(server, db):
     assert row["active_users"] == 41
     assert row["sampled_users"] == sum(upload[u] for u in users)
     assert row["stalled_users"] == row["reports"] == sum(upload[u] for u in users[:12])
+
+
+class RunScript:
+    """scripts/run.sh (what `make run` runs) from a copy of the scripts in
+    ROOT, so its var/ is ROOT's, against DB_URL (no cluster of its own) on
+    PORT, with the built binary; stdout and stderr as one stream of lines,
+    read as they come."""
+
+    def __init__(self, root, db_url, port, env=None):
+        (root / "scripts").mkdir(parents=True, exist_ok=True)
+        for name in ("run.sh", "install-deps.sh", "pg.sh"):
+            shutil.copy(REPO / "scripts" / name, root / "scripts" / name)
+        full = {k: v for k, v in os.environ.items() if not k.startswith("STALLSCOPE_")}
+        full.update({"STALLSCOPE_BIN": str(BIN), "STALLSCOPE_DATABASE_URL": db_url,
+                     "STALLSCOPE_LISTEN": f"127.0.0.1:{port}"}, **(env or {}))
+        self.lines = []
+        self.p = subprocess.Popen(["bash", str(root / "scripts/run.sh")], cwd=root, env=full,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern, timeout=180):
+        """The index of the first line matching PATTERN, once it came."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for i, line in enumerate(list(self.lines)):
+                if re.search(pattern, line):
+                    return i
+            assert self.p.poll() is None, "\n".join(self.lines[-40:])
+            time.sleep(0.1)
+        raise AssertionError(f"no {pattern!r} in:\n" + "\n".join(self.lines[-40:]))
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        assert self.p.wait(timeout=60) == 0, "\n".join(self.lines[-40:])
+        self.reader.join(timeout=10)
+
+
+def test_make_run_ends_with_the_dashboard_and_credentials_and_no_access_log(cluster,
+                                                                           tmp_path):
+    """`make run` loads the demo (hundreds of requests), then its last lines
+    are the dashboard's address and the demo app's credentials; no access
+    line reaches the terminal unless STALLSCOPE_ACCESS_LOG=1 asks."""
+    db_url = cluster.create_db("make_run")
+    root = tmp_path / "checkout"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    script = RunScript(root, db_url, port)
+    try:
+        end = script.wait_for(r"^Serving until Ctrl-C\.$")
+        time.sleep(1)  # a stray line after the end would show now
+        lines = list(script.lines)
+    finally:
+        script.stop()
+    keys = json.loads((root / "var/demo-app.json").read_text())
+    assert (root / "var/demo-loaded").exists()
+    loaded = next(i for i, ln in enumerate(lines) if ln.startswith("demo: uploaded StallDemo"))
+    assert "0 refused" in lines[loaded]
+    tail = lines[end - 4:end + 1]
+    assert tail == [f"Dashboard: {base}/ (sign in with com.example.demo and the admin token)",
+                    f"  ingest key    {keys['ingest_key']}",
+                    f"  upload token  {keys['upload_token']}",
+                    f"  admin token   {keys['admin_token']}",
+                    "Serving until Ctrl-C."], "\n".join(lines[loaded:])
+    assert end > loaded and lines[end + 1:] == [], lines[end + 1:]
+    assert not [ln for ln in lines if " access method=" in ln], "\n".join(lines[-40:])
+
+    # Again with the access log asked for: the demo is loaded already, the
+    # credentials still come last, and a request is logged.
+    script = RunScript(root, db_url, port, {"STALLSCOPE_ACCESS_LOG": "1"})
+    try:
+        end = script.wait_for(r"^Serving until Ctrl-C\.$")
+        assert script.lines[end - 1] == f"  admin token   {keys['admin_token']}"
+        assert not [ln for ln in script.lines if ln.startswith("demo: uploaded")]
+        urllib.request.urlopen(f"{base}/healthz", timeout=30).read()
+        script.wait_for(r" access method=GET path=/healthz status=200 ", timeout=30)
+    finally:
+        script.stop()

@@ -92,6 +92,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.max_unzipped, UINT64_C(8) << 30);
 	assert_int_equal(cfg.max_zip_entries, 10000);
 	assert_int_equal(cfg.log_level, CM_INFO);
+	assert_int_equal(cfg.access_log, 1); /* make run sets 0 */
 	/* Webhooks: no private destinations, a first retry after 10 s, links
 	 * to the listen address. */
 	assert_int_equal(cfg.webhook_allow_private, 0);
@@ -110,6 +111,8 @@ static void test_defaults(void **state)
 static void test_overrides(void **state)
 {
 	(void)state;
+	/* Name, value pairs. */
+	/* clang-format off */
 	static const char *const env[] = {
 		"STALLSCOPE_DATABASE_URL", "host=/tmp dbname=s",
 		"STALLSCOPE_LISTEN", "[::]:0",
@@ -118,7 +121,9 @@ static void test_overrides(void **state)
 		"STALLSCOPE_LOG_LEVEL", "debug",
 		"STALLSCOPE_DATA_DIR", "/srv/data",
 		"STALLSCOPE_MAX_URL", "",
+		"STALLSCOPE_ACCESS_LOG", "0",
 		NULL};
+	/* clang-format on */
 	fake_env = env;
 	srv_config cfg;
 	char err[256];
@@ -130,6 +135,7 @@ static void test_overrides(void **state)
 	assert_int_equal(cfg.log_level, CM_DEBUG);
 	assert_string_equal(cfg.data_dir, "/srv/data");
 	assert_int_equal(cfg.max_url, 2048); /* empty means default */
+	assert_int_equal(cfg.access_log, 0);
 }
 
 static void expect_refused(const char *var, const char *value)
@@ -156,6 +162,7 @@ static void test_refusals_name_the_variable(void **state)
 	expect_refused("STALLSCOPE_METRICS_ALLOW", "10.0.0.1/8");
 	expect_refused("STALLSCOPE_WEBHOOK_ALLOW_PRIVATE", "2");
 	expect_refused("STALLSCOPE_WEBHOOK_RETRY", "0");
+	expect_refused("STALLSCOPE_ACCESS_LOG", "yes");
 	static const char *const none[] = {NULL};
 	fake_env = none;
 	srv_config cfg;

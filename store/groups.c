@@ -120,6 +120,13 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" ELSE " KEY1_OF(KEY) " IN (SELECT s.key1 FROM group_status s"                    \
 	" WHERE s.app_id = $1 AND s.status = ANY (" STATUSES "::text[])) END)"
 
+/* Whether group KEY of the page's level ($2) has a search term (schema/046,
+ * group_terms) matching PATTERN (an ILIKE pattern, NULL for any): one
+ * hashed list of the matching keys per statement, from the trigram index. */
+#define SEARCH(KEY, PATTERN)                                                           \
+	"(" PATTERN "::text IS NULL OR " KEY " IN (SELECT t.key FROM group_terms t"         \
+	" WHERE t.app_id = $1 AND t.level = $2 AND t.term ILIKE " PATTERN "::text))"
+
 /* A page over TABLE's rows that WHERE keeps: sums per group first (no
  * sketch read unless sort=users, of the durations only their sum, which
  * sort=stall_ms needs), the page cut, then each listed group's users as
@@ -133,7 +140,7 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
 					    "a.last_seen", "a.stall_ms") " AS v FROM agg a"     \
-	" WHERE " STATUS_IN("a.key", "$13") "),"                                       \
+	" WHERE " STATUS_IN("a.key", "$13") " AND " SEARCH("a.key", "$14") "),"        \
 	" listed AS (SELECT * FROM page a WHERE ($11::text IS NULL"                      \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
 	" ORDER BY a.v DESC, a.key DESC LIMIT $12)"                                       \
@@ -205,7 +212,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		"WITH listed AS (SELECT g.*, "
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
-		" AND " STATUS_IN("g.key", "$7")
+		" AND " STATUS_IN("g.key", "$7") " AND " SEARCH("g.key", "$8")
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		", g.key) < ($4::bigint, $5::text))"
@@ -217,18 +224,20 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 				    "group_days", "true"))
 		" AS obj FROM listed g"
 		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ") AS p",
-		7};
+		8};
 	static const st_stmt by_days = {"groups_page_days",
-					FILTERED_PAGE("group_days", DAYS_ONLY), 13};
+					FILTERED_PAGE("group_days", DAYS_ONLY), 14};
 	static const st_stmt by_facet = {"groups_page_facet",
-					 FILTERED_PAGE("group_facet_days", FACET), 13};
+					 FILTERED_PAGE("group_facet_days", FACET), 14};
 	static const st_stmt by_dims = {"groups_page_dims",
-					FILTERED_PAGE("group_dim_days", DIMS), 13};
+					FILTERED_PAGE("group_dim_days", DIMS), 14};
 	if (!filtered(f)) {
-		st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_INT64(sort),
+		st_param p[] = {ST_INT64(app_id),      ST_INT64(level),	   ST_INT64(sort),
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit),
-				ST_TEXT(statuses)};
-		return st_run_text(c, &all, p, 7, out_json);
+				ST_TEXT(statuses),     ST_TEXT(f->search)};
+		/* A search's pattern is planned with its trigrams. */
+		int rc = f->search ? st_plan_per_call(c) : 0;
+		return rc < 0 ? rc : st_run_text(c, &all, p, 8, out_json);
 	}
 	int rc = st_plan_per_call(c);
 	/* sort=users unions a sketch per group of the range. A hash table
@@ -250,8 +259,8 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
-			ST_TEXT(after_key), ST_INT64(limit), ST_TEXT(statuses)};
-	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 13, out_json);
+			ST_TEXT(after_key), ST_INT64(limit), ST_TEXT(statuses), ST_TEXT(f->search)};
+	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 14, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */

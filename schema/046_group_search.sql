@@ -78,7 +78,6 @@ WITH stacked AS (
          jsonb_array_elements(CASE jsonb_typeof(f->'frames') WHEN 'array' THEN f->'frames'
                               ELSE '[]' END) c,
          LATERAL (VALUES (c->>'function'), (c->>'file')) AS e(v)
-)
 ), every AS (
   SELECT app_id, 1::smallint AS level, key1 AS key, term FROM termed
   UNION ALL SELECT app_id, 2::smallint, key2, term FROM termed
@@ -103,7 +102,7 @@ SELECT DISTINCT app_id, level, key, left(term, 512) FROM every
 ON CONFLICT DO NOTHING;
 ANALYZE group_terms;
 
--- A user's reports newest first (store/user_reports.c), as hashtext:
+-- A user's reports newest first (store/report_lists.c), as hashtext:
 -- the reader compares the row's user id too.
 CREATE INDEX reports_user_idx ON reports (hashtext(user_id), received_at DESC, id DESC);
 COMMENT ON INDEX reports_user_idx IS

@@ -408,18 +408,32 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, 
 int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
 		     const char *after_uuid, int64_t limit, char **out_json)
 {
+	/* One row per UUID, named by its basename whatever path a report gave
+	 * (the path beside it when one did); the versions (schema/046) read
+	 * for the page's rows only, newest first by the version order
+	 * (app_version_key, docs/TRIAGE.md); last_seen a time like every
+	 * reply's, the day's end for a counter older than 046 that has none. */
+#define REASON "CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
+	/* clang-format off */
 	static const st_stmt q = {
 		"dsyms_missing",
 		"SELECT coalesce(json_agg(json_build_object('uuid', m.uuid, 'arch', m.arch,"
-		" 'name', m.name, 'system', $2::boolean, 'reports', m.reports,"
-		" 'last_seen', m.last_seen, 'cursor', m.reports || '.' || m.hex)"
+		" 'name', regexp_replace(m.image, '^.*/', ''),"
+		" 'path', CASE WHEN strpos(m.image, '/') > 0 THEN m.image END,"
+		" 'system', $2::boolean, 'reports', m.reports,"
+		" 'app_versions', (SELECT coalesce(json_agg(d.v ORDER BY app_version_key(d.v, NULL)"
+		"  DESC, d.v DESC), '[]') FROM (SELECT DISTINCT a.v FROM image_waits x,"
+		"  unnest(x.app_versions) AS a(v) WHERE x.app_id = $1 AND x.uuid = m.id"
+		"  AND x.reason = " REASON " AND a.v <> '') AS d(v)),"
+		" 'last_seen', " TS("m.last_seen") ", 'cursor', m.reports || '.' || m.hex)"
 		" ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
-		" SELECT upper(w.uuid::text) AS uuid, replace(w.uuid::text, '-', '') AS hex,"
-		" max(w.arch) AS arch, max(w.image_name) AS name,"
+		" SELECT w.uuid AS id, upper(w.uuid::text) AS uuid,"
+		" replace(w.uuid::text, '-', '') AS hex,"
+		" max(w.arch) AS arch, max(w.image_name) AS image,"
 		" sum(w.reports)::bigint AS reports,"
-		" to_char(max(w.day), 'YYYY-MM-DD') AS last_seen"
-		" FROM image_waits w WHERE w.app_id = $1"
-		" AND w.reason = CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
+		" coalesce(max(w.last_seen), (max(w.day) + 1)::timestamp AT TIME ZONE 'UTC'"
+		"  - interval '1 second') AS last_seen"
+		" FROM image_waits w WHERE w.app_id = $1 AND w.reason = " REASON
 		" AND NOT EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id"
 		" AND d.uuid = w.uuid)"
 		" AND NOT EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)"
@@ -428,6 +442,8 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 		" OR (sum(w.reports) = $3::bigint AND w.uuid > $4::uuid)"
 		" ORDER BY reports DESC, w.uuid LIMIT $5) AS m",
 		5};
+	/* clang-format on */
+#undef REASON
 	st_param p[] = {ST_INT64(app_id), ST_BOOL(system), ST_INT64(after_reports),
 			ST_TEXT(after_uuid), ST_INT64(limit)};
 	return st_run_text(c, &q, p, 5, out_json);

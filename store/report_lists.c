@@ -32,9 +32,8 @@ int st_user_reports_page(st_conn *c, int64_t app_id, const char *user_id, const 
 		" ORDER BY r.received_at DESC, r.id DESC LIMIT $5) AS r",
 		7};
 	/* clang-format on */
-	st_param p[] = {ST_INT64(app_id), ST_TEXT(user_id), ST_INT64(after_us),
-			ST_INT64(after_id), ST_INT64(limit),	ST_TEXT(from),
-			ST_TEXT(to)};
+	st_param p[] = {ST_INT64(app_id), ST_TEXT(user_id), ST_INT64(after_us), ST_INT64(after_id),
+			ST_INT64(limit),  ST_TEXT(from),    ST_TEXT(to)};
 	int rc = st_plan_per_call(c);
 	return rc < 0 ? rc : st_run_text(c, &q, p, 7, out_json);
 }
@@ -55,7 +54,6 @@ int st_group2_exists(st_conn *c, int64_t app_id, const char *key1, const char *k
 				  " AND key = $3 AND parent_key = $2",
 				  3};
 	int found = 0;
-	int rc = ST_EXEC(c, &q, read_found, &found, ST_INT64(app_id), ST_TEXT(key1),
-			 ST_TEXT(key2));
+	int rc = ST_EXEC(c, &q, read_found, &found, ST_INT64(app_id), ST_TEXT(key1), ST_TEXT(key2));
 	return rc < 0 ? rc : found;
 }

@@ -36,8 +36,7 @@ static int user_reports_cb(st_conn *c, void *cls)
 
 enum MHD_Result srv_h_user_reports_get(struct MHD_Connection *conn, srv_request *req)
 {
-	user_reports_tx t = {.app_id = srv_req_app(req)->id,
-			     .user_id = srv_query(conn, "user_id")};
+	user_reports_tx t = {.app_id = srv_req_app(req)->id, .user_id = srv_query(conn, "user_id")};
 	if (!t.user_id || !t.user_id[0] || strlen(t.user_id) > USER_ID_MAX ||
 	    !cm_utf8_valid(t.user_id))
 		return srv_reply_error(conn, ERR_BAD_QUERY,

@@ -259,6 +259,24 @@ def discover(conn, today):
         ("config", f"{a}/config"),
         ("whitelist", f"{a}/whitelist"),
     ]
+    # Search (SPEC §10.7): a piece of the top group's innermost function
+    # (few groups), and its image (nearly every group: the heaviest case);
+    # a user's reports, the top group's newest report's user.
+    frame = first["groups"][0]["frames"][0]
+    image, _, function = frame.partition("!")
+    image = image.split("+0x")[0]
+    piece = (function or image)[:8]
+    user = page1["reports"][0]["user_id"]
+    routes += [
+        ("groups q=function", g(q=piece)),
+        ("groups q=image", g(q=image)),
+        ("groups q=function version= 7 days",
+         g(q=piece, version="8.4.0", **{"from": week, "to": today})),
+        ("groups q=function sort=users", g(q=piece, sort="users")),
+        ("user reports", f"{a}/reports" + q(user_id=user, limit=50)),
+        ("user reports 7 days", f"{a}/reports" + q(user_id=user, limit=50,
+                                                   **{"from": week, "to": today})),
+    ]
     top = {"key1": key1, "key2": key2, "report": rid, "reports": first["groups"][0]["reports"]}
     return routes, top
 

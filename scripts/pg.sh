@@ -252,6 +252,7 @@ REVOKE ALL ON DATABASE $name FROM PUBLIC, $ROLE;
 GRANT CONNECT ON DATABASE $name TO $ROLE;
 CREATE SCHEMA IF NOT EXISTS $ROLE AUTHORIZATION $ROLE;
 CREATE EXTENSION IF NOT EXISTS hll SCHEMA public;
+CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
 EOF
 }
 
@@ -260,7 +261,9 @@ EOF
 # database createdb made — also those of a cluster made before it was
 # needed (make run keeps var/pg). In `public`, where the role can create
 # nothing (so it cannot plant objects the extension's script would meet),
-# found through the role's search_path.
+# found through the role's search_path. pg_trgm (the group search's
+# trigram index, schema/046) is trusted, but only for a role that may
+# create in the database, which ours may not: it goes beside hll.
 ensure_hll() {
 	local dir=$1 db
 	for db in $(su_psql "$dir" postgres -At -c \
@@ -268,6 +271,8 @@ ensure_hll() {
 		su_psql "$dir" "$db" >/dev/null <<EOF
 SET client_min_messages = warning;
 SELECT 'CREATE EXTENSION IF NOT EXISTS hll SCHEMA public' WHERE EXISTS
+  (SELECT FROM pg_namespace WHERE nspname = '$ROLE') \gexec
+SELECT 'CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public' WHERE EXISTS
   (SELECT FROM pg_namespace WHERE nspname = '$ROLE') \gexec
 EOF
 	done

@@ -134,6 +134,13 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" ELSE " KEY1_OF(KEY) " IN (SELECT s.key1 FROM group_status s"                    \
 	" WHERE s.app_id = $1 AND s.status = ANY (" STATUSES "::text[])) END)"
 
+/* Whether group KEY of the page's level ($2) has a search term (schema/046,
+ * group_terms) matching PATTERN (an ILIKE pattern, NULL for any): one
+ * hashed list of the matching keys per statement, from the trigram index. */
+#define SEARCH(KEY, PATTERN)                                                           \
+	"(" PATTERN "::text IS NULL OR " KEY " IN (SELECT t.key FROM group_terms t"         \
+	" WHERE t.app_id = $1 AND t.level = $2 AND t.term ILIKE " PATTERN "::text))"
+
 /* A page over TABLE's rows that WHERE keeps: sums per group first (no
  * sketch read unless sort=users, of the durations only their sum, which
  * sort=stall_ms needs), the page cut, then each listed group's users as
@@ -147,7 +154,7 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
 					    "a.last_seen", "a.stall_ms") " AS v FROM agg a"     \
-	" WHERE " STATUS_IN("a.key", "$13") "),"                                       \
+	" WHERE " STATUS_IN("a.key", "$13") " AND " SEARCH("a.key", "$14") "),"        \
 	" listed AS (SELECT * FROM page a WHERE ($11::text IS NULL"                      \
 	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
 	" ORDER BY a.v DESC, a.key DESC LIMIT $12)"                                       \
@@ -220,7 +227,7 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		"WITH listed AS (SELECT g.*, "
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
-		" AND " STATUS_IN("g.key", "$7")
+		" AND " STATUS_IN("g.key", "$7") " AND " SEARCH("g.key", "$8")
 		" AND ($5::text IS NULL OR ("
 		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
 		", g.key) < ($4::bigint, $5::text))"
@@ -233,18 +240,20 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 		" AS obj FROM listed g"
 		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ","
 		PERCENTILES_OF_ROW("g") ") AS p",
-		7};
+		8};
 	static const st_stmt by_days = {"groups_page_days",
-					FILTERED_PAGE("group_days", DAYS_ONLY), 13};
+					FILTERED_PAGE("group_days", DAYS_ONLY), 14};
 	static const st_stmt by_facet = {"groups_page_facet",
-					 FILTERED_PAGE("group_facet_days", FACET), 13};
+					 FILTERED_PAGE("group_facet_days", FACET), 14};
 	static const st_stmt by_dims = {"groups_page_dims",
-					FILTERED_PAGE("group_dim_days", DIMS), 13};
+					FILTERED_PAGE("group_dim_days", DIMS), 14};
 	if (!filtered(f)) {
-		st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_INT64(sort),
+		st_param p[] = {ST_INT64(app_id),      ST_INT64(level),	   ST_INT64(sort),
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit),
-				ST_TEXT(statuses)};
-		return st_run_text(c, &all, p, 7, out_json);
+				ST_TEXT(statuses),     ST_TEXT(f->search)};
+		/* A search's pattern is planned with its trigrams. */
+		int rc = f->search ? st_plan_per_call(c) : 0;
+		return rc < 0 ? rc : st_run_text(c, &all, p, 8, out_json);
 	}
 	int rc = st_plan_per_call(c);
 	/* sort=users unions a sketch per group of the range. A hash table
@@ -266,8 +275,8 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	st_param p[] = {ST_INT64(app_id), ST_INT64(level), ST_TEXT(f->from), ST_TEXT(f->to),
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
-			ST_TEXT(after_key), ST_INT64(limit), ST_TEXT(statuses)};
-	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 13, out_json);
+			ST_TEXT(after_key), ST_INT64(limit), ST_TEXT(statuses), ST_TEXT(f->search)};
+	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 14, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */
@@ -419,18 +428,32 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, 
 int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
 		     const char *after_uuid, int64_t limit, char **out_json)
 {
+	/* One row per UUID, named by its basename whatever path a report gave
+	 * (the path beside it when one did); the versions (schema/046) read
+	 * for the page's rows only, newest first by the version order
+	 * (app_version_key, docs/TRIAGE.md); last_seen a time like every
+	 * reply's, the day's end for a counter older than 046 that has none. */
+#define REASON "CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
+	/* clang-format off */
 	static const st_stmt q = {
 		"dsyms_missing",
 		"SELECT coalesce(json_agg(json_build_object('uuid', m.uuid, 'arch', m.arch,"
-		" 'name', m.name, 'system', $2::boolean, 'reports', m.reports,"
-		" 'last_seen', m.last_seen, 'cursor', m.reports || '.' || m.hex)"
+		" 'name', regexp_replace(m.image, '^.*/', ''),"
+		" 'path', CASE WHEN strpos(m.image, '/') > 0 THEN m.image END,"
+		" 'system', $2::boolean, 'reports', m.reports,"
+		" 'app_versions', (SELECT coalesce(json_agg(d.v ORDER BY app_version_key(d.v, NULL)"
+		"  DESC, d.v DESC), '[]') FROM (SELECT DISTINCT a.v FROM image_waits x,"
+		"  unnest(x.app_versions) AS a(v) WHERE x.app_id = $1 AND x.uuid = m.id"
+		"  AND x.reason = " REASON " AND a.v <> '') AS d(v)),"
+		" 'last_seen', " TS("m.last_seen") ", 'cursor', m.reports || '.' || m.hex)"
 		" ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
-		" SELECT upper(w.uuid::text) AS uuid, replace(w.uuid::text, '-', '') AS hex,"
-		" max(w.arch) AS arch, max(w.image_name) AS name,"
+		" SELECT w.uuid AS id, upper(w.uuid::text) AS uuid,"
+		" replace(w.uuid::text, '-', '') AS hex,"
+		" max(w.arch) AS arch, max(w.image_name) AS image,"
 		" sum(w.reports)::bigint AS reports,"
-		" to_char(max(w.day), 'YYYY-MM-DD') AS last_seen"
-		" FROM image_waits w WHERE w.app_id = $1"
-		" AND w.reason = CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
+		" coalesce(max(w.last_seen), (max(w.day) + 1)::timestamp AT TIME ZONE 'UTC'"
+		"  - interval '1 second') AS last_seen"
+		" FROM image_waits w WHERE w.app_id = $1 AND w.reason = " REASON
 		" AND NOT EXISTS (SELECT 1 FROM debug_files d WHERE d.app_id = w.app_id"
 		" AND d.uuid = w.uuid)"
 		" AND NOT EXISTS (SELECT 1 FROM system_symbols s WHERE s.uuid = w.uuid)"
@@ -439,6 +462,8 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 		" OR (sum(w.reports) = $3::bigint AND w.uuid > $4::uuid)"
 		" ORDER BY reports DESC, w.uuid LIMIT $5) AS m",
 		5};
+	/* clang-format on */
+#undef REASON
 	st_param p[] = {ST_INT64(app_id), ST_BOOL(system), ST_INT64(after_reports),
 			ST_TEXT(after_uuid), ST_INT64(limit)};
 	return st_run_text(c, &q, p, 5, out_json);

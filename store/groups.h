@@ -18,6 +18,9 @@
 typedef struct st_group_filter {
 	const char *from, *to; /* UTC days, inclusive */
 	const char *version, *os_version, *device, *kind;
+	/* The list only: an ILIKE pattern its groups' search terms must match
+	 * (schema/046, SPEC §10.7); NULL for any. */
+	const char *search;
 } st_group_filter;
 
 typedef enum st_group_sort {
@@ -41,7 +44,8 @@ int64_t st_group_deltas_fold(st_conn *c, int64_t app_id);
  * counts and durations (stall_ms, max_duration_ms, duration_hist) are
  * all-time totals; otherwise sums over the filtered days. STATUSES (a
  * PostgreSQL text[] literal such as "{open,regressed}", NULL for any)
- * keeps the groups whose status (their level-1 key's) is one of them.
+ * keeps the groups whose status (their level-1 key's) is one of them;
+ * F->search those with a matching search term.
  */
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
 		   st_group_sort sort, int64_t after_value, const char *after_key, int64_t limit,
@@ -77,7 +81,9 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, 
  * app's own or (SYSTEM) the system's, most affected reports first, then by
  * UUID, after the keyset position (AFTER_REPORTS, AFTER_UUID) — AFTER_UUID
  * NULL for the first page — at most LIMIT: a JSON array of {uuid, arch,
- * name, system, reports, last_seen, cursor "REPORTS.HEX"}. */
+ * name (the image's basename), path (the full path when a report gave
+ * one, else null), system, reports, app_versions (newest first),
+ * last_seen (RFC 3339), cursor "REPORTS.HEX"}. */
 int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
 		     const char *after_uuid, int64_t limit, char **out_json);
 

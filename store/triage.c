@@ -18,6 +18,10 @@ static int read_compare(void *cls, const st_row *row)
 		.base_reports = st_row_int64(row, 2),
 		.base_affected = st_row_int64(row, 3),
 		.target_affected = st_row_int64(row, 4),
+		.culprit = st_row_text(row, 5),
+		.target_reports = st_row_int64(row, 6),
+		.base_stall_ms = st_row_int64(row, 7),
+		.target_stall_ms = st_row_int64(row, 8),
 	};
 	return e->cb(e->cls, &r);
 }
@@ -44,10 +48,15 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 		" coalesce(sum(reports) FILTER (WHERE value = $2), 0)::bigint AS base_reports,"
 		" coalesce(sum(affected) FILTER (WHERE value = $2), 0)::bigint AS base_affected,"
 		" coalesce(sum(affected) FILTER (WHERE value = $5), 0)::bigint"
-		" AS target_affected FROM group_facet_days"
+		" AS target_affected,"
+		" coalesce(sum(reports) FILTER (WHERE value = $5), 0)::bigint AS target_reports,"
+		" coalesce(sum(stall_ms) FILTER (WHERE value = $2), 0)::bigint AS base_stall_ms,"
+		" coalesce(sum(stall_ms) FILTER (WHERE value = $5), 0)::bigint AS target_stall_ms"
+		" FROM group_facet_days"
 		" WHERE app_id = $1 AND level = 1 AND dim = 'version' AND value IN ($2, $5)"
 		" AND " DAYS " GROUP BY key HAVING sum(reports) > 0)"
-		" SELECT p.key, g.frames::text, p.base_reports, p.base_affected, p.target_affected"
+		" SELECT p.key, g.frames::text, p.base_reports, p.base_affected, p.target_affected,"
+		" g.culprit::text, p.target_reports, p.base_stall_ms, p.target_stall_ms"
 		" FROM per_group p JOIN groups g ON g.app_id = $1 AND g.level = 1 AND g.key = p.key"
 		" ORDER BY p.key",
 		5};

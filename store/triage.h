@@ -18,9 +18,13 @@
 typedef struct st_compare_row {
 	const char *key;
 	const char *frames;	 /* JSON array of identities */
+	const char *culprit;	 /* the group's culprit as JSON, NULL when none */
 	int64_t base_reports;	 /* every stored report of the base version */
 	int64_t base_affected;	 /* distinct sampled user-days, per day summed */
 	int64_t target_affected; /* the same in the target version */
+	int64_t target_reports;	 /* every stored report of the target version */
+	int64_t base_stall_ms;	 /* summed durations of the base's reports */
+	int64_t target_stall_ms; /* the same of the target's */
 } st_compare_row;
 
 typedef int (*st_compare_cb)(void *cls, const st_compare_row *row);

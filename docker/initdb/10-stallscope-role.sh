@@ -2,7 +2,7 @@
 # Run once by the postgres image when it initializes an empty volume (as
 # its superuser, in the database POSTGRES_DB): the role the server logs in
 # as. No superuser, no CREATEDB/CREATEROLE; it owns the schema `stallscope`
-# and nothing else (the extension hll, which only a superuser creates,
+# and nothing else (the extensions hll, which only a superuser creates, and pg_trgm,
 # goes to `public`, on its search_path), so the migrations it runs cannot reach another schema,
 # and it cannot COPY … TO PROGRAM. The password comes from the environment
 # through psql's \getenv, never a command line.
@@ -19,4 +19,5 @@ REVOKE ALL ON DATABASE :"db" FROM PUBLIC;
 GRANT CONNECT ON DATABASE :"db" TO stallscope;
 CREATE SCHEMA stallscope AUTHORIZATION stallscope;
 CREATE EXTENSION hll SCHEMA public;
+CREATE EXTENSION pg_trgm SCHEMA public;
 SQL

@@ -1,5 +1,5 @@
 -- add_report_waits — the images one report waits for (reports.waits) and
--- their counts for dsyms/missing (image_waits).
+-- their counts, versions and last time for dsyms/missing (image_waits).
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
@@ -27,7 +27,8 @@ BEGIN
                                            reason text)
      ORDER BY w.uuid
   ), report AS (
-    SELECT coalesce(wait_uuids(r.waits), '{}') AS waits, coalesce(r.wait_reasons, '') AS reasons
+    SELECT coalesce(wait_uuids(r.waits), '{}') AS waits, coalesce(r.wait_reasons, '') AS reasons,
+           coalesce(r.app_version, '') AS version, r.received_at AS at
       FROM reports r
      WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
   ), added AS (
@@ -43,14 +44,20 @@ BEGIN
      WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_report
        AND EXISTS (SELECT 1 FROM added)
   ), counted AS (
-    INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports)
-    SELECT p_app, a.uuid, p_day, a.reason, a.image_name, a.arch, 1
-      FROM added a
+    INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports,
+                                  app_versions, last_seen)
+    SELECT p_app, a.uuid, p_day, a.reason, a.image_name, a.arch, 1, ARRAY[r.version], r.at
+      FROM added a, report r
      ORDER BY a.uuid, a.reason
     ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
       reports = c.reports + 1,
       image_name = greatest(c.image_name, excluded.image_name),
-      arch = greatest(c.arch, excluded.arch)
+      arch = greatest(c.arch, excluded.arch),
+      app_versions = CASE WHEN excluded.app_versions <@ c.app_versions THEN c.app_versions
+                          ELSE ARRAY(SELECT DISTINCT v FROM unnest(c.app_versions
+                                                                   || excluded.app_versions) v
+                                      ORDER BY 1) END,
+      last_seen = greatest(c.last_seen, excluded.last_seen)
   )
   INSERT INTO debug_file_arrivals (app_id, uuid)
   SELECT p_app, l.uuid FROM listed l

@@ -1,7 +1,7 @@
 -- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
 -- counted into the groups' counters, group_days, group_dim_days,
--- group_facet_days, the call tree (group_stack_days), app_dimensions and
--- the users' activity, in one transaction (docs/STORAGE.md "Deltas").
+-- group_facet_days, the call tree (group_stack_days) and the search terms
+-- of its new stacks (group_terms), app_dimensions and the users' activity, in one transaction (docs/STORAGE.md "Deltas").
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
@@ -71,6 +71,21 @@ BEGIN
      ORDER BY key1 COLLATE "C", key2 COLLATE "C", day, app_version COLLATE "C", stack
     ON CONFLICT (app_id, key1, key2, day, app_version, stack)
     DO UPDATE SET reports = t.reports + excluded.reports
+    RETURNING t.key1, t.key2, t.stack, t.frames, t.xmax = 0 AS made
+  ), terms AS (
+    -- The search terms (schema/046) of a stack first counted for its
+    -- group, day and version: a group's stack once a day at most, never
+    -- per report, and nothing at ingest. Locked after the call tree's
+    -- rows (run after them: it reads what they return), in key order.
+    INSERT INTO group_terms (app_id, level, key, term)
+    SELECT DISTINCT p_app, l.level, CASE l.level WHEN 1 THEN n.key1 ELSE n.key2 END, x.term
+      FROM (SELECT DISTINCT key1, key2, stack, frames FROM trees WHERE made) AS n,
+           LATERAL stack_terms(coalesce(n.frames, (SELECT s.body FROM stacks s
+                                                     WHERE s.app_id = p_app
+                                                       AND s.hash = n.stack))) AS x(term),
+           (VALUES (1::smallint), (2::smallint)) AS l(level)
+     ORDER BY 2, 3, 4
+    ON CONFLICT DO NOTHING
   ), facet_days AS (
     -- Both levels' rows per day and value of each filter dimension: all
     -- users and the in-sample ones with their count (schema/025); locked

@@ -206,7 +206,8 @@ BEGIN
   ), wait_rows AS (
     -- A report listing one UUID under two images waits for it once.
     SELECT DISTINCT ON (s.id, w.uuid) s.id AS report, p_days[s.o] AS day, w.uuid,
-           w.image_name, w.arch, w.reason
+           w.image_name, w.arch, w.reason, coalesce(p_app_versions[s.o], '') AS version,
+           p_ats[s.o] AS at
       FROM stored s,
            jsonb_to_recordset(p_waits[s.o]::jsonb) AS w(uuid uuid, image_name text,
                                                         arch text, reason text)
@@ -234,13 +235,22 @@ BEGIN
     -- rows (the statement runs this part after them), as
     -- the reprocessor does: the system image's row of the day is in
     -- every batch.
-    INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports)
-    SELECT p_app, uuid, day, reason, max(image_name), max(arch), count(*) FROM wait_rows
+    -- The versions and time (schema/046) ride on the same upsert: the
+    -- array is rewritten only when the batch brings a new version.
+    INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports,
+                                  app_versions, last_seen)
+    SELECT p_app, uuid, day, reason, max(image_name), max(arch), count(*),
+           array_agg(DISTINCT version), max(at) FROM wait_rows
      GROUP BY uuid, day, reason ORDER BY uuid, day, reason
     ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
       reports = c.reports + excluded.reports,
       image_name = greatest(c.image_name, excluded.image_name),
-      arch = greatest(c.arch, excluded.arch)
+      arch = greatest(c.arch, excluded.arch),
+      app_versions = CASE WHEN excluded.app_versions <@ c.app_versions THEN c.app_versions
+                          ELSE ARRAY(SELECT DISTINCT v FROM unnest(c.app_versions
+                                                                   || excluded.app_versions) v
+                                      ORDER BY 1) END,
+      last_seen = greatest(c.last_seen, excluded.last_seen)
   ), late_arrivals AS (
     -- Symbolized before a file of the image committed (the server's
     -- two-second cache, or a request already under way): the file is

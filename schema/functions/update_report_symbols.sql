@@ -65,6 +65,17 @@ BEGIN
   END IF;
   PERFORM keep_stacks(p_app, p_stacks, array_fill(p_day, ARRAY[cardinality(p_stacks)]),
                       p_hashes, p_bodies);
+  -- The new stack's search terms (schema/046) for both of its groups:
+  -- new symbols are new names to find the groups by. After the stacks,
+  -- so a new stack's text is there.
+  INSERT INTO group_terms (app_id, level, key, term)
+  SELECT DISTINCT p_app, l.level, CASE l.level WHEN 1 THEN p_key1 ELSE p_key2 END, x.term
+    FROM stack_terms(coalesce(new_frames, (SELECT s.body FROM stacks s
+                                            WHERE s.app_id = p_app AND s.hash = new_stack)))
+           AS x(term),
+         (VALUES (1::smallint), (2::smallint)) AS l(level)
+   ORDER BY 2, 3, 4
+  ON CONFLICT DO NOTHING;
 END $$;
 COMMENT ON FUNCTION update_report_symbols(bigint, date, bigint, text, text, boolean, text, uuid[],
                                           uuid[], text[]) IS

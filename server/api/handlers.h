@@ -62,6 +62,8 @@ enum MHD_Result srv_h_whitelist_delete(struct MHD_Connection *conn, srv_request 
 /* GET /api/v1/reports/{id} and …/{id}/trace (admin token of its app). */
 enum MHD_Result srv_h_report_get(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request *req);
+/* GET /api/v1/apps/{app}/reports?user_id= — a user's reports (admin). */
+enum MHD_Result srv_h_user_reports_get(struct MHD_Connection *conn, srv_request *req);
 
 /* GET /api/v1/apps/{app}/groups, …/groups/{key1}, …/groups/{key1}/{key2}/reports */
 enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req);

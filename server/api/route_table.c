@@ -38,6 +38,8 @@ static const srv_route routes[] = {
 	{"GET", "/api/v1/reports/{id}", srv_h_report_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/reports/{id}/trace", srv_h_report_trace_get, SRV_AUTH_ADMIN,
 	 SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/reports", srv_h_user_reports_get, SRV_AUTH_ADMIN,
+	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/groups", srv_h_groups_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/groups/{key1}", srv_h_group_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/groups/{key1}/{key2}/reports", srv_h_group_reports_get,

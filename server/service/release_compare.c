@@ -23,6 +23,22 @@ double srv_release_compare_p(srv_release_compare_proportion a, srv_release_compa
 	return erfc(fabs(z) / sqrt(2.0));
 }
 
+/* The standard normal's 97.5th percentile: a two-sided 95% interval. */
+#define Z_95 1.959963984540054
+
+bool srv_release_compare_diff_ci(srv_release_compare_proportion base,
+				 srv_release_compare_proportion target, double out[2])
+{
+	if (base.sampled <= 0 || target.sampled <= 0)
+		return false;
+	double nb = (double)base.sampled, nt = (double)target.sampled;
+	double pb = (double)base.affected / nb, pt = (double)target.affected / nt;
+	double se = sqrt(pb * (1.0 - pb) / nb + pt * (1.0 - pt) / nt);
+	out[0] = pt - pb - Z_95 * se;
+	out[1] = pt - pb + Z_95 * se;
+	return true;
+}
+
 srv_release_compare_verdict srv_release_compare(int64_t base_reports,
 						srv_release_compare_proportion base,
 						srv_release_compare_proportion target)

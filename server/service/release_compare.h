@@ -28,6 +28,13 @@ typedef enum srv_release_compare_verdict {
  * or 1 (nothing to tell apart). */
 double srv_release_compare_p(srv_release_compare_proportion a, srv_release_compare_proportion b);
 
+/* The 95% Wald interval of TARGET's rate minus BASE's into OUT[0] (low)
+ * and OUT[1] (high): the difference ± 1.96 standard errors, each side's
+ * variance p (1 − p) / n. False (OUT untouched) when either side has no
+ * sampled user-day. */
+bool srv_release_compare_diff_ci(srv_release_compare_proportion base,
+				 srv_release_compare_proportion target, double out[2]);
+
 /*
  * The verdict for a group with BASE_REPORTS stored reports in the base
  * version (whitelisted users' included) and the proportions BASE and

@@ -146,7 +146,11 @@ def test_dsyms_missing_counts_exact(db, make_server, manifest):
                       key=lambda x: (-x[1], x[0]))
 
     def shown():
-        return [(m["uuid"], m["reports"], m["last_seen"]) for m in missing(server, app)]
+        # last_seen is a time (RFC 3339, issue 42): its day is the posting's.
+        rows = missing(server, app)
+        assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", m["last_seen"])
+                   for m in rows), rows
+        return [(m["uuid"], m["reports"], m["last_seen"][:10]) for m in rows]
 
     assert shown() == expected(posted)
     (row,) = [m for m in missing(server, app) if m["uuid"] == image.uuid]
@@ -252,9 +256,20 @@ def test_upgrade_keeps_dsyms_missing_and_moves_on_upload(cluster, tmp_path, make
     assert r.status == 200, r
     old_rows = json.loads(old_reply)
     assert [(m["uuid"], m["reports"]) for m in old_rows] == [(image.uuid, 3), (other.uuid, 1)]
-    # The statement's cursor is the reply's next_cursor, not a member.
-    assert r.json["missing"] == [{k: v for k, v in m.items() if k != "cursor"}
-                                 for m in old_rows]
+    # The statement's cursor is the reply's next_cursor, not a member; since
+    # issue 42 (schema/046) the image is named by its basename, last_seen
+    # is the latest report's time and the versions are listed, all from
+    # the reports waiting.
+    latest = {}
+    for img, at in plan:
+        stamp = at[:10] + "T" + at[11:19] + "Z"
+        latest[img.uuid] = max(latest.get(img.uuid, stamp), stamp)
+    assert r.json["missing"] == [
+        {**{k: v for k, v in m.items() if k != "cursor"},
+         "name": m["name"].rsplit("/", 1)[-1],
+         "path": m["name"] if "/" in m["name"] else None,
+         "last_seen": latest[m["uuid"]], "app_versions": ["8.0.1"]}
+        for m in old_rows]
     page = server.request("GET", f"/api/v1/apps/{made['app']}/dsyms/missing?limit=1",
                           token=made["admin_token"]).json
     assert page["next_cursor"] == old_rows[0]["cursor"]

@@ -158,8 +158,9 @@ def test_report_indexes_leave_out_the_partition_keys(cluster, tmp_path):
     assert "applied 033_" in migrate(url).stdout
     psql(url, f"SELECT ensure_report_partition({app}, DATE '2026-11-02')")
     indexes = psql(url, index_columns).split()
-    # id, group and waits, two days (an expression's column is 0: none)
-    assert len(indexes) == 2 * 3, indexes
+    # id, group, waits and (046) user, two days (an expression's column
+    # is 0: none)
+    assert len(indexes) == 2 * 4, indexes
     assert not [i for i in indexes if "app_id" in i or "received_day" in i], indexes
     plan = psql(url, f"""SET enable_seqscan = off;
         EXPLAIN SELECT report_id FROM reports

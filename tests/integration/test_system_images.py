@@ -116,8 +116,8 @@ def test_only_system_frames_unsymbolized_is_not_waiting(server, db, image):
     assert frames_of(shown[2:]) == expected_frames(image, stack)
     assert missing_list(server, app) == []
     (row,) = missing_list(server, app, "images=system")
-    assert (row["uuid"], row["system"], row["reports"], row["name"]) == \
-        (kernel, True, 1, "/usr/lib/system/libsystem_kernel.dylib")
+    assert (row["uuid"], row["system"], row["reports"], row["name"], row["path"]) == \
+        (kernel, True, 1, "libsystem_kernel.dylib", "/usr/lib/system/libsystem_kernel.dylib")
 
     # The same report with an app framework in place of the kernel waits.
     own = str(uuidlib.uuid4()).upper()
@@ -206,7 +206,9 @@ def test_dsyms_missing_ranks_app_images_apart_with_a_cursor(server, db):
     sys_rows = missing_list(server, app, "images=system", limit=2)
     assert [(m["uuid"], m["reports"], m["system"]) for m in sys_rows] == \
         [(u, n, True) for u, n in ranked(sys_imgs)]
-    assert {m["name"] for m in sys_rows} == {nm for nm, _, _ in sys_imgs}
+    # Named by basename, the reports' path beside it (issue 42).
+    assert {(m["name"], m["path"]) for m in sys_rows} == \
+        {(nm.rsplit("/", 1)[-1], nm) for nm, _, _ in sys_imgs}
     first = server.request("GET", f"/api/v1/apps/{app['app']}/dsyms/missing?limit=2",
                            token=app["admin_token"])
     assert first.status == 200 and len(first.json["missing"]) == 2

@@ -63,6 +63,34 @@ static void test_p_value(void **state)
 	assert_true(srv_release_compare_p(prop(10, 100), prop(10, 100)) == 1.0);
 }
 
+/* The 95% Wald interval of target − base, written out from the textbook
+ * formula with the 97.5th percentile found here by bisection on the tail
+ * integral above; none without sampled user-days on a side. */
+static void test_diff_ci(void **state)
+{
+	(void)state;
+	double lo = 1.0, hi = 3.0;
+	for (int i = 0; i < 60; i++) {
+		double mid = (lo + hi) / 2.0;
+		(two_sided_tail(mid) > 0.05 ? &lo : &hi)[0] = mid;
+	}
+	const double z = (lo + hi) / 2.0;
+	const int64_t cases[][4] = {{30, 1000, 60, 1000}, {5, 400, 2, 100}, {0, 50, 7, 80}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const int64_t *c = cases[i];
+		double pb = (double)c[0] / (double)c[1], pt = (double)c[2] / (double)c[3];
+		double se = sqrt(pb * (1 - pb) / (double)c[1] + pt * (1 - pt) / (double)c[3]);
+		double ci[2];
+		assert_true(srv_release_compare_diff_ci(prop(c[0], c[1]), prop(c[2], c[3]), ci));
+		assert_true(fabs(ci[0] - (pt - pb - z * se)) < 1e-7);
+		assert_true(fabs(ci[1] - (pt - pb + z * se)) < 1e-7);
+	}
+	double untouched[2] = {7.0, 7.0};
+	assert_false(srv_release_compare_diff_ci(prop(0, 0), prop(3, 10), untouched));
+	assert_false(srv_release_compare_diff_ci(prop(3, 10), prop(0, 0), untouched));
+	assert_true(untouched[0] == 7.0 && untouched[1] == 7.0);
+}
+
 static void test_verdicts(void **state)
 {
 	(void)state;
@@ -108,6 +136,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_p_value),
+		cmocka_unit_test(test_diff_ci),
 		cmocka_unit_test(test_verdicts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,8 +6,11 @@
  * images=app (the default) lists the app's own images, the ones its team
  * can upload; images=system the system images (docs/INGEST.md §System
  * images), which only an operator's `stallscope system-symbols import`
- * fills: {"missing":[{"uuid","arch","name","system","reports",
- * "last_seen"}],"next_cursor"}. The cursor is "REPORTS.UUID" (hex).
+ * fills: {"missing":[{"uuid","arch","name","path","system","reports",
+ * "app_versions","last_seen"}],"next_cursor"}: one row per UUID, NAME its
+ * basename, PATH the full path when a report gave one, APP_VERSIONS the
+ * versions it was seen in, newest first, LAST_SEEN an RFC 3339 time like
+ * every reply's. The cursor is "REPORTS.UUID" (hex).
  */
 #include <stdlib.h>
 #include <string.h>

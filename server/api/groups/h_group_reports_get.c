@@ -3,7 +3,8 @@
  * reports?from=&to=&version=&os_version=&device=&kind=&limit=&cursor=
  * (admin token): the reports of a level-2 group that match the group
  * list's filters (server/api/groups/group_filter.h), newest first,
- * keyset-paginated on (received_at, id).
+ * keyset-paginated on (received_at, id). 404 when the app has no such
+ * level-2 group under KEY1, as the group's detail answers.
  */
 #include <stdlib.h>
 
@@ -11,6 +12,7 @@
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
 #include "store/groups.h"
+#include "store/report_lists.h"
 
 typedef struct reports_tx {
 	int64_t app_id;
@@ -24,6 +26,10 @@ static int reports_cb(st_conn *c, void *cls)
 {
 	reports_tx *t = cls;
 	free(t->json);
+	t->json = NULL;
+	int found = st_group2_exists(c, t->app_id, t->key1, t->key2);
+	if (found <= 0)
+		return found;
 	return st_group_reports_page(c, t->app_id, t->key1, t->key2, &t->f, t->after_us,
 				     t->after_id, t->limit + 1, &t->json);
 }
@@ -48,5 +54,7 @@ enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request
 		free(t.json);
 		return srv_reply_store_error(conn, src);
 	}
+	if (src == 0)
+		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s/%.32s", t.key1, t.key2);
 	return srv_reply_page(conn, "reports", t.json, t.limit);
 }

@@ -1,9 +1,12 @@
 /*
  * h_groups_get.c — GET /api/v1/apps/{app}/groups?level=&from=&to=&version=
  * &os_version=&device=&kind=&sort=count|users|last_seen|stall_ms&limit=&cursor=
- * &status=open,resolved,ignored,regressed (admin token): the app's stall
- * groups, best first, keyset-paginated; status= keeps those of the named
- * statuses (SPEC §11.1; a level-2 group has its level-1 group's).
+ * &status=open,resolved,ignored,regressed&q=TEXT (admin token): the app's
+ * stall groups, best first, keyset-paginated; status= keeps those of the
+ * named statuses (SPEC §11.1; a level-2 group has its level-1 group's);
+ * q= those whose representative stacks have a frame whose function, file
+ * or image contains TEXT, or whose culprit does (SPEC §10.7: at least 3
+ * characters, case-insensitive; schema/046's search terms).
  * Without from/to and filters the counts are all-time totals; with them,
  * sums over the matching days, first/last seen those of the matching
  * reports (docs/STORAGE.md).
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "server/api/groups/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
@@ -61,6 +65,31 @@ static bool parse_statuses(const char *query, char *out, size_t cap)
 	return true;
 }
 
+/* The longest q= taken, in bytes: longer than any name worth typing. */
+#define SEARCH_MAX 256
+
+/* q= as an ILIKE pattern into OUT (2 * SEARCH_MAX + 3 bytes): '%' around
+ * it, its own '%', '_' and '\' escaped. False when it is not UTF-8 or has
+ * fewer than 3 characters (a trigram) or more than SEARCH_MAX bytes. */
+static bool search_pattern(const char *q, char *out)
+{
+	size_t chars = 0, n = strlen(q);
+	for (const unsigned char *p = (const unsigned char *)q; *p; p++)
+		chars += (*p & 0xC0) != 0x80;
+	if (n > SEARCH_MAX || chars < 3 || !cm_utf8_valid(q))
+		return false;
+	size_t k = 0;
+	out[k++] = '%';
+	for (const char *p = q; *p; p++) {
+		if (*p == '%' || *p == '_' || *p == '\\')
+			out[k++] = '\\';
+		out[k++] = *p;
+	}
+	out[k++] = '%';
+	out[k] = '\0';
+	return true;
+}
+
 enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 {
 	page_tx t = {.app_id = srv_req_app(req)->id, .level = 1};
@@ -91,6 +120,13 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 				       "status: expected open, resolved, ignored or regressed, "
 				       "comma-separated");
 	t.statuses = status && status[0] ? statuses : NULL;
+	const char *q = srv_query(conn, "q");
+	char pattern[2 * SEARCH_MAX + 3];
+	if (q && !search_pattern(q, pattern))
+		return srv_reply_error(conn, ERR_BAD_QUERY,
+				       "q: expected 3 to %d bytes of UTF-8, at least 3 characters",
+				       SEARCH_MAX);
+	t.f.search = q ? pattern : NULL;
 	const char *cursor = srv_query(conn, "cursor");
 	char key[65];
 	if (cursor && cursor[0]) {

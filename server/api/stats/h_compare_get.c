@@ -1,8 +1,11 @@
 /*
  * h_compare_get.c — GET /api/v1/apps/{app}/compare?base=A&target=B&from=&to=
  * (admin token): every level-1 group with a report of version A or B on
- * those days, each side's affected and sampled user-days and rate, and the
- * verdict (SPEC §10.3; server/service/release_compare.h), sorted by how many
+ * those days, its culprit, each side's affected and sampled user-days,
+ * rate, reports and stall_ms, the test's p_value and the 95% interval of
+ * the rates' difference (diff_ci, both null when a side has no sampled
+ * user-day), and the verdict (SPEC §10.3; server/service/release_compare.h);
+ * A equal to B is a 400. Sorted by how many
  * more user-days the target lost than the base at the target's size:
  * target affected − base affected × target sampled ÷ base sampled,
  * descending, then by key. Aggregates only (store/triage.h).
@@ -21,7 +24,9 @@
 
 typedef struct compared {
 	char *key, *frames; /* owned; FRAMES is the groups row's JSON text */
+	char *culprit;	    /* owned JSON text, NULL when the group has none */
 	int64_t base_affected, target_affected;
+	int64_t base_reports, target_reports, base_stall_ms, target_stall_ms;
 	srv_release_compare_verdict verdict;
 	double score;
 } compared;
@@ -39,6 +44,7 @@ static void rows_free(compare_tx *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->rows[i].key);
 		free(t->rows[i].frames);
+		free(t->rows[i].culprit);
 	}
 	free(t->rows);
 	t->rows = NULL;
@@ -60,15 +66,21 @@ static int add_row(void *cls, const st_compare_row *r)
 	srv_release_compare_proportion target = {r->target_affected, t->target_sampled};
 	double scale =
 		t->base_sampled > 0 ? (double)t->target_sampled / (double)t->base_sampled : 0.0;
-	compared row = {strdup(r->key),
-			strdup(r->frames ? r->frames : "[]"),
-			base.affected,
-			target.affected,
-			srv_release_compare(r->base_reports, base, target),
-			(double)target.affected - (double)base.affected * scale};
-	if (!row.key || !row.frames) {
+	compared row = {.key = strdup(r->key),
+			.frames = strdup(r->frames ? r->frames : "[]"),
+			.culprit = r->culprit ? strdup(r->culprit) : NULL,
+			.base_affected = base.affected,
+			.target_affected = target.affected,
+			.base_reports = r->base_reports,
+			.target_reports = r->target_reports,
+			.base_stall_ms = r->base_stall_ms,
+			.target_stall_ms = r->target_stall_ms,
+			.verdict = srv_release_compare(r->base_reports, base, target),
+			.score = (double)target.affected - (double)base.affected * scale};
+	if (!row.key || !row.frames || (r->culprit && !row.culprit)) {
 		free(row.key);
 		free(row.frames);
+		free(row.culprit);
 		return -1;
 	}
 	t->rows[t->n++] = row;
@@ -91,7 +103,8 @@ static int by_score(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sampled)
+static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sampled,
+		       int64_t reports, int64_t stall_ms)
 {
 	cm_jw_key(w, name);
 	cm_jw_object(w);
@@ -104,7 +117,35 @@ static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sam
 		cm_jw_real(w, (double)affected / (double)sampled);
 	else
 		cm_jw_null(w);
+	cm_jw_key(w, "reports");
+	cm_jw_int(w, reports);
+	cm_jw_key(w, "stall_ms");
+	cm_jw_int(w, stall_ms);
 	cm_jw_object_end(w);
+}
+
+/* The test's p and the difference's interval (SPEC §10.3), null when a
+ * side has no sampled user-day. */
+static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_t target_sampled)
+{
+	srv_release_compare_proportion base = {r->base_affected, base_sampled};
+	srv_release_compare_proportion target = {r->target_affected, target_sampled};
+	double ci[2];
+	bool known = srv_release_compare_diff_ci(base, target, ci);
+	cm_jw_key(w, "p_value");
+	if (known)
+		cm_jw_real(w, srv_release_compare_p(base, target));
+	else
+		cm_jw_null(w);
+	cm_jw_key(w, "diff_ci");
+	if (known) {
+		cm_jw_array(w);
+		cm_jw_real(w, ci[0]);
+		cm_jw_real(w, ci[1]);
+		cm_jw_array_end(w);
+	} else {
+		cm_jw_null(w);
+	}
 }
 
 /* The reply, written as text: every group of two versions (10,000 at a
@@ -124,8 +165,16 @@ static char *reply_text(const compare_tx *t, size_t *len)
 		cm_jw_string(&w, r->key);
 		cm_jw_key(&w, "frames");
 		cm_jw_raw(&w, r->frames, strlen(r->frames));
-		write_side(&w, "base", r->base_affected, t->base_sampled);
-		write_side(&w, "target", r->target_affected, t->target_sampled);
+		cm_jw_key(&w, "culprit");
+		if (r->culprit)
+			cm_jw_raw(&w, r->culprit, strlen(r->culprit));
+		else
+			cm_jw_null(&w);
+		write_side(&w, "base", r->base_affected, t->base_sampled, r->base_reports,
+			   r->base_stall_ms);
+		write_side(&w, "target", r->target_affected, t->target_sampled, r->target_reports,
+			   r->target_stall_ms);
+		write_test(&w, r, t->base_sampled, t->target_sampled);
 		cm_jw_key(&w, "verdict");
 		cm_jw_string(&w, srv_release_compare_verdict_name(r->verdict));
 		cm_jw_object_end(&w);
@@ -151,6 +200,11 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 		return srv_reply_error(conn, ERR_BAD_QUERY,
 				       "%s: expected an app version (1 to 256 bytes)",
 				       t.base ? "target" : "base");
+	if (!strcmp(t.base, t.target))
+		return srv_reply_error(conn, ERR_BAD_QUERY,
+				       "target: must differ from base (%.64s): a version compared "
+				       "with itself tells nothing",
+				       t.base);
 	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);

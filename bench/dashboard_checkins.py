@@ -1,10 +1,12 @@
 """Sampling check-ins of the dashboard load's users (bench/dashboard.sh,
 issue 26): each of USERS users asks GET /api/v1/sampling once a day with
-its app version, as devices do, so active and sampled users and every rate
-have their denominators. Today through the device route on CONCURRENCY
+its app version, OS version and device, as the native client does, so
+active and sampled users and every rate have their denominators (those of
+the OS version and device filters too, issue 42). Today through the device route on CONCURRENCY
 kept-alive connections; the days before through the admin backfill
 (format=check_ins, 10,000 calls a request). A user's version is the same
-every day, drawn with the load's weights (bench/dashboard_load.c).
+every day, drawn with the load's weights (bench/dashboard_load.c); its
+OS version and device too, from the load's lists.
 
 usage: dashboard_checkins.py PORT APP INGEST_KEY ADMIN_TOKEN USERS DAYS CONCURRENCY
 Prints one JSON line: {"check_ins", "seconds", "per_second", "errors"}."""
@@ -20,6 +22,8 @@ import zlib
 VERSIONS = ["8.0.0", "8.1.0", "8.2.0", "8.3.0", "8.4.0"]
 WEIGHTS = [5, 10, 15, 30, 40]
 BATCH = 10000
+OS_VERSIONS = ["16.7.2", "17.1", "17.2", "18.0"]
+DEVICES = ["iPhone12,1", "iPhone13,2", "iPhone14,2", "iPhone15,3", "iPhone16,1", "iPad13,4"]
 
 
 def version_of(user):
@@ -31,10 +35,17 @@ def version_of(user):
     return VERSIONS[-1]
 
 
+def os_and_device_of(user):
+    r = zlib.crc32(b"device:" + user.encode())
+    return OS_VERSIONS[r % len(OS_VERSIONS)], DEVICES[(r // 7) % len(DEVICES)]
+
+
 def device_route(port, key, users, errors):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     for u in users:
-        conn.request("GET", f"/api/v1/sampling?user_id={u}&app_version={version_of(u)}",
+        os_version, device = os_and_device_of(u)
+        conn.request("GET", f"/api/v1/sampling?user_id={u}&app_version={version_of(u)}"
+                     f"&os_version={os_version}&device={device}",
                      headers={"X-Stallscope-Key": key})
         resp = conn.getresponse()
         resp.read()
@@ -46,7 +57,9 @@ def device_route(port, key, users, errors):
 def backfill(port, app, token, day, users, errors):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     for i in range(0, len(users), BATCH):
-        body = json.dumps({"check_ins": [{"user_id": u, "app_version": version_of(u)}
+        body = json.dumps({"check_ins": [{"user_id": u, "app_version": version_of(u),
+                                          "os_version": os_and_device_of(u)[0],
+                                          "device": os_and_device_of(u)[1]}
                                          for u in users[i:i + BATCH]]})
         conn.request("POST", f"/api/v1/apps/{app}/backfill?received_at={day}T12:00:00Z"
                      "&format=check_ins", body=body,

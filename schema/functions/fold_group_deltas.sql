@@ -1,7 +1,8 @@
 -- fold_group_deltas — an app's committed deltas (group_deltas, schema/026)
 -- counted into the groups' counters, group_days, group_dim_days,
 -- group_facet_days, the call tree (group_stack_days) and the search terms
--- of its new stacks (group_terms), app_dimensions and the users' activity, in one transaction (docs/STORAGE.md "Deltas").
+-- of its new stacks (group_terms), app_dimensions and the users' activity,
+-- in one transaction (docs/STORAGE.md "Deltas").
 -- Applied by `stallscope migrate` after the numbered migrations, at every
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).

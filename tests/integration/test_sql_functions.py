@@ -370,10 +370,17 @@ def test_per_row_helpers_are_inlined(db):
         # whose body is not strict (a CASE) is never inlined.
         "wait_reason_code": "wait_reason_code(r.kind)",
         "wait_reason": "wait_reason(r.wait_reasons)",
+        # The percentiles' (schema/044): per row of every list's page.
+        "kept_fine_hist": "kept_fine_hist(f.duration_fine, f.max_duration_ms)",
+        "fine_bucket": "fine_bucket(r.duration_ms)",
     }
     for name, call in calls.items():
         plan = psql(db, f"EXPLAIN VERBOSE SELECT {call} FROM group_days d, group_dim_days f,"
                         " reports r LIMIT 1")
         assert f"{name}(" not in plan, plan
+    # A set-returning helper in FROM is inlined too: no Function Scan.
+    plan = psql(db, "EXPLAIN VERBOSE SELECT p.bucket FROM group_days d,"
+                    " LATERAL fine_pairs(d.duration_fine) p LIMIT 1")
+    assert "fine_pairs(" not in plan, plan
     fold = psql(db, "SELECT prosrc FROM pg_proc WHERE proname = 'fold_group_deltas'")
     assert fold.count("kept_duration_hists_sum(") == 2 and "add_hists(kept" not in fold

@@ -7,7 +7,7 @@
 import { badge, clickable, h, title } from './lib-dom.js';
 import { api, appPath, withQuery } from './lib-api.js';
 import { num } from './lib-format.js';
-import { dimensions } from './lib-filters.js';
+import { dimensions, formFilters } from './lib-filters.js';
 import { hashFor } from './lib-router.js';
 import { groupTitle, newestFirst, pct, stallTime } from './lib-triage.js';
 
@@ -81,9 +81,7 @@ export async function compareView(f) {
     h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'compare-apply' }, 'Compare')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const chosen = {};
-    for (const k of ['base', 'target', 'from', 'to']) if (form.elements[k].value) chosen[k] = form.elements[k].value;
-    location.hash = hashFor(['compare'], chosen);
+    location.hash = hashFor(['compare'], formFilters(f, form, ['base', 'target', 'from', 'to']));
   });
   // The server refuses a version against itself (400): said here instead.
   if (base === target) {

@@ -5,7 +5,7 @@
 import { h, title } from './lib-dom.js';
 import { api, appPath, withQuery } from './lib-api.js';
 import { num } from './lib-format.js';
-import { dimensions } from './lib-filters.js';
+import { dimensions, formFilters } from './lib-filters.js';
 import { hashFor } from './lib-router.js';
 import { rateChart, stallRate } from './lib-chart.js';
 import { compareVersions, newestFirst, pct, stallTime } from './lib-triage.js';
@@ -25,9 +25,7 @@ function overviewForm(f, versions) {
       h('a', { href: '#/overview', class: 'button-link' }, 'Clear')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const chosen = {};
-    for (const k of ['from', 'to', 'version']) if (form.elements[k].value) chosen[k] = form.elements[k].value;
-    location.hash = hashFor(['overview'], chosen);
+    location.hash = hashFor(['overview'], formFilters(f, form, ['from', 'to', 'version']));
   });
   return form;
 }

@@ -14,13 +14,13 @@ const triageData = (g) => ({
   stallMs: String(g.stall_ms ?? ''), affected: String(g.affected ?? ''),
   rate: String(g.rate ?? ''), p90: String(p90Bucket(g.duration_hist)),
   p50Ms: String(g.p50_ms ?? ''), p90Ms: String(g.p90_ms ?? ''), p99Ms: String(g.p99_ms ?? ''),
-  rateBasis: g.rate_basis ?? '',
+  rateBasis: g.rate_basis,
 });
 
 // Under an OS version or device filter the rate's denominator may be every
 // device's users (SPEC §10.2: check-ins that did not say which): say so
 // beside it rather than let it pass for the filtered rate.
-const allDevices = (g, f) => g.rate_basis === 'all_devices' && f && (f.os_version != null || f.device != null);
+const allDevices = (g, f) => g.rate_basis === 'all_devices' && (f.os_version != null || f.device != null);
 function rateEl(g, f) {
   const note = allDevices(g, f)
     ? h('span', { class: 'rate-basis', title: 'The check-ins did not say their OS version or device: the rate is divided by the sampled users of all devices.' },
@@ -50,7 +50,7 @@ function rowTitle(g, withStatus) {
 }
 
 // F: the page's filters (what the rate is divided by depends on them).
-export function groupRow(g, href, dataset, win, withStatus = true, f = {}) {
+export function groupRow(g, href, dataset, win, withStatus, f) {
   const values = [num(g.reports), num(g.users), num(g.affected), rateEl(g, f),
     stallTime(g.stall_ms), percentiles(g)];
   const status = withStatus && g.status ? { status: g.status } : {};
@@ -77,7 +77,7 @@ const versions = (g) => (g.first_version
   ? (g.first_version === g.last_version ? g.first_version : `${g.first_version} → ${g.last_version}`)
   : null);
 
-export function groupHeader(g, level, win, f = {}) {
+export function groupHeader(g, level, win, f) {
   const stat = (label, id, value) => [h('dt', {}, label), h('dd', { id }, value ?? '—')];
   return h('div', { class: 'card group-head' },
     groupTitle(g),

@@ -4,7 +4,7 @@
 // pieces every page shares, view-*.js one page each, named after it.
 
 import { $ } from './lib-dom.js';
-import { LIST_PARAMS, keepFiltersInNav, paramsOf } from './lib-filters.js';
+import { FILTERS, LIST_PARAMS, keepFiltersInNav, paramsOf } from './lib-filters.js';
 import { parseHash, route, startRouter } from './lib-router.js';
 import { compareView } from './view-compare.js';
 import { configView } from './view-config.js';
@@ -31,8 +31,10 @@ function viewFor(parts, query, gen) {
     return () => groupReportsView(a, b, f, gen);
   }
   if (head === 'reports' && a && !b) return () => reportView(a, f);
-  if (head === 'overview' && !a) return () => overviewView(paramsOf(query, ['from', 'to', 'version']));
-  if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', 'from', 'to']));
+  // The overview and the comparison keep the other filters for the way
+  // on, as the top navigation does.
+  if (head === 'overview' && !a) return () => overviewView(paramsOf(query, FILTERS));
+  if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', ...FILTERS]));
   if (head === 'users' && !a) return () => userView(paramsOf(query, ['user_id', 'from', 'to']), gen);
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);

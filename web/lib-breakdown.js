@@ -1,11 +1,11 @@
 // Who a group hits (GET …/groups/{key1}/breakdown, SPEC §10.6): its
 // reports by app version, OS version, device and kind under the page's
 // filters, the top 10 of each and the rest as "other". A value is a
-// link that adds it to the filters. A server without the route (it
-// answers no_route) shows no panel.
+// link that adds it to the filters. A failure leaves the rest of the
+// page standing, as the call tree's does.
 
 import { h } from './lib-dom.js';
-import { ApiError, api, appPath, plainMessage, withQuery } from './lib-api.js';
+import { api, appPath, plainMessage, withQuery } from './lib-api.js';
 import { onlyFilters } from './lib-filters.js';
 import { num } from './lib-format.js';
 import { hashFor } from './lib-router.js';
@@ -20,7 +20,7 @@ const DIMS = [
 ];
 
 function dimTable(rows, dim, filter, label, linkTo) {
-  const body = (rows || []).map((r) => {
+  const body = rows.map((r) => {
     const other = r.value === null;
     const text = other ? 'other' : r.value === '' ? '(not set)' : r.value;
     const bar = h('span', { class: 'share-bar' });
@@ -44,19 +44,17 @@ function dimTable(rows, dim, filter, label, linkTo) {
 }
 
 // The panel for group KEY1 (subgroup KEY2 when given) under filters F,
-// whose links lead to PARTS with the value added; null when the server
-// has no breakdown route.
+// whose links lead to PARTS with the value added.
 export async function breakdownSection(key1, f, parts, key2) {
   let data;
   try {
     data = await api('GET', withQuery(appPath('groups', key1, 'breakdown'), { ...onlyFilters(f), level2: key2 }));
   } catch (e) {
-    if (e instanceof ApiError && e.code === 'no_route') return null;
     return [h('h2', {}, 'Who it hits'), h('p', { class: 'error', id: 'breakdown-error' }, plainMessage(e))];
   }
   const linkTo = (filter, value) => hashFor(parts, { ...f, [filter]: value });
   return [h('h2', {}, 'Who it hits'),
     h('div', { class: 'breakdown-grid', id: 'breakdown', dataset: { reports: String(data.reports), users: String(data.users) } },
-      DIMS.map(([dim, filter, label]) => dimTable(data.by?.[dim], dim, filter, label, linkTo))),
+      DIMS.map(([dim, filter, label]) => dimTable(data.by[dim], dim, filter, label, linkTo))),
     h('p', { class: 'hint' }, `${num(data.reports)} reports of ${num(data.users)} users under the filters above; the top 10 of each, the rest as “other”. Choose a value to add it to the filters.`)];
 }

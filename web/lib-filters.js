@@ -21,7 +21,7 @@ const DIMENSIONS = [
 // list to a group, its subgroups, its reports and a report (with the
 // list's sort and statuses, for the way back), and go to the API with
 // each call.
-const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
+export const FILTERS = ['from', 'to', ...DIMENSIONS.map(([name]) => name)];
 // The list's own choices ride along too, for the way back: its sort, its
 // statuses, its search (q, SPEC §10.7) and its grouping by culprit (by).
 export const LIST_PARAMS = [...FILTERS, 'sort', 'status', 'q', 'by'];
@@ -49,6 +49,15 @@ export function keepFiltersInNav(query) {
 }
 
 export const onlyFilters = (f) => Object.fromEntries(FILTERS.filter((k) => f[k] != null).map((k) => [k, f[k]]));
+// Where a page's own form leads (the overview's, the comparison's): the
+// filters of the address, as the top navigation carries them, with the
+// form's fields NAMES as it holds them (an empty one left out).
+export function formFilters(f, form, names) {
+  const chosen = onlyFilters(f);
+  for (const k of names) chosen[k] = form.elements[k].value || null;
+  return chosen;
+}
+
 export const isFiltered = (f) => FILTERS.some((k) => f[k] != null);
 const shownValue = (v) => (v === '' ? '(not set)' : v);
 

@@ -34,11 +34,6 @@ export function p90Bucket(hist) {
   return -1;
 }
 
-export function p90Text(hist) {
-  const i = p90Bucket(hist);
-  return i < 0 ? '—' : bucketLabel(i);
-}
-
 // A rate (a fraction, or null when nothing was sampled) as a percentage
 // with three significant figures at most.
 export function pct(rate) {
@@ -88,12 +83,13 @@ export function groupTitle(g) {
     h('div', { class: name ? 'frames under' : 'frames' }, identities(g.frames)));
 }
 
-// Duration percentiles (SPEC §10.1), or null when the server sends none
-// (an older server): then the p90 bucket stands in.
-export function percentilesText(g) {
-  if (g.p90_ms === undefined) return null;
-  if (g.p50_ms == null && g.p90_ms == null && g.p99_ms == null) return '—';
-  return [g.p50_ms, g.p90_ms, g.p99_ms].map(duration).join(' · ');
+// Duration percentiles (SPEC §10.1): p50 · p90 · p99, each kept whole
+// and the line free to wrap between them; a dash for a group without
+// durations (the server sends null then).
+export function percentiles(g) {
+  const ms = [g.p50_ms, g.p90_ms, g.p99_ms];
+  if (ms.every((v) => v == null)) return '—';
+  return ms.flatMap((v, i) => [i ? ' · ' : null, h('span', { class: 'nowrap' }, duration(v))]).filter(Boolean);
 }
 
 // The 8 buckets as bars, tallest = most; each bar carries its count.

@@ -1,33 +1,34 @@
 // #/compare?base=&target=&from=&to=: a release against the one before (GET
-// …/compare, SPEC §10.3): every group of either version with its rate in
-// each, new and worse first as the API orders them, and the verdict of
-// the test behind them.
+// …/compare, SPEC §10.3): every group of either version, titled by its
+// culprit, with its reports, stall time and rate in each, the difference
+// of the rates with its 95% CI and p-value, new and worse first as the
+// API orders them, and the verdict of the test behind them.
 
 import { badge, clickable, h, title } from './lib-dom.js';
 import { api, appPath, withQuery } from './lib-api.js';
-import { identities, num } from './lib-format.js';
-import { dimensions } from './lib-filters.js';
+import { num } from './lib-format.js';
+import { dimensions, formFilters } from './lib-filters.js';
 import { hashFor } from './lib-router.js';
 import { groupTitle, newestFirst, pct, stallTime } from './lib-triage.js';
 
 const VERDICTS = ['new', 'worse', 'better', 'same'];
 
-// One version's side of a row: its rate (affected ÷ sampled), and, from
-// newer servers, its reports and stall time.
+// One version's side of a row: its rate (affected ÷ sampled), its reports
+// and stall time.
 function side(s, version) {
   return h('td', { class: 'num side', dataset: { rate: String(s.rate ?? ''), label: `Rate in ${version}` } },
     h('span', { class: 'rate' }, pct(s.rate)),
     h('span', { class: 'muted of' }, `${num(s.affected)} / ${num(s.sampled)}`),
-    s.reports !== undefined ? h('span', { class: 'muted of side-reports' }, `${num(s.reports)} reports`) : null,
-    s.stall_ms !== undefined ? h('span', { class: 'muted of side-stall' }, stallTime(s.stall_ms)) : null);
+    h('span', { class: 'muted of side-reports' }, `${num(s.reports)} reports`),
+    h('span', { class: 'muted of side-stall' }, stallTime(s.stall_ms)));
 }
 
-// "+1.20% (95% CI +0.40% … +2.00%)": target rate − base rate.
+// "+1.20%", "95% CI +0.40% … +2.00%", "p 0.004": target rate − base
+// rate; the interval and p are null when a side has no sampled user-day.
 const signed = (x) => (x == null ? '—' : `${x > 0 ? '+' : x < 0 ? '−' : ''}${pct(Math.abs(x))}`);
 function diffCell(g) {
-  if (g.diff_ci === undefined && g.p_value === undefined) return null;
   const d = g.base.rate != null && g.target.rate != null ? g.target.rate - g.base.rate : null;
-  const ci = Array.isArray(g.diff_ci) ? `95% CI ${signed(g.diff_ci[0])} … ${signed(g.diff_ci[1])}` : null;
+  const ci = g.diff_ci ? `95% CI ${signed(g.diff_ci[0])} … ${signed(g.diff_ci[1])}` : null;
   const p = g.p_value == null ? 'p —' : `p ${g.p_value < 0.001 ? '< 0.001' : g.p_value.toFixed(3)}`;
   return h('td', { class: 'num diff', dataset: { label: 'Difference', pValue: String(g.p_value ?? ''),
     ci: JSON.stringify(g.diff_ci ?? null) } },
@@ -41,9 +42,8 @@ function diffCell(g) {
 function compareRow(g, base, target, f) {
   const href = hashFor(['groups', g.key], { from: f.from, to: f.to,
     version: g.target.affected || !g.base.affected ? target : base });
-  const named = g.culprit !== undefined ? groupTitle(g) : identities(g.frames);
   return clickable(h('tr', { dataset: { key1: g.key, verdict: g.verdict } },
-    h('td', { class: 'frames' }, h('a', { href }, named)),
+    h('td', { class: 'frames' }, h('a', { href }, groupTitle(g))),
     side(g.base, base), side(g.target, target), diffCell(g),
     h('td', {}, badge(g.verdict, `verdict verdict-${g.verdict}`))), href);
 }
@@ -81,9 +81,7 @@ export async function compareView(f) {
     h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'compare-apply' }, 'Compare')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const chosen = {};
-    for (const k of ['base', 'target', 'from', 'to']) if (form.elements[k].value) chosen[k] = form.elements[k].value;
-    location.hash = hashFor(['compare'], chosen);
+    location.hash = hashFor(['compare'], formFilters(f, form, ['base', 'target', 'from', 'to']));
   });
   // The server refuses a version against itself (400): said here instead.
   if (base === target) {
@@ -91,13 +89,12 @@ export async function compareView(f) {
       h('p', { class: 'empty', id: 'compare-same' }, `Choose two different versions: ${base} against itself compares nothing.`));
   }
   const data = await api('GET', withQuery(appPath('compare'), { base, target, from: f.from, to: f.to }));
-  const withDiff = data.groups.some((g) => g.diff_ci !== undefined || g.p_value !== undefined);
   const table = h('table', { id: 'compare', class: 'data compare cards', dataset: { base, target } },
     h('thead', {}, h('tr', {},
-      h('th', {}, data.groups.some((g) => g.culprit !== undefined) ? 'Culprit · frames (innermost first)' : 'Frames (innermost first)'),
+      h('th', {}, 'Culprit · frames (innermost first)'),
       h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${base}`),
       h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${target}`),
-      withDiff ? h('th', { class: 'num', title: `rate in ${target} − rate in ${base}, its 95% confidence interval and the two-proportion test's p-value` }, 'Difference') : null,
+      h('th', { class: 'num', title: `rate in ${target} − rate in ${base}, its 95% confidence interval and the two-proportion test's p-value` }, 'Difference'),
       h('th', {}, 'Verdict'))),
     h('tbody', {}, data.groups.map((g) => compareRow(g, base, target, f))));
   return h('div', {},

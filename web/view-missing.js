@@ -7,35 +7,26 @@ import { imageName, num, timeEl } from './lib-format.js';
 import { act } from './lib-page.js';
 import { current } from './lib-router.js';
 
-// The versions an image was seen in: the API gives a list (app_versions)
-// or one (app_version), or neither (then the column is left out).
-const versionsOf = (m) => (Array.isArray(m.app_versions) ? m.app_versions.join(', ')
-  : m.app_version ?? null);
-const hasVersions = (m) => m.app_versions !== undefined || m.app_version !== undefined;
-
 // One ranked list of GET …/dsyms/missing?images=WHICH, paged by its cursor.
 // An image reads by its file name (the on-device path on hover); its UUID
-// wraps on a phone rather than scrolling, the whole of it on hover.
+// wraps on a phone rather than scrolling, the whole of it on hover; the
+// app versions its waiting reports came from, newest first.
 async function missingSection(which, gen) {
   const id = which === 'app' ? 'missing' : 'missing-system';
   const tbody = h('tbody');
-  const versionHead = h('th', { hidden: true }, 'App versions');
   const table = h('table', { id, class: 'data missing cards' },
     h('thead', {}, h('tr', {},
       h('th', {}, 'UUID'), h('th', {}, 'Image'), h('th', {}, 'Arch'),
-      h('th', { class: 'num' }, 'Affected reports'), h('th', {}, 'Last seen (UTC)'), versionHead)),
+      h('th', { class: 'num' }, 'Affected reports'), h('th', {}, 'Last seen (UTC)'), h('th', {}, 'App versions'))),
     tbody);
   const empty = h('p', { class: 'empty', hidden: true }, which === 'app'
     ? 'Nothing missing: every app image that frames fall in has a debug file.'
     : 'No system image lacks symbols.');
   const more = h('button', { type: 'button', id: `${id}-more`, class: 'more' }, 'More');
   let cursor = null;
-  let withVersions = null; // decided by the first page: the API has the member or not
   const load = async () => {
     const data = await api('GET', withQuery(appPath('dsyms', 'missing'), { images: which, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    if (withVersions == null) withVersions = data.missing.some(hasVersions);
-    versionHead.hidden = !withVersions;
     for (const m of data.missing) {
       tbody.append(h('tr', { dataset: { uuid: m.uuid } },
         h('td', { class: 'mono uuid', title: m.uuid, dataset: { label: 'UUID' } }, m.uuid),
@@ -43,7 +34,7 @@ async function missingSection(which, gen) {
         h('td', { class: 'nowrap', dataset: { label: 'Arch' } }, m.arch ?? '—'),
         h('td', { class: 'num', dataset: { label: 'Reports' } }, num(m.reports)),
         h('td', { dataset: { label: 'Last seen' } }, timeEl(m.last_seen)),
-        withVersions ? h('td', { class: 'app-versions', dataset: { label: 'Versions' } }, versionsOf(m) ?? '—') : null));
+        h('td', { class: 'app-versions', dataset: { label: 'Versions' } }, m.app_versions.length ? m.app_versions.join(', ') : '—')));
     }
     cursor = data.next_cursor;
     more.hidden = cursor == null;

@@ -5,7 +5,7 @@
 import { h, title } from './lib-dom.js';
 import { api, appPath, withQuery } from './lib-api.js';
 import { num } from './lib-format.js';
-import { dimensions } from './lib-filters.js';
+import { dimensions, formFilters } from './lib-filters.js';
 import { hashFor } from './lib-router.js';
 import { rateChart, stallRate } from './lib-chart.js';
 import { compareVersions, newestFirst, pct, stallTime } from './lib-triage.js';
@@ -25,39 +25,34 @@ function overviewForm(f, versions) {
       h('a', { href: '#/overview', class: 'button-link' }, 'Clear')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const chosen = {};
-    for (const k of ['from', 'to', 'version']) if (form.elements[k].value) chosen[k] = form.elements[k].value;
-    location.hash = hashFor(['overview'], chosen);
+    location.hash = hashFor(['overview'], formFilters(f, form, ['from', 'to', 'version']));
   });
   return form;
 }
 
-// Hang-free users and adoption (SPEC §10.2) come from newer servers:
-// their columns show when the days carry them.
+// Hang-free users and adoption (SPEC §10.2) of each day and version.
 const EXTRA = [
   ['hang_free_users', 'Hang-free users', 'share of sampled users without a stored report that day (like crash-free users)'],
   ['adoption', 'Adoption', 'the version’s share of the day’s active users'],
 ];
 
 function statsTable(rows) {
-  const extra = EXTRA.filter(([k]) => rows.some((r) => r[k] !== undefined));
   const heads = ['Active users', 'Sampled users', 'Stalled users', 'Stall rate', 'Reports', 'Stall time'];
   const cells = (r) => [num(r.active_users), num(r.sampled_users), num(r.stalled_users),
     pct(stallRate(r)), num(r.reports), stallTime(r.stall_ms)];
   return h('table', { id: 'overview', class: 'data cards' },
     h('thead', {}, h('tr', {}, h('th', {}, 'UTC day'), h('th', {}, 'Version'),
       heads.map((t) => h('th', { class: 'num' }, t)),
-      extra.map(([, t, why]) => h('th', { class: 'num', title: why }, t)))),
+      EXTRA.map(([, t, why]) => h('th', { class: 'num', title: why }, t)))),
     h('tbody', {}, rows.map((r) => h('tr', { dataset: { day: r.day, version: r.version } },
       h('td', { class: 'nowrap' }, r.day), h('td', { dataset: { label: 'Version' } }, r.version),
       cells(r).map((v, i) => h('td', { class: 'num', dataset: { label: heads[i] } }, v)),
-      extra.map(([k, t]) => h('td', { class: `num ${k.replace(/_/g, '-')}`, dataset: { label: t, value: String(r[k] ?? '') } }, pct(r[k])))))));
+      EXTRA.map(([k, t]) => h('td', { class: `num ${k.replace(/_/g, '-')}`, dataset: { label: t, value: String(r[k] ?? '') } }, pct(r[k])))))));
 }
 
 // Per version over the days shown: its latest day's hang-free users and
-// adoption, newest version first; null when the server sends neither.
+// adoption, newest version first.
 function versionsTable(rows, versions) {
-  if (!rows.some((r) => r.hang_free_users !== undefined || r.adoption !== undefined)) return null;
   const latest = versions.map((v) => rows.find((r) => r.version === v)).filter(Boolean);
   return [h('h2', {}, 'Per version, latest day'),
     h('table', { id: 'overview-versions', class: 'data cards' },

@@ -45,26 +45,16 @@ export async function step(name, fn) {
 // A CSS attribute selector with the value quoted for CSS.
 export const attr = (name, value) => `[${name}="${String(value).replace(/["\\]/g, '\\$&')}"]`;
 
-// Routes of issue 42 the dashboard asks for before every server has them
-// (a group's breakdown): their 404 is recorded apart, in
-// SEEN.absent_routes, and the Python test checks that the server really
-// has no such route (no_route), so a real 404 there still fails.
-const LATER = /\/api\/v1\/apps\/[^/]+\/groups\/[^/]+(\/[^/]+)?\/breakdown(\?|$)/;
-const later404 = (url, status) => status === 404 && LATER.test(url);
-
 // Records into SEEN what should never happen on PAGE: console errors (a
 // CSP violation shows only there), uncaught exceptions, failed requests.
 export function watch(page, seen) {
-  Object.assign(seen, { console_errors: [], page_errors: [], failed_requests: [], absent_routes: [] });
+  Object.assign(seen, { console_errors: [], page_errors: [], failed_requests: [] });
   page.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    if (/status of 404/.test(m.text()) && later404(m.location().url || '', 404)) return;
-    seen.console_errors.push(m.text());
+    if (m.type() === 'error') seen.console_errors.push(m.text());
   });
   page.on('pageerror', (e) => seen.page_errors.push(String(e)));
   page.on('response', (r) => {
-    if (later404(r.url(), r.status())) seen.absent_routes.push(r.url());
-    else if (r.status() >= 400) seen.failed_requests.push({ url: r.url(), status: r.status() });
+    if (r.status() >= 400) seen.failed_requests.push({ url: r.url(), status: r.status() });
   });
 }
 

@@ -1,13 +1,14 @@
 // Drives the dashboard views issue 42 changed, for
 // tests/integration/test_dashboard_issue42.py. SCENARIO.part says which:
-//  "a" (today's API): a group's flame graph under a device filter, the
-//     top navigation keeping the filters, the version pick list's order
-//     under a day range, the missing dSYMs at a phone's width, the trace
-//     offered only with samples, image basenames in the stack, groups of
-//     one culprit told apart and gathered, the tabs' titles;
-//  "b" (the API members and routes of issue 42): percentiles and the
-//     rate's basis, a group's breakdowns, the frame search, a user's
-//     reports, hang-free users and adoption, the comparison's statistics.
+//  "a": a group's flame graph under a device filter, the top navigation
+//     and the overview's and comparison's forms keeping the filters, the
+//     version pick list's order under a day range, the missing dSYMs at a
+//     phone's width with their app versions, the trace offered only with
+//     samples, image basenames in the stack, groups of one culprit told
+//     apart and gathered, the tabs' titles;
+//  "b": percentiles and the rate's basis, a group's breakdowns, the frame
+//     search, a user's reports, hang-free users and adoption, the
+//     comparison's statistics.
 // It asserts nothing itself: it prints what the pages showed as JSON.
 //
 //   node issue42.mjs SCENARIO.json
@@ -66,6 +67,22 @@ try {
       return out;
     });
 
+    // Each form changes its own fields and keeps the others of the address.
+    seen.forms = await step('the overview and compare forms keep the filters', async () => {
+      await go(s.overview_hash, '#overview-filters');
+      await page.fill('#overview-from', s.form_day);
+      await page.click('#overview-apply');
+      await page.waitForFunction(() => location.hash.includes('from='));
+      await settled(page);
+      const overview = await hashNow();
+      await go(s.compare_form_hash, '#compare-form');
+      await page.fill('#compare-from', s.form_day);
+      await page.click('#compare-apply');
+      await page.waitForFunction(() => location.hash.includes('from='));
+      await settled(page);
+      return { overview, compare: await hashNow() };
+    });
+
     seen.versions = await step('the version pick list under a day range', async () => {
       await go(s.range_hash, '#filter-version');
       return page.$$eval('#filter-version option', (os) => os.map((o) => o.dataset.v ?? null));
@@ -122,6 +139,8 @@ try {
         }),
         image: await page.$eval(`${row} td.path span`, (el) => ({ text: el.textContent, title: el.getAttribute('title') })),
         last_seen: await page.$eval(`${row} time`, (el) => el.textContent),
+        versions: await page.$eval(`${row} td.app-versions`, (td) => td.textContent),
+        heads: await page.$$eval('#missing thead th', (ths) => ths.map((th) => th.textContent)),
         table_scrolls: await page.$eval('#missing', (t) => t.scrollWidth > t.clientWidth + 0.5),
       };
     });
@@ -131,6 +150,7 @@ try {
       const out = {
         percentiles: await page.innerText('#group-percentiles'),
         rate: await page.innerText('#group-rate'),
+        note: await page.$eval('#group-rate', (el) => el.querySelector('.rate-basis')?.textContent ?? null),
         breakdown: await page.$$eval('#breakdown table.breakdown', (ts) => Object.fromEntries(ts.map((t) =>
           [t.closest('[data-dim]').dataset.dim, [...t.querySelectorAll('tbody tr')].map((r) => ({
             value: r.dataset.other === 'true' ? null : r.dataset.value, share: r.dataset.share,
@@ -143,6 +163,21 @@ try {
       await settled(page);
       out.after_click = await hashNow();
       return out;
+    });
+
+    // The note under the rate: only under an OS version or device filter
+    // whose denominator is every device's users.
+    seen.basis = await step('the rate\'s basis', async () => {
+      const noteOf = (sel) => page.$eval(sel, (el) => el.querySelector('.rate-basis')?.textContent ?? null);
+      await go(s.os_list_hash, '#groups tr[data-key1]');
+      const list = await page.$$eval('#groups tr[data-key1]', (rs) => rs.map((r) => ({
+        key: r.dataset.key1, basis: r.dataset.rateBasis,
+        note: r.querySelector('.rate-basis')?.textContent ?? null })));
+      await measure('groups under an OS version filter');
+      await go(s.filtered_basis_hash, '#group-rate');
+      const filtered = await noteOf('#group-rate');
+      await go(s.unfiltered_hash, '#group-rate');
+      return { list, filtered, unfiltered: await noteOf('#group-rate') };
     });
 
     seen.list = await step('percentiles in the list and the search', async () => {
@@ -176,13 +211,20 @@ try {
     seen.compare = await step('the comparison\'s statistics', async () => {
       await go(s.compare_hash, '#compare tr[data-key1]');
       await measure('compare');
-      return page.$$eval('#compare tr[data-key1]', (rs) => rs.map((r) => ({
+      const rows = await page.$$eval('#compare tr[data-key1]', (rs) => rs.map((r) => ({
         key: r.dataset.key1, culprit: r.querySelector('.culprit .fn')?.textContent ?? null,
-        p_value: r.querySelector('td.diff')?.dataset.pValue ?? null,
-        ci: r.querySelector('td.diff')?.dataset.ci ?? null,
+        rates: [...r.querySelectorAll('td.side')].map((td) => td.dataset.rate),
+        p_value: r.querySelector('td.diff').dataset.pValue,
+        ci: r.querySelector('td.diff').dataset.ci,
+        diff: r.querySelector('td.diff').innerText,
         reports: [...r.querySelectorAll('.side-reports')].map((e) => e.textContent),
         stall: [...r.querySelectorAll('.side-stall')].map((e) => e.textContent),
         href: r.querySelector('a').getAttribute('href') })));
+      // A click on a row (not its link) opens the group.
+      await page.click('#compare tr[data-key1] td.diff');
+      await page.waitForFunction(() => location.hash.startsWith('#/groups/'));
+      await settled(page);
+      return { rows, clicked: await hashNow() };
     });
     seen.compare_same = await step('one version on both sides', async () => {
       const before = requests.filter((u) => u.includes('/compare')).length;

@@ -3,22 +3,24 @@
 --
 -- A sampling check-in may now carry os_version and device (the native
 -- client sends both). A user's row of the day and version keeps the ones
--- of their first check-in (as it keeps in_sample), '' when it did not say
--- or when the user was first seen through a stored report; activity_dim_daily counts the day's active and sampled
--- users per app version, OS version and device from those rows, so a
--- filtered rate's denominator is a sum over a few rows. Where no sampled
--- user of the range said the dimension, the reply says rate_basis
--- "all_devices" and divides by everyone (groups_triage).
+-- of the first check-in that said either ('' until one does: a user
+-- first seen through a stored report, or an older client, is placed by a
+-- later check-in that says them; reports never place a user, since the
+-- SPEC divides by the users "as the check-ins reported them").
+-- activity_dim_daily counts the placed users per day, app version, OS
+-- version and device, so a filtered rate's denominator is a sum over a
+-- few rows. Where no sampled user of the range was placed, the reply says
+-- rate_basis "all_devices" and divides by everyone (groups_triage).
 --
--- Upgrade: check-ins before this migration said neither; their users are
--- counted under ('', ''), so the new table's sums equal activity_daily's.
+-- Upgrade: check-ins before this migration said neither; nobody is placed
+-- and the new table starts empty.
 
 ALTER TABLE activity_users ADD COLUMN os_version text NOT NULL DEFAULT '',
                            ADD COLUMN device text NOT NULL DEFAULT '';
 COMMENT ON COLUMN activity_users.os_version IS
-  'The OS version the user''s first check-in or stored report of the day and version said ('''' when it did not): counted in activity_dim_daily.';
+  'The OS version of the user''s first check-in of the day and version that said an OS version or device ('''' until one did): counted in activity_dim_daily.';
 COMMENT ON COLUMN activity_users.device IS
-  'The device model the user''s first check-in or stored report of the day and version said ('''' when it did not): counted in activity_dim_daily.';
+  'The device model of the user''s first check-in of the day and version that said an OS version or device ('''' until one did): counted in activity_dim_daily.';
 
 CREATE TABLE activity_dim_daily (
   app_id bigint NOT NULL,
@@ -31,14 +33,9 @@ CREATE TABLE activity_dim_daily (
   PRIMARY KEY (app_id, day, app_version, os_version, device)
 );
 COMMENT ON TABLE activity_dim_daily IS
-  'Per app, UTC day, app version, OS version and device ('''' when the sighting did not say): distinct active users and sampled non-whitelisted users, counted by count_activity with activity_daily. The denominators of rates under an OS version or device filter (groups_triage); kept through retention.';
+  'Per app, UTC day, app version, OS version and device ('''' for the one a check-in did not say): distinct active users and sampled non-whitelisted users placed there by their check-ins (count_activity). The denominators of rates under an OS version or device filter (groups_triage); kept through retention.';
 COMMENT ON INDEX activity_dim_daily_pkey IS
   'The range a filtered rate''s denominator sums, by (app_id, day), and the row count_activity adds a new user to.';
-
-INSERT INTO activity_dim_daily (app_id, day, app_version, os_version, device, active_users,
-                                sampled_users)
-SELECT app_id, day, app_version, '', '', active_users, sampled_users
-  FROM activity_daily WHERE active_users > 0 OR sampled_users > 0;
 
 -- Both take the dimensions now.
 DROP FUNCTION IF EXISTS count_activity(bigint, date[], text[], text[], boolean[], boolean[],

@@ -12,13 +12,21 @@
 -- that day and whitelist state. One statement:
 --  * a user new to a day and version gets a row (active; in the sample
 --    when sampled and not whitelisted; reported when the sighting is a
---    stored report; the sighting's OS version and device); a known user's
---    row changes only when its first stored report arrives (reported), so
---    a repeated check-in writes nothing;
+--    stored report; the OS version and device of the first sighting that
+--    says either); a known user's row changes only when its first stored
+--    report arrives (reported), so a repeated check-in writes nothing;
 --  * activity_daily adds what changed: new users, new sampled users, rows
 --    that became stalled (in the sample and reported), stored reports and
---    their durations; activity_dim_daily the new users and new sampled
---    users per OS version and device (schema/045).
+--    their durations; activity_dim_daily the users placed (schema/045):
+--    new users whose sighting said an OS version or device;
+--  * then, in a second statement, a known user not placed yet (first seen
+--    through a stored report, or a check-in that said neither) is placed
+--    by a sighting that says them, and counted in activity_dim_daily. Its
+--    row is already locked by the first statement (an upsert locks the row
+--    it conflicts with), so this takes no lock out of order, and the
+--    UPDATE's condition, read again on the locked row, places a user once
+--    whichever batches race. Stored reports' sightings say neither
+--    (fold_group_deltas): only check-ins place users.
 -- ON CONFLICT sees rows committed after the statement began, so two
 -- batches sighting one user count them once. Locks in one order: user
 -- rows by (day, version, user), then counters by (day, version), then
@@ -41,13 +49,15 @@ AS $$
 BEGIN
   WITH seen AS (
     -- A user's OS version and device of the day: the batch's first
-    -- sighting that says one (a later sighting does not move the user).
+    -- sighting that says either (a later one does not move the user).
     SELECT d AS day, v AS app_version, u AS user_id,
            bool_or(s AND NOT l) AS in_sample, bool_or(st) AS reported,
            count(*) FILTER (WHERE st) AS reports,
            coalesce(sum(ms) FILTER (WHERE st), 0) AS stall_ms,
-           coalesce((array_agg(os ORDER BY o) FILTER (WHERE os <> ''))[1], '') AS os_version,
-           coalesce((array_agg(dv ORDER BY o) FILTER (WHERE dv <> ''))[1], '') AS device
+           coalesce((array_agg(os ORDER BY o) FILTER (WHERE os <> '' OR dv <> ''))[1], '')
+             AS os_version,
+           coalesce((array_agg(dv ORDER BY o) FILTER (WHERE os <> '' OR dv <> ''))[1], '')
+             AS device
       FROM unnest(p_days, p_versions, p_users, p_sampled, p_listed, p_stored, p_durations,
                   p_os_versions, p_devices) WITH ORDINALITY
              AS x(d, v, u, s, l, st, ms, os, dv, o)
@@ -69,7 +79,7 @@ BEGIN
                                          active_users, sampled_users)
     SELECT p_app, day, app_version, os_version, device, count(*),
            count(*) FILTER (WHERE in_sample)
-      FROM users WHERE inserted
+      FROM users WHERE inserted AND (os_version <> '' OR device <> '')
      GROUP BY day, app_version, os_version, device
      ORDER BY day, app_version COLLATE "C", os_version COLLATE "C", device COLLATE "C"
     ON CONFLICT (app_id, day, app_version, os_version, device) DO UPDATE SET
@@ -98,7 +108,35 @@ BEGIN
     stalled_users = a.stalled_users + excluded.stalled_users,
     reports = a.reports + excluded.reports,
     stall_ms = a.stall_ms + excluded.stall_ms;
+  IF p_os_versions IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(p_os_versions, p_devices) AS x(os, dv)
+                                           WHERE os <> '' OR dv <> '') THEN
+    RETURN;
+  END IF;
+  WITH said AS (
+    SELECT d AS day, v AS app_version, u AS user_id,
+           (array_agg(os ORDER BY o))[1] AS os_version, (array_agg(dv ORDER BY o))[1] AS device
+      FROM unnest(p_days, p_versions, p_users, p_os_versions, p_devices) WITH ORDINALITY
+             AS x(d, v, u, os, dv, o)
+     WHERE os <> '' OR dv <> ''
+     GROUP BY 1, 2, 3
+  ), placed AS (
+    UPDATE activity_users a SET os_version = s.os_version, device = s.device
+      FROM said s
+     WHERE a.app_id = p_app AND a.day = s.day AND a.app_version = s.app_version
+       AND a.user_id = s.user_id AND a.os_version = '' AND a.device = ''
+    RETURNING a.day, a.app_version, a.os_version, a.device, a.in_sample
+  )
+  INSERT INTO activity_dim_daily AS a (app_id, day, app_version, os_version, device,
+                                       active_users, sampled_users)
+  SELECT p_app, day, app_version, os_version, device, count(*),
+         count(*) FILTER (WHERE in_sample)
+    FROM placed
+   GROUP BY day, app_version, os_version, device
+   ORDER BY day, app_version COLLATE "C", os_version COLLATE "C", device COLLATE "C"
+  ON CONFLICT (app_id, day, app_version, os_version, device) DO UPDATE SET
+    active_users = a.active_users + excluded.active_users,
+    sampled_users = a.sampled_users + excluded.sampled_users;
 END $$;
 COMMENT ON FUNCTION count_activity(bigint, date[], text[], text[], boolean[], boolean[],
                                    boolean[], bigint[], text[], text[]) IS
-  'Counts a batch of sightings (sampling check-ins and stored reports) of users on an app''s days, versions, OS versions and devices into activity_users, activity_daily and activity_dim_daily, each user once per day and version, in one statement with a fixed lock order.';
+  'Counts a batch of sightings (sampling check-ins and stored reports) of users on an app''s days, versions, OS versions and devices into activity_users, activity_daily and activity_dim_daily, each user once per day and version, with a fixed lock order; a user not yet placed by OS version and device is placed by the first sighting that says them.';

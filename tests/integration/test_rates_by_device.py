@@ -72,15 +72,20 @@ def test_rates_under_os_and_device_filters_divide_by_their_users(db, make_server
     stall(server, app, image, "old0", "17.2", "iPad13,1")
     # A user who never checked in: active through the report, on no device.
     stall(server, app, image, "silent", "17.2", "iPad13,1")
+    # A user whose report is counted (a read folds it) before the check-in
+    # that says their device: the check-in places them.
+    stall(server, app, image, "late", "17.2", "iPad13,1")
+    assert groups(server, app)
+    check_in(server, app, "late", os_version="17.2", device="iPad13,1")
 
-    everyone = 30 + 10 + 5 + 1
+    everyone = 30 + 10 + 5 + 2
     (g,) = groups(server, app)
-    assert g["affected"] == len(stalled) + 2 and g["rate_basis"] == "all_devices"
-    assert g["rate"] == pytest.approx((len(stalled) + 2) / everyone)
-    cases = [({"os_version": "17.2"}, 7 + 2, 30), ({"os_version": "18.0"}, 2, 10),
-             ({"device": "iPad13,1"}, 4 + 2, 10), ({"device": "iPhone14,2"}, 3, 20),
-             ({"os_version": "17.2", "device": "iPad13,1"}, 4 + 2, 10),
-             ({"os_version": "17.2", "kind": "stall"}, 7 + 2, 30)]
+    assert g["affected"] == len(stalled) + 3 and g["rate_basis"] == "all_devices"
+    assert g["rate"] == pytest.approx((len(stalled) + 3) / everyone)
+    cases = [({"os_version": "17.2"}, 7 + 3, 31), ({"os_version": "18.0"}, 2, 10),
+             ({"device": "iPad13,1"}, 4 + 3, 11), ({"device": "iPhone14,2"}, 3, 20),
+             ({"os_version": "17.2", "device": "iPad13,1"}, 4 + 3, 11),
+             ({"os_version": "17.2", "kind": "stall"}, 7 + 3, 31)]
     for f, affected, sampled in cases:
         (g,) = groups(server, app, **f)
         # The old client's and the silent user's reports say iOS 17 and an
@@ -91,7 +96,7 @@ def test_rates_under_os_and_device_filters_divide_by_their_users(db, make_server
     # The detail says the same as the list.
     detail = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{g['key']}?device=iPad13,1",
                             token=app["admin_token"]).json["group"]
-    assert (detail["rate"], detail["rate_basis"]) == (pytest.approx(6 / 10), "filtered")
+    assert (detail["rate"], detail["rate_basis"]) == (pytest.approx(7 / 11), "filtered")
 
 
 def test_rates_say_all_devices_when_no_check_in_said_the_dimension(db, make_server, image):

@@ -1,10 +1,12 @@
 /*
  * sampling_load.c — load generator for bench/sampling.sh: CONCURRENCY
  * threads, each on one kept-alive HTTP/1.1 connection, ask
- * GET /api/v1/sampling?user_id=U&app_version=V for SECONDS and time every
- * request. Users are USERS distinct ids taken in turn (so each is asked
- * about as often as the run allows: a day of devices compressed), over
- * three versions.
+ * GET /api/v1/sampling?user_id=U&app_version=V&os_version=O&device=D for
+ * SECONDS and time every request. Users are USERS distinct ids taken in
+ * turn (so each is asked about as often as the run allows: a day of
+ * devices compressed), over three versions, four OS versions and six
+ * devices, as the native client asks (issue 42; a build before it ignores
+ * the last two).
  *
  * Prints one JSON object: requests, ok (200), errors, seconds,
  * requests/s, p50/p99/max latency in ms.
@@ -39,9 +41,10 @@ static void *run(void *arg)
 		long u = atomic_fetch_add(&next_user, 1) % users;
 		int len = snprintf(
 			req, sizeof req,
-			"GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld HTTP/1.1"
+			"GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld"
+			"&os_version=17.%ld&device=iPhone1%ld,2 HTTP/1.1"
 			"\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
-			u, u % 3, host, key);
+			u, u % 3, u % 4, u % 6, host, key);
 		double t0 = bl_now();
 		int status = bl_write_all(fd, req, (size_t)len)
 				     ? -1

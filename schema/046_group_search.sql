@@ -128,7 +128,7 @@ END $$;
 ALTER TABLE image_waits ADD COLUMN app_versions text[] NOT NULL DEFAULT '{}',
                         ADD COLUMN last_seen timestamptz;
 COMMENT ON COLUMN image_waits.app_versions IS
-  'The app versions ('''' for none) of the reports counted, distinct, as ingest and reprocessing added them: dsyms/missing lists them. A report whose wait ends leaves its version.';
+  'The app versions ('''' for none) of the reports counted, distinct, sorted, as ingest and reprocessing added them: dsyms/missing lists them. Never taken out: a report whose wait ends (clear_report_waits) counts down reports and leaves its version listed; the row goes with its last report.';
 COMMENT ON COLUMN image_waits.last_seen IS
   'The latest received_at of a report counted; NULL for a row of before schema/046 whose reports are gone (dsyms/missing then shows the day''s end).';
 -- The waiting reports' versions and times, from reports.waits (16 bytes

@@ -429,10 +429,12 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 		     const char *after_uuid, int64_t limit, char **out_json)
 {
 	/* One row per UUID, named by its basename whatever path a report gave
-	 * (the path beside it when one did); the versions (schema/046) read
-	 * for the page's rows only, newest first by the version order
-	 * (app_version_key, docs/TRIAGE.md); last_seen a time like every
-	 * reply's, the day's end for a counter older than 046 that has none. */
+	 * (the path beside it when one did: each day's row keeps a path over a
+	 * basename, and so do the days together, image_name_kept); the
+	 * versions (schema/046) read for the page's rows only, newest first by
+	 * the version order (app_version_key, docs/TRIAGE.md); last_seen a
+	 * time like every reply's, the day's end for a counter older than 046
+	 * that has none. */
 #define REASON "CASE WHEN $2::boolean THEN 'system_missing' ELSE 'missing' END"
 	/* clang-format off */
 	static const st_stmt q = {
@@ -449,7 +451,8 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 		" ORDER BY m.reports DESC, m.uuid), '[]')::text FROM ("
 		" SELECT w.uuid AS id, upper(w.uuid::text) AS uuid,"
 		" replace(w.uuid::text, '-', '') AS hex,"
-		" max(w.arch) AS arch, max(w.image_name) AS image,"
+		" max(w.arch) AS arch, image_name_kept(max(w.image_name) FILTER"
+		" (WHERE strpos(w.image_name, '/') > 0), max(w.image_name)) AS image,"
 		" sum(w.reports)::bigint AS reports,"
 		" coalesce(max(w.last_seen), (max(w.day) + 1)::timestamp AT TIME ZONE 'UTC'"
 		"  - interval '1 second') AS last_seen"

@@ -81,8 +81,9 @@ int st_dimensions(st_conn *c, int64_t app_id, const char *from, const char *to, 
  * app's own or (SYSTEM) the system's, most affected reports first, then by
  * UUID, after the keyset position (AFTER_REPORTS, AFTER_UUID) — AFTER_UUID
  * NULL for the first page — at most LIMIT: a JSON array of {uuid, arch,
- * name (the image's basename), path (the full path when a report gave
- * one, else null), system, reports, app_versions (newest first),
+ * name (the image's basename), path (a full path reports gave it, even
+ * when others gave its basename: of several, the greatest; null when they
+ * gave only its basename), system, reports, app_versions (newest first),
  * last_seen (RFC 3339), cursor "REPORTS.HEX"}. */
 int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_reports,
 		     const char *after_uuid, int64_t limit, char **out_json);

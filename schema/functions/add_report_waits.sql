@@ -51,12 +51,9 @@ BEGIN
      ORDER BY a.uuid, a.reason
     ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
       reports = c.reports + 1,
-      image_name = greatest(c.image_name, excluded.image_name),
+      image_name = image_name_kept(c.image_name, excluded.image_name),
       arch = greatest(c.arch, excluded.arch),
-      app_versions = CASE WHEN excluded.app_versions <@ c.app_versions THEN c.app_versions
-                          ELSE ARRAY(SELECT DISTINCT v FROM unnest(c.app_versions
-                                                                   || excluded.app_versions) v
-                                      ORDER BY 1) END,
+      app_versions = app_versions_kept(c.app_versions, excluded.app_versions),
       last_seen = greatest(c.last_seen, excluded.last_seen)
   )
   INSERT INTO debug_file_arrivals (app_id, uuid)

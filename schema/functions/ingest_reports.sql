@@ -236,20 +236,22 @@ BEGIN
     -- the reprocessor does: the system image's row of the day is in
     -- every batch.
     -- The versions and time (schema/046) ride on the same upsert: the
-    -- array is rewritten only when the batch brings a new version.
+    -- array is rewritten only when the batch brings a new version
+    -- (app_versions_kept). The name kept is a full path when a report
+    -- gave one (image_name_kept), for dsyms/missing's `path`.
     INSERT INTO image_waits AS c (app_id, uuid, day, reason, image_name, arch, reports,
                                   app_versions, last_seen)
-    SELECT p_app, uuid, day, reason, max(image_name), max(arch), count(*),
+    SELECT p_app, uuid, day, reason,
+           image_name_kept(max(image_name) FILTER (WHERE strpos(image_name, '/') > 0),
+                           max(image_name)),
+           max(arch), count(*),
            array_agg(DISTINCT version), max(at) FROM wait_rows
      GROUP BY uuid, day, reason ORDER BY uuid, day, reason
     ON CONFLICT (app_id, uuid, day, reason) DO UPDATE SET
       reports = c.reports + excluded.reports,
-      image_name = greatest(c.image_name, excluded.image_name),
+      image_name = image_name_kept(c.image_name, excluded.image_name),
       arch = greatest(c.arch, excluded.arch),
-      app_versions = CASE WHEN excluded.app_versions <@ c.app_versions THEN c.app_versions
-                          ELSE ARRAY(SELECT DISTINCT v FROM unnest(c.app_versions
-                                                                   || excluded.app_versions) v
-                                      ORDER BY 1) END,
+      app_versions = app_versions_kept(c.app_versions, excluded.app_versions),
       last_seen = greatest(c.last_seen, excluded.last_seen)
   ), late_arrivals AS (
     -- Symbolized before a file of the image committed (the server's

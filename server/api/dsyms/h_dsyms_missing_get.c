@@ -8,9 +8,11 @@
  * images), which only an operator's `stallscope system-symbols import`
  * fills: {"missing":[{"uuid","arch","name","path","system","reports",
  * "app_versions","last_seen"}],"next_cursor"}: one row per UUID, NAME its
- * basename, PATH the full path when a report gave one, APP_VERSIONS the
- * versions it was seen in, newest first, LAST_SEEN an RFC 3339 time like
- * every reply's. The cursor is "REPORTS.UUID" (hex).
+ * basename, PATH a full path reports gave it whenever one did, even if
+ * others named it by basename (of several paths, the greatest; null when
+ * reports gave its basename only), APP_VERSIONS the versions it was seen
+ * in, newest first, LAST_SEEN an RFC 3339 time like every reply's. The
+ * cursor is "REPORTS.UUID" (hex).
  */
 #include <stdlib.h>
 #include <string.h>

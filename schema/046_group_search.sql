@@ -47,7 +47,7 @@ CREATE TABLE group_terms (
   PRIMARY KEY (app_id, level, key, term)
 );
 COMMENT ON TABLE group_terms IS
-  'The distinct searchable terms of each group''s representative stacks (SPEC §10.7): frame functions, files and image basenames (each cut to 512 characters), and its culprit''s. Added by fold_group_deltas when a stack is first counted in group_stack_days and by update_report_symbols; never removed while the group lives (a term of a stack that left stays).';
+  'The distinct searchable terms of each group''s representative stacks (SPEC §10.7): frame functions, files and image basenames (each cut to 512 characters), and its culprit''s. Added by fold_group_deltas when a stack is first counted in group_stack_days, by update_report_symbols, and by ingest_reports for each group it makes (its culprit''s and keyed frames'', culprit_terms); never removed while the group lives (a term of a stack that left stays).';
 COMMENT ON INDEX group_terms_pkey IS
   'One row per group and term: the fold''s and reprocessing''s inserts skip what is there.';
 CREATE INDEX group_terms_trgm ON group_terms USING gin (term gin_trgm_ops);

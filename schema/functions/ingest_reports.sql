@@ -312,7 +312,7 @@ BEGIN
     ON CONFLICT (app_id, level, key) DO UPDATE SET
       culprit = better_culprit(g.culprit, excluded.culprit)
       WHERE better_culprit(g.culprit, excluded.culprit) IS DISTINCT FROM g.culprit
-    RETURNING g.level, g.key, g.xmax = 0 AS made, g.waits_for_symbols
+    RETURNING g.level, g.key, g.xmax = 0 AS made, g.waits_for_symbols, g.culprit, g.frames
   ), announced AS (
     -- A level-1 group made by this batch is new (SPEC §11.2), unless it is
     -- temporary: its reports wait for a debug file and will move to their
@@ -325,6 +325,19 @@ BEGIN
      WHERE m.level = 1 AND m.made AND NOT m.waits_for_symbols
      ORDER BY m.key COLLATE "C"
     ON CONFLICT (app_id, key1) WHERE type = 'new_group' DO NOTHING
+  ), searched AS (
+    -- A group made by this batch is found by its culprit and keyed frames
+    -- (schema/046, culprit_terms) even if its stack is lost: the fold
+    -- adds only stacks' terms. Once per group made, nothing for the
+    -- batches that make none (nearly every one); its terms locked after
+    -- its row (run before announced, which reads the rows after it), as
+    -- every writer of a group's terms holds the group's row first.
+    INSERT INTO group_terms (app_id, level, key, term)
+    SELECT DISTINCT p_app, m.level, m.key, x.term
+      FROM counters m, culprit_terms(m.culprit, m.frames) AS x(term)
+     WHERE m.made
+     ORDER BY 2, 3, 4
+    ON CONFLICT DO NOTHING
   )
   SELECT array_agg(o::integer), array_agg(id) INTO stored_at, stored_ids FROM stored;
 

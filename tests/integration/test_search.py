@@ -114,6 +114,68 @@ def test_search_by_image_and_file(server, image, searched):
     assert keys_found(server, app, q=name) == expected(by_level[1], name)
 
 
+def test_search_finds_a_group_by_a_frame_that_is_not_its_culprit(server, image, searched):
+    """The issue's acceptance: a name of an outer frame of the stack, not
+    the culprit's function, file or image, finds the group."""
+    app, by_level, posted = searched
+    found = 0
+    for i, stack in enumerate(stacks_of(image)):
+        rid = next(r for j, _, r in posted if j == i)
+        key1 = report(server, app, rid)["key1"]
+        (g,) = [g for g in groups(server, app, limit=500)["groups"] if g["key"] == key1]
+        culprit = g["culprit"]
+        assert culprit and culprit["function"], g
+        named = [culprit["function"], culprit["file"] or "", culprit["frame"]]
+        outer = {t for chain in symbolize(image.dwarf, stack[1:])
+                 for function, file, _ in chain for t in (function, file) if t}
+        outer = sorted(t for t in outer
+                       if len(t) >= 3 and not any(t.lower() in n.lower() for n in named))
+        if not outer:
+            continue
+        assert key1 in keys_found(server, app, q=outer[0]), (outer[0], culprit)
+        assert keys_found(server, app, q=outer[0]) == expected(by_level[1], outer[0])
+        found += 1
+    assert found, "no stack has an outer frame named apart from its culprit"
+
+
+def test_a_new_group_whose_stack_is_lost_is_found_by_its_culprit(server, db, image):
+    """A group made after the upgrade whose representative stack is lost
+    (the nil stack: no text for the fold to take terms from) is found by
+    its culprit all the same, and only by what its culprit and keyed
+    frames name."""
+    app = create_app(db)
+    allow_everyone(server, app)
+    assert server.upload(app, image.dwarf).status in (200, 201)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    # The app's deltas lose their stack before any fold reads them.
+    psql(db, "CREATE FUNCTION it_lose_stack() RETURNS trigger LANGUAGE plpgsql AS $$"
+             " BEGIN NEW.stack := '00000000-0000-0000-0000-000000000000';"
+             " NEW.stack_frames := NULL; RETURN NEW; END $$;"
+             " CREATE TRIGGER it_lose_stack BEFORE INSERT ON group_deltas FOR EACH ROW"
+             f" WHEN (NEW.app_id = {app_id}) EXECUTE FUNCTION it_lose_stack();",
+         fold_first=False)
+    try:
+        stack = stacks_of(image)[1]
+        ((_, _, rid),) = ingest(server, app, image, [stack])
+    finally:
+        psql(db, "DROP TRIGGER it_lose_stack ON group_deltas; DROP FUNCTION it_lose_stack();",
+             fold_first=False)
+    key1 = report(server, app, rid)["key1"]
+    (g,) = groups(server, app)["groups"]
+    assert g["key"] == key1 and g["culprit"]["function"], g
+    assert psql(db, "SELECT count(*) FROM group_stack_days"
+                    f" WHERE app_id = {app_id} AND stack = '00000000-0000-0000-0000-000000000000'") == "1"
+    assert keys_found(server, app, q=g["culprit"]["function"]) == {key1}
+    assert keys_found(server, app, q=g["culprit"]["function"].upper(), level=2) == {
+        report(server, app, rid)["key2"]}
+    # What only the lost stack named is not found.
+    named = " ".join([g["culprit"]["function"], g["culprit"]["file"] or "",
+                      json.dumps(g["frames"])]).lower()
+    only_stack = sorted(t for t in terms_of(image, stack) if len(t) >= 3 and t.lower() not in named)
+    if only_stack:
+        assert keys_found(server, app, q=only_stack[0]) == set()
+
+
 def test_search_with_the_other_list_parameters(server, searched):
     app, by_level, _ = searched
     piece = a_distinctive_piece(by_level[1])

@@ -367,12 +367,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 	/* clang-format off */
 	static const st_stmt q = {
 		"group_reports_page",
-		"SELECT coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"
-		" 'received_at', " TS("r.received_at") ", 'user_id', r.user_id,"
-		" 'app_version', r.app_version, 'os_version', r.os_version, 'device', r.device,"
-		" 'kind', r.kind, 'duration_ms', r.duration_ms, 'pending', r.pending,"
-		" 'cursor', (extract(epoch FROM r.received_at) * 1000000)::bigint::text"
-		" || '.' || r.id) ORDER BY r.received_at DESC, r.id DESC), '[]')::text"
+		"SELECT " ST_REPORT_SUMMARIES("")
 		" FROM (SELECT * FROM reports r WHERE r.app_id = $1"
 		" AND group_key_hash(r.key1) = group_key_hash($2)"
 		" AND group_key_hash(r.key2) = group_key_hash($3)"

@@ -97,6 +97,20 @@ int st_plan_per_call(st_conn *c);
  * reply shows times. */
 #define ST_TS(x) "to_char((" x ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
+/* A page of reports' JSON array (a level-2 group's, a user's): each
+ * report of R (reports r, newest first) summarized, with EXTRA (more
+ * "'name', value," pairs, or "") and its keyset cursor
+ * "RECEIVED_AT_MICROS.ID"; '[]' when there is none. */
+/* clang-format off */
+#define ST_REPORT_SUMMARIES(EXTRA)                                                       \
+	"coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"     \
+	" 'received_at', " ST_TS("r.received_at") ", 'user_id', r.user_id,"             \
+	" 'app_version', r.app_version, 'os_version', r.os_version, 'device', r.device," \
+	" 'kind', r.kind, 'duration_ms', r.duration_ms, 'pending', r.pending, " EXTRA    \
+	" 'cursor', (extract(epoch FROM r.received_at) * 1000000)::bigint::text"        \
+	" || '.' || r.id) ORDER BY r.received_at DESC, r.id DESC), '[]')::text"
+/* clang-format on */
+
 /* Runs Q, whose one value is text (the JSON of a reply): 1 with a
  * malloc'ed copy in *OUT (caller frees), 0 when there is no row or the
  * value is NULL (*OUT NULL), or a negative st_status. */

@@ -2,8 +2,6 @@
 #include "store/internal.h"
 #include "store/report_lists.h"
 
-#define TS(x) ST_TS(x)
-
 int st_user_reports_page(st_conn *c, int64_t app_id, const char *user_id, const char *from,
 			 const char *to, int64_t after_us, int64_t after_id, int64_t limit,
 			 char **out_json)
@@ -16,13 +14,7 @@ int st_user_reports_page(st_conn *c, int64_t app_id, const char *user_id, const 
 	/* clang-format off */
 	static const st_stmt q = {
 		"user_reports_page",
-		"SELECT coalesce(json_agg(json_build_object('id', r.id, 'report_id', r.report_id,"
-		" 'received_at', " TS("r.received_at") ", 'user_id', r.user_id,"
-		" 'app_version', r.app_version, 'os_version', r.os_version, 'device', r.device,"
-		" 'kind', r.kind, 'duration_ms', r.duration_ms, 'pending', r.pending,"
-		" 'key1', r.key1, 'key2', r.key2,"
-		" 'cursor', (extract(epoch FROM r.received_at) * 1000000)::bigint::text"
-		" || '.' || r.id) ORDER BY r.received_at DESC, r.id DESC), '[]')::text"
+		"SELECT " ST_REPORT_SUMMARIES("'key1', r.key1, 'key2', r.key2,")
 		" FROM (SELECT * FROM reports r WHERE r.app_id = $1"
 		" AND hashtext(r.user_id) = hashtext($2) AND r.user_id = $2"
 		" AND ($4::bigint = 0 OR (r.received_at, r.id) <"

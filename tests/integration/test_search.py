@@ -337,6 +337,16 @@ def test_a_users_reports_refuses_bad_queries(server, db):
     assert user_reports(server, app, user_id="").status == 400
     assert user_reports(server, app, user_id="a", cursor="x").status == 400
     assert user_reports(server, app, user_id="a", **{"from": "2026-13-01"}).status == 400
+    # Ingest's bound on a user id (256 bytes): a longer one was never stored.
+    r = user_reports(server, app, user_id="u" * 257)
+    assert r.status == 400 and r.error_code == "bad_query", r
+    assert "256" in r.json["error"]["message"] and "user_id" in r.json["error"]["message"]
+    r = user_reports(server, app, user_id="u" * 256)
+    assert r.status == 200 and r.json == {"reports": [], "next_cursor": None}, r
+    # Not UTF-8 (the server refuses it before any route), here and in q=.
+    for path in ("reports?user_id=caf%E9", "groups?q=caf%E9"):
+        r = server.request("GET", f"/api/v1/apps/{app['app']}/{path}", token=app["admin_token"])
+        assert r.status == 400 and r.error_code == "bad_query", (path, r)
     r = server.request("GET", f"/api/v1/apps/{app['app']}/reports?user_id=a",
                        token=app["ingest_key"])
     assert r.status in (401, 403)

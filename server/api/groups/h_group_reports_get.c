@@ -6,11 +6,11 @@
  * keyset-paginated on (received_at, id). 404 when the app has no such
  * level-2 group under KEY1, as the group's detail answers.
  */
-#include <stdlib.h>
+#include <stdio.h>
 
 #include "server/api/groups/group_filter.h"
 #include "server/api/handlers.h"
-#include "server/http/pages.h"
+#include "server/api/reports/report_access.h"
 #include "store/groups.h"
 #include "store/report_lists.h"
 
@@ -18,20 +18,17 @@ typedef struct reports_tx {
 	int64_t app_id;
 	const char *key1, *key2;
 	st_group_filter f;
-	int64_t after_us, after_id, limit;
-	char *json;
+	srv_report_page page;
 } reports_tx;
 
 static int reports_cb(st_conn *c, void *cls)
 {
 	reports_tx *t = cls;
-	free(t->json);
-	t->json = NULL;
 	int found = st_group2_exists(c, t->app_id, t->key1, t->key2);
 	if (found <= 0)
 		return found;
-	return st_group_reports_page(c, t->app_id, t->key1, t->key2, &t->f, t->after_us,
-				     t->after_id, t->limit + 1, &t->json);
+	return st_group_reports_page(c, t->app_id, t->key1, t->key2, &t->f, t->page.after_us,
+				     t->page.after_id, t->page.limit + 1, &t->page.json);
 }
 
 enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request *req)
@@ -39,22 +36,10 @@ enum MHD_Result srv_h_group_reports_get(struct MHD_Connection *conn, srv_request
 	reports_tx t = {.app_id = srv_req_app(req)->id,
 			.key1 = srv_req_param(req, 1),
 			.key2 = srv_req_param(req, 2)};
-	srv_rc rc = srv_group_page_parse(conn, &t.f, &t.limit);
+	srv_rc rc = srv_group_page_parse(conn, &t.f, &t.page.limit);
 	if (rc != SRV_OK)
 		return srv_rc_mhd(rc);
-	const char *cursor = srv_query(conn, "cursor");
-	if (cursor && cursor[0]) {
-		char id[24];
-		if (!srv_cursor_parse(cursor, false, &t.after_us, id, sizeof id) ||
-		    (t.after_id = strtoll(id, NULL, 10)) <= 0)
-			return srv_reply_error(conn, ERR_BAD_CURSOR, NULL);
-	}
-	int src = st_run_tx("group_reports", reports_cb, &t);
-	if (src < 0) {
-		free(t.json);
-		return srv_reply_store_error(conn, src);
-	}
-	if (src == 0)
-		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s/%.32s", t.key1, t.key2);
-	return srv_reply_page(conn, "reports", t.json, t.limit);
+	char missing[80];
+	snprintf(missing, sizeof missing, "no group %.32s/%.32s", t.key1, t.key2);
+	return srv_reply_report_page(conn, "group_reports", reports_cb, &t, &t.page, missing);
 }

@@ -8,6 +8,7 @@ Every user here is sampled (rate 1) except the whitelisted ones, who are
 in no rate; the expected rates are computed from the check-ins and
 reports the test makes."""
 
+import json
 import urllib.parse
 
 import pytest
@@ -117,3 +118,33 @@ def test_rates_say_all_devices_when_no_check_in_said_the_dimension(db, make_serv
     bad = server.request("GET", "/api/v1/sampling?user_id=x&app_version=1&device=",
                          key=app["ingest_key"])
     assert bad.status == 400 and "device" in bad.json["error"]["message"]
+
+
+def test_backfilled_check_ins_say_os_version_and_device_or_are_refused(db, make_server, image):
+    """The backfill's check-ins carry os_version and device as the device
+    route does: counted under those filters when strings of 1 to 256
+    bytes, else 400 naming the call and the member (never dropped)."""
+    app = create_app(db)
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    allow_everyone(server, app)
+
+    def backfill(calls):
+        return server.request("POST", f"/api/v1/apps/{app['app']}/backfill?received_at="
+                              "2026-11-20T09%3A00%3A00Z&format=check_ins",
+                              body=json.dumps({"check_ins": calls}).encode(),
+                              token=app["admin_token"])
+
+    good = {"user_id": "u0", "app_version": "3.0", "os_version": "17.2", "device": "iPad13,1"}
+    for member, value in (("os_version", ""), ("os_version", 17), ("device", None),
+                          ("device", ["iPad13,1"]), ("device", "d" * 257)):
+        r = backfill([good, dict(good, user_id="u1", **{member: value})])
+        assert r.status == 400 and r.error_code == "bad_field", (member, value, r)
+        assert r.json["error"]["message"].startswith(f"check_ins[1].{member}: "), r
+    r = backfill([dict(good, user_id=f"u{i}", device="iPad13,1" if i < 2 else "iPhone14,2")
+                  for i in range(4)] + [{"user_id": "old", "app_version": "3.0"}])
+    assert r.status == 200, r
+    stall(server, app, image, "u0", "17.2", "iPad13,1")
+    (g,) = groups(server, app, os_version="17.2")
+    assert (g["rate"], g["rate_basis"]) == (pytest.approx(1 / 4), "filtered")
+    (g,) = groups(server, app, device="iPad13,1")
+    assert (g["rate"], g["rate_basis"]) == (pytest.approx(1 / 2), "filtered")

@@ -5,11 +5,14 @@
  * device route can only count today, so history (an import from another
  * tool, `stallscope demo`'s week) comes through here, like backfilled
  * reports. Body {"check_ins":[{"user_id","app_version"[,"os_version","device"]}…]} (1 to
- * BACKFILL_CHECK_INS_MAX); the reply gives each call the answer a device
+ * BACKFILL_CHECK_INS_MAX; os_version and device, when there, strings of
+ * 1 to ING_DIMENSION_MAX bytes as the device route takes them, else 400
+ * naming the member); the reply gives each call the answer a device
  * would have had on that day: {"check_ins":[{"user_id","upload",
  * "reason"}]}. Counted in one statement, sampling_check_ins, as the
  * device route's batches are.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,8 +40,23 @@ static int store_cb(st_conn *c, void *cls)
 	return st_sampling_check_ins(c, b->app_id, b->config_version, b->row_ptrs, b->n);
 }
 
+/* CALL's optional member NAME (check_ins[I]) into *OUT: NULL when absent,
+ * else a string of 1 to ING_DIMENSION_MAX bytes, as the device route
+ * takes it; false with ERR for anything else (null, "", a number). */
+static bool optional_dimension(const json_t *call, size_t i, const char *name, const char **out,
+			       char *err, size_t errcap)
+{
+	const json_t *v = json_object_get(call, name);
+	*out = json_string_value(v);
+	if (!v || (*out && (*out)[0] && strlen(*out) <= ING_DIMENSION_MAX))
+		return true;
+	snprintf(err, errcap, "check_ins[%zu].%s: optional, a string of 1 to %d bytes", i, name,
+		 ING_DIMENSION_MAX);
+	return false;
+}
+
 /* Reads the body's calls into B->rows (strings borrowed from BODY); else
- * the reply to send in *ERR_CODE and ERR. */
+ * false with the 400's message in ERR. */
 static bool read_calls(const json_t *body, check_in_batch *b, char *err, size_t errcap)
 {
 	const json_t *list = json_object_get(body, "check_ins");
@@ -66,20 +84,14 @@ static bool read_calls(const json_t *body, check_in_batch *b, char *err, size_t 
 				 i, ING_DIMENSION_MAX);
 			return false;
 		}
-		const char *os_version = json_string_value(json_object_get(call, "os_version"));
-		const char *device = json_string_value(json_object_get(call, "device"));
-		if ((os_version && strlen(os_version) > ING_DIMENSION_MAX) ||
-		    (device && strlen(device) > ING_DIMENSION_MAX)) {
-			snprintf(err, errcap,
-				 "check_ins[%zu]: os_version and device at most %d bytes", i,
-				 ING_DIMENSION_MAX);
+		const char *os_version, *device;
+		if (!optional_dimension(call, i, "os_version", &os_version, err, errcap) ||
+		    !optional_dimension(call, i, "device", &device, err, errcap))
 			return false;
-		}
-		b->rows[i] =
-			(st_checkin){.user_id = user,
-				     .app_version = version,
-				     .os_version = os_version && os_version[0] ? os_version : NULL,
-				     .device = device && device[0] ? device : NULL};
+		b->rows[i] = (st_checkin){.user_id = user,
+					  .app_version = version,
+					  .os_version = os_version,
+					  .device = device};
 		b->row_ptrs[i] = &b->rows[i];
 	}
 	b->n = n;

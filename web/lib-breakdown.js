@@ -25,8 +25,8 @@ function dimTable(rows, dim, filter, label, linkTo) {
     const text = other ? 'other' : r.value === '' ? '(not set)' : r.value;
     const bar = h('span', { class: 'share-bar' });
     // The CSSOM, not a style attribute: the CSP forbids inline styles.
-    bar.style.width = `${Math.max(0, Math.min(1, r.share || 0)) * 100}%`;
-    return h('tr', { dataset: { value: other ? '' : r.value, other: String(other), share: String(r.share ?? '') } },
+    bar.style.width = `${Math.max(0, Math.min(1, r.share)) * 100}%`;
+    return h('tr', { dataset: { value: other ? '' : r.value, other: String(other), share: String(r.share) } },
       h('td', { class: 'bd-value' }, other ? h('span', { class: 'muted' }, text)
         : h('a', { href: linkTo(filter, r.value), title: `Only ${label.toLowerCase()} ${text}` }, text)),
       h('td', { class: 'num bd-share' }, h('span', { class: 'share-well' }, bar), pct(r.share)),

@@ -140,7 +140,7 @@ export async function reportView(id, f) {
       ...(r.key2 ? [[r.key2, hashFor(['groups', r.key1, r.key2], f)]] : []),
       [`Report ${r.id}`]),
     h('div', { class: 'title-row' },
-      h('h1', {}, `Report ${r.id}`), badge(r.kind || 'stall', 'kind'),
+      h('h1', {}, `Report ${r.id}`), badge(r.kind, 'kind'),
       r.pending ? badge('waiting for symbols', 'warn') : null,
       h('span', { class: 'spacer' }), trace),
     h('dl', { class: 'card meta' },

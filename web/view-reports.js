@@ -1,9 +1,8 @@
 // #/groups/KEY1/KEY2: a level-2 group, its durations, its call tree as a
 // flame graph, and its reports, newest first, paged.
 
-import { badge, clickable, crumbs, h, title } from './lib-dom.js';
+import { crumbs, h, title } from './lib-dom.js';
 import { PAGE, api, appPath, withQuery } from './lib-api.js';
-import { duration, timeEl } from './lib-format.js';
 import { act } from './lib-page.js';
 import { current, hashFor } from './lib-router.js';
 import { filterSummary, isFiltered, onlyFilters } from './lib-filters.js';
@@ -12,19 +11,7 @@ import { groupHeader } from './lib-groups.js';
 import { treeSection } from './lib-flame.js';
 import { breakdownSection } from './lib-breakdown.js';
 import { culpritName, durationsSection } from './lib-triage.js';
-
-function reportRow(r, f) {
-  const href = hashFor(['reports', String(r.id)], f);
-  return clickable(h('tr', { dataset: { reportId: String(r.id) } },
-    h('td', {}, h('a', { href }, timeEl(r.received_at))),
-    h('td', { class: 'mono' }, r.user_id ?? '—'),
-    h('td', {}, r.app_version ?? '—'),
-    h('td', {}, r.os_version ?? '—'),
-    h('td', {}, r.device ?? '—'),
-    h('td', {}, r.kind ?? '—'),
-    h('td', { class: 'num' }, duration(r.duration_ms)),
-    h('td', {}, r.pending ? badge('waiting for symbols', 'warn') : badge('symbolicated', 'ok'))), href);
-}
+import { reportRow } from './lib-reports.js';
 
 export async function groupReportsView(key1, key2, f, gen) {
   title(`Reports of ${key2}`);
@@ -41,7 +28,7 @@ export async function groupReportsView(key1, key2, f, gen) {
     const data = await api('GET', withQuery(appPath('groups', key1, key2, 'reports'),
       { ...carried, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    for (const r of data.reports) tbody.append(reportRow(r, f));
+    for (const r of data.reports) tbody.append(reportRow(r, f, true));
     cursor = data.next_cursor;
     more.hidden = cursor == null;
   };

@@ -2,11 +2,11 @@
 // (GET /api/v1/apps/{app}/reports?user_id=, SPEC §10.7), for "this user
 // says the app froze": each row opens the report's stack.
 
-import { badge, clickable, h, title } from './lib-dom.js';
+import { h, title } from './lib-dom.js';
 import { PAGE, api, appPath, withQuery } from './lib-api.js';
-import { duration, timeEl } from './lib-format.js';
 import { act } from './lib-page.js';
 import { current, hashFor } from './lib-router.js';
+import { reportRow } from './lib-reports.js';
 
 function userForm(f) {
   const input = (id, name, label, type, attrs) => h('label', { for: id }, label,
@@ -23,18 +23,6 @@ function userForm(f) {
     location.hash = hashFor(['users'], chosen);
   });
   return form;
-}
-
-function reportRow(r) {
-  const href = hashFor(['reports', String(r.id)], {});
-  return clickable(h('tr', { dataset: { reportId: String(r.id) } },
-    h('td', { dataset: { label: 'Received' } }, h('a', { href }, timeEl(r.received_at))),
-    h('td', { dataset: { label: 'Version' } }, r.app_version ?? '—'),
-    h('td', { dataset: { label: 'OS' } }, r.os_version ?? '—'),
-    h('td', { dataset: { label: 'Device' } }, r.device ?? '—'),
-    h('td', { dataset: { label: 'Kind' } }, r.kind ?? '—'),
-    h('td', { class: 'num', dataset: { label: 'Duration' } }, duration(r.duration_ms)),
-    h('td', {}, r.pending ? badge('waiting for symbols', 'warn') : badge('symbolicated', 'ok'))), href);
 }
 
 export async function userView(f, gen) {
@@ -54,7 +42,7 @@ export async function userView(f, gen) {
     const data = await api('GET', withQuery(appPath('reports'),
       { user_id: f.user_id, from: f.from, to: f.to, limit: PAGE, cursor }));
     if (!current(gen)) return;
-    for (const r of data.reports) tbody.append(reportRow(r));
+    for (const r of data.reports) tbody.append(reportRow(r, {}, false));
     cursor = data.next_cursor;
     more.hidden = cursor == null;
     empty.hidden = tbody.rows.length > 0;

@@ -14,18 +14,16 @@
 --    when sampled and not whitelisted; reported when the sighting is a
 --    stored report; the OS version and device of the first sighting that
 --    says either); a known user's row changes only when its first stored
---    report arrives (reported), so a repeated check-in writes nothing;
+--    report arrives (reported), or when a check-in says the OS version or
+--    device of a user not placed yet (first seen through a stored report,
+--    or a check-in that said neither), so a repeated check-in writes
+--    nothing. A user whose sightings in one call include a stored report
+--    is not placed by that call: the row's update then says "reported",
+--    which is what the counts below read it as;
 --  * activity_daily adds what changed: new users, new sampled users, rows
 --    that became stalled (in the sample and reported), stored reports and
---    their durations; activity_dim_daily the users placed (schema/045):
---    new users whose sighting said an OS version or device;
---  * then, in a second statement, a known user not placed yet (first seen
---    through a stored report, or a check-in that said neither) is placed
---    by a sighting that says them, and counted in activity_dim_daily. Its
---    row is already locked by the first statement (an upsert locks the row
---    it conflicts with), so this takes no lock out of order, and the
---    UPDATE's condition, read again on the locked row, places a user once
---    whichever batches race. Stored reports' sightings say neither
+--    their durations; activity_dim_daily the users placed (schema/045),
+--    new or known. Stored reports' sightings say neither
 --    (fold_group_deltas): only check-ins place users.
 -- ON CONFLICT sees rows committed after the statement began, so two
 -- batches sighting one user count them once. Locks in one order: user
@@ -67,19 +65,32 @@ BEGIN
                                      os_version, device)
     SELECT p_app, day, app_version, user_id, in_sample, reported, os_version, device
       FROM seen ORDER BY day, app_version COLLATE "C", user_id COLLATE "C"
-    ON CONFLICT (app_id, day, app_version, user_id) DO UPDATE SET reported = true
-      WHERE excluded.reported AND NOT a.reported
-    -- xmax is 0 on a row this statement inserted, set on one it updated.
-    RETURNING a.day, a.app_version, (a.xmax = 0) AS inserted, a.in_sample, a.reported,
-              a.os_version, a.device
+    ON CONFLICT (app_id, day, app_version, user_id) DO UPDATE SET
+      reported = a.reported OR excluded.reported,
+      os_version = CASE WHEN excluded.reported THEN a.os_version ELSE excluded.os_version END,
+      device = CASE WHEN excluded.reported THEN a.device ELSE excluded.device END
+      WHERE CASE WHEN excluded.reported THEN NOT a.reported
+                 ELSE a.os_version = '' AND a.device = ''
+                      AND (excluded.os_version <> '' OR excluded.device <> '') END
+    -- xmax is 0 on a row this statement inserted, set on one it updated:
+    -- by the user's stored report (it became reported) when the call has
+    -- one, else by a check-in (it was placed): the WHERE lets one or the
+    -- other through, and `returned` tells which from the sightings.
+    RETURNING a.day, a.app_version, a.user_id, (a.xmax = 0) AS inserted, a.in_sample,
+              a.reported, a.os_version, a.device
+  ), returned AS (
+    SELECT u.*, s.reported AS by_report
+      FROM users u JOIN seen s
+        ON s.day = u.day AND s.app_version = u.app_version AND s.user_id = u.user_id
   ), by_dims AS (
     -- Locked after activity_daily's rows (the data-changing parts of a
-    -- WITH run last to first): only new users count here.
+    -- WITH run last to first): the users placed, new or known.
     INSERT INTO activity_dim_daily AS a (app_id, day, app_version, os_version, device,
                                          active_users, sampled_users)
     SELECT p_app, day, app_version, os_version, device, count(*),
            count(*) FILTER (WHERE in_sample)
-      FROM users WHERE inserted AND (os_version <> '' OR device <> '')
+      FROM returned
+     WHERE (inserted OR NOT by_report) AND (os_version <> '' OR device <> '')
      GROUP BY day, app_version, os_version, device
      ORDER BY day, app_version COLLATE "C", os_version COLLATE "C", device COLLATE "C"
     ON CONFLICT (app_id, day, app_version, os_version, device) DO UPDATE SET
@@ -89,8 +100,9 @@ BEGIN
     SELECT day, app_version,
            count(*) FILTER (WHERE inserted) AS active,
            count(*) FILTER (WHERE inserted AND in_sample) AS sampled,
-           count(*) FILTER (WHERE in_sample AND reported) AS stalled
-      FROM users GROUP BY 1, 2
+           count(*) FILTER (WHERE in_sample AND reported AND (inserted OR by_report))
+             AS stalled
+      FROM returned GROUP BY 1, 2
   ), stored AS (
     SELECT day, app_version, sum(reports) AS reports, sum(stall_ms) AS stall_ms
       FROM seen GROUP BY 1, 2
@@ -108,35 +120,7 @@ BEGIN
     stalled_users = a.stalled_users + excluded.stalled_users,
     reports = a.reports + excluded.reports,
     stall_ms = a.stall_ms + excluded.stall_ms;
-  IF p_os_versions IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(p_os_versions, p_devices) AS x(os, dv)
-                                           WHERE os <> '' OR dv <> '') THEN
-    RETURN;
-  END IF;
-  WITH said AS (
-    SELECT d AS day, v AS app_version, u AS user_id,
-           (array_agg(os ORDER BY o))[1] AS os_version, (array_agg(dv ORDER BY o))[1] AS device
-      FROM unnest(p_days, p_versions, p_users, p_os_versions, p_devices) WITH ORDINALITY
-             AS x(d, v, u, os, dv, o)
-     WHERE os <> '' OR dv <> ''
-     GROUP BY 1, 2, 3
-  ), placed AS (
-    UPDATE activity_users a SET os_version = s.os_version, device = s.device
-      FROM said s
-     WHERE a.app_id = p_app AND a.day = s.day AND a.app_version = s.app_version
-       AND a.user_id = s.user_id AND a.os_version = '' AND a.device = ''
-    RETURNING a.day, a.app_version, a.os_version, a.device, a.in_sample
-  )
-  INSERT INTO activity_dim_daily AS a (app_id, day, app_version, os_version, device,
-                                       active_users, sampled_users)
-  SELECT p_app, day, app_version, os_version, device, count(*),
-         count(*) FILTER (WHERE in_sample)
-    FROM placed
-   GROUP BY day, app_version, os_version, device
-   ORDER BY day, app_version COLLATE "C", os_version COLLATE "C", device COLLATE "C"
-  ON CONFLICT (app_id, day, app_version, os_version, device) DO UPDATE SET
-    active_users = a.active_users + excluded.active_users,
-    sampled_users = a.sampled_users + excluded.sampled_users;
 END $$;
 COMMENT ON FUNCTION count_activity(bigint, date[], text[], text[], boolean[], boolean[],
                                    boolean[], bigint[], text[], text[]) IS
-  'Counts a batch of sightings (sampling check-ins and stored reports) of users on an app''s days, versions, OS versions and devices into activity_users, activity_daily and activity_dim_daily, each user once per day and version, with a fixed lock order; a user not yet placed by OS version and device is placed by the first sighting that says them.';
+  'Counts a batch of sightings (sampling check-ins and stored reports) of users on an app''s days, versions, OS versions and devices into activity_users, activity_daily and activity_dim_daily, each user once per day and version, in one statement with a fixed lock order; a user not yet placed by OS version and device is placed by the first check-in that says them.';

@@ -23,13 +23,9 @@ BEGIN
   UPDATE groups g SET users_hll = u.users, users = hll_cardinality(u.users),
          stall_ms = u.stall_ms, max_duration_ms = u.max_duration_ms,
          duration_hist = u.duration_hist,
-         duration_fine = (SELECT fine_hist_add(array_agg(w.v ORDER BY s.bucket, w.k), NULL)
-                            FROM (SELECT p.bucket, sum(p.n)::integer AS n
-                                    FROM group_days d, LATERAL fine_pairs(d.duration_fine) p
-                                   WHERE d.app_id = p_app AND d.level = p_level
-                                     AND d.key = p_key
-                                   GROUP BY 1) s,
-                                 LATERAL (VALUES (0, s.bucket), (1, s.n)) AS w(k, v))
+         duration_fine = (SELECT fine_hist_from(array_agg(p.bucket), array_agg(p.n))
+                            FROM group_days d, LATERAL fine_pairs(d.duration_fine) p
+                           WHERE d.app_id = p_app AND d.level = p_level AND d.key = p_key)
     FROM (SELECT coalesce(hll_union_agg(d.users), hll_empty(12, 5, 1024, 0)) AS users,
                  coalesce(sum(d.stall_ms), 0) AS stall_ms,
                  max(d.max_duration_ms) AS max_duration_ms,

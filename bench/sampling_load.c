@@ -39,12 +39,11 @@ static void *run(void *arg)
 	pthread_barrier_wait(&ready);
 	while (bl_now() < deadline && fd >= 0) {
 		long u = atomic_fetch_add(&next_user, 1) % users;
-		int len = snprintf(
-			req, sizeof req,
-			"GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld"
-			"&os_version=17.%ld&device=iPhone1%ld,2 HTTP/1.1"
-			"\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
-			u, u % 3, u % 4, u % 6, host, key);
+		int len = snprintf(req, sizeof req,
+				   "GET /api/v1/sampling?user_id=device-%ld&app_version=2.%ld"
+				   "&os_version=17.%ld&device=iPhone1%ld,2 HTTP/1.1"
+				   "\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n\r\n",
+				   u, u % 3, u % 4, u % 6, host, key);
 		double t0 = bl_now();
 		int status = bl_write_all(fd, req, (size_t)len)
 				     ? -1

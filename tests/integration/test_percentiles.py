@@ -238,7 +238,7 @@ def test_upgrade_computes_fine_histograms_from_the_reports(cluster, tmp_path):
     dimension or facet row of one duration keeping no histogram, as 034
     made them) gets each row's fine histogram from the reports it counts;
     a report whose delta still waits is in no row and is left to the
-    fold."""
+    fold, which then counts it once."""
     rng = random.Random(44)
     url, _, app_id, recs = old_database(cluster, tmp_path, "it_migrate_percentiles", 44, 90,
                                         rng, drawn_duration)
@@ -290,7 +290,9 @@ def test_upgrade_computes_fine_histograms_from_the_reports(cluster, tmp_path):
                min(first_seen), max(last_seen), max(max_duration_ms)
           FROM group_days WHERE app_id = {app_id} GROUP BY 1, 2, 3""")
     assert "applied 044_duration_percentiles.sql" in migrate(url).stdout
-    counted = [r for r in recs if r is not waiting]
+    # The reads below fold first (conftest.psql): the waiting report is
+    # counted then, once, since the migration left it out.
+    counted = recs
     dims = {"day": "day", "version": "app_version", "os": "os_version", "device": "device",
             "kind": "kind"}
     tables = [("group_days", ("day",), ""), ("groups", (), ""),

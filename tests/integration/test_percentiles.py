@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from conftest import DIM_ROWS, psql, migrate
+from conftest import DIM_ROWS, create_app, migrate, psql
 from test_aggregates import old_database
-from test_api_filters import (DAY, DEVICES, KINDS, OS_VERSIONS, VERSIONS, day_of, get, image,
-                              matches, place, post_over_days, query, regroup, stacks_of, start)
-from test_severity import DURATIONS as EDGE_DURATIONS
+from test_api_filters import (DAY, KINDS, VERSIONS, day_of, get, image, matches, place,
+                              post_over_days, query, regroup, stacks_of, start)
+from test_severity import DURATIONS as EDGE_DURATIONS, posted_over_three_days
 
 assert image  # the dSYM fixture test_api_filters defines, shared
 
@@ -84,20 +84,11 @@ def drawn_duration(rng):
 
 @pytest.fixture(scope="module")
 def dataset(db, tmp_root, image):
-    """Reports of one app over three days, durations drawn (seeded) so
-    each group holds dozens, dimensions and users at random."""
-    from conftest import create_app
-    app = create_app(db)
-    base = (int(time.time()) // DAY - 3) * DAY
-    times = [base + 9 * 3600, base + DAY + 11 * 3600, base + 2 * DAY + 8 * 3600]
+    """Reports of one app over three days, 60 durations a day drawn
+    (seeded) so each group holds dozens."""
     rng = random.Random(42)
-    stacks = stacks_of(image)
-    recs = post_over_days(db, tmp_root, app, image, times, lambda i, at: [
-        {"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
-         "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
-         "device": rng.choice(DEVICES), "kind": rng.choice(KINDS), "at": at,
-         "duration": drawn_duration(rng)}
-        for _ in range(60)], upload=True)
+    app, recs, times = posted_over_three_days(
+        db, tmp_root, image, rng, lambda: [drawn_duration(rng) for _ in range(60)])
     server = start(db, tmp_root)
     place(server, app, recs)
     yield server, app, recs, [day_of(t) for t in times]
@@ -176,7 +167,6 @@ def test_one_report_groups_and_tiny_durations_are_exact(db, tmp_root, image):
     """A group of one report answers its duration exactly at every
     percentile, and durations below 25 ms (a bucket holds at most one whole
     number there) exactly too."""
-    from conftest import create_app
     app = create_app(db)
     stacks = stacks_of(image)
     at = (int(time.time()) // DAY - 1) * DAY + 3600
@@ -201,7 +191,6 @@ def test_reprocessing_keeps_percentiles_exact(db, tmp_root, image):
     """Reports stored before their dSYM share group-days with reports of an
     image no dSYM serves; the dSYM moves the first ones (the longest
     durations) out: both sides' percentiles and rows stay right."""
-    from conftest import create_app
     app = create_app(db)
     other_uuid = "0F0F0F0F-1111-2222-3333-555555555555"
     base = (int(time.time()) // DAY - 1) * DAY

@@ -107,21 +107,28 @@ def severity_rows_agree(db, app_id):
             assert kept == ours, (table, where, level)
 
 
-@pytest.fixture(scope="module")
-def dataset(db, tmp_root, image):
-    """Reports of one app received at three known times over three days,
-    each batch holding every duration of DURATIONS once, dimensions and
-    users drawn at random (seeded)."""
+def posted_over_three_days(db, tmp_root, image, rng, durations_of):
+    """An app and its reports received at three known times over three
+    days, a batch each, of the durations DURATIONS_OF() gives, dimensions
+    and users drawn with RNG. Returns (app, records, times)."""
     app = create_app(db)
     base = (int(time.time()) // DAY - 3) * DAY
     times = [base + 9 * 3600, base + DAY + 11 * 3600, base + 2 * DAY + 8 * 3600]
-    rng = random.Random(26)
     stacks = stacks_of(image)
     recs = post_over_days(db, tmp_root, app, image, times, lambda i, at: [
         {"stack": rng.choice(stacks), "user": f"u{rng.randrange(6)}",
          "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
          "device": rng.choice(DEVICES), "kind": rng.choice(KINDS), "at": at, "duration": d}
-        for d in rng.sample(DURATIONS * 2, 2 * len(DURATIONS))], upload=True)
+        for d in durations_of()], upload=True)
+    return app, recs, times
+
+
+@pytest.fixture(scope="module")
+def dataset(db, tmp_root, image):
+    """Each batch holding every duration of DURATIONS twice (seeded)."""
+    rng = random.Random(26)
+    app, recs, times = posted_over_three_days(
+        db, tmp_root, image, rng, lambda: rng.sample(DURATIONS * 2, 2 * len(DURATIONS)))
     server = start(db, tmp_root)
     place(server, app, recs)
     yield server, app, recs, [day_of(t) for t in times]

@@ -19,7 +19,7 @@ from conftest import DIM_ROWS, create_app, migrate, psql
 from test_aggregates import old_database
 from test_api_filters import (DAY, KINDS, VERSIONS, day_of, get, image, matches, place,
                               post_over_days, query, regroup, stacks_of, start)
-from test_severity import DURATIONS as EDGE_DURATIONS, posted_over_three_days
+from test_severity import DURATIONS as EDGE_DURATIONS, FILTERS, served_over_three_days
 
 assert image  # the dSYM fixture test_api_filters defines, shared
 
@@ -87,18 +87,8 @@ def dataset(db, tmp_root, image):
     """Reports of one app over three days, 60 durations a day drawn
     (seeded) so each group holds dozens."""
     rng = random.Random(42)
-    app, recs, times = posted_over_three_days(
-        db, tmp_root, image, rng, lambda: [drawn_duration(rng) for _ in range(60)])
-    server = start(db, tmp_root)
-    place(server, app, recs)
-    yield server, app, recs, [day_of(t) for t in times]
-    assert server.stop() == 0
-
-
-FILTERS = lambda days: [{}, {"from": days[1]}, {"to": days[0]}, {"from": days[1], "to": days[1]},
-                        {"version": "1.1"}, {"os_version": "17.2"}, {"device": "iPad13,1"},
-                        {"kind": "hang"}, {"version": "1.0", "kind": "stall"},
-                        {"from": days[0], "to": days[1], "kind": "stall", "version": "1.0"}]
+    yield from served_over_three_days(db, tmp_root, image, rng,
+                                      lambda: [drawn_duration(rng) for _ in range(60)])
 
 
 def test_percentiles_within_5_percent_on_every_read_path_and_filter(dataset):

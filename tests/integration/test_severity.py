@@ -107,10 +107,12 @@ def severity_rows_agree(db, app_id):
             assert kept == ours, (table, where, level)
 
 
-def posted_over_three_days(db, tmp_root, image, rng, durations_of):
-    """An app and its reports received at three known times over three
-    days, a batch each, of the durations DURATIONS_OF() gives, dimensions
-    and users drawn with RNG. Returns (app, records, times)."""
+def served_over_three_days(db, tmp_root, image, rng, durations_of):
+    """For a module fixture to yield from: an app and its reports received
+    at three known times over three days, a batch each, of the durations
+    DURATIONS_OF() gives, dimensions and users drawn with RNG; yields
+    (server, app, records with their keys, the three days), then stops
+    the server."""
     app = create_app(db)
     base = (int(time.time()) // DAY - 3) * DAY
     times = [base + 9 * 3600, base + DAY + 11 * 3600, base + 2 * DAY + 8 * 3600]
@@ -120,19 +122,18 @@ def posted_over_three_days(db, tmp_root, image, rng, durations_of):
          "version": rng.choice(VERSIONS), "os": rng.choice(OS_VERSIONS),
          "device": rng.choice(DEVICES), "kind": rng.choice(KINDS), "at": at, "duration": d}
         for d in durations_of()], upload=True)
-    return app, recs, times
+    server = start(db, tmp_root)
+    place(server, app, recs)
+    yield server, app, recs, [day_of(t) for t in times]
+    assert server.stop() == 0
 
 
 @pytest.fixture(scope="module")
 def dataset(db, tmp_root, image):
     """Each batch holding every duration of DURATIONS twice (seeded)."""
     rng = random.Random(26)
-    app, recs, times = posted_over_three_days(
-        db, tmp_root, image, rng, lambda: rng.sample(DURATIONS * 2, 2 * len(DURATIONS)))
-    server = start(db, tmp_root)
-    place(server, app, recs)
-    yield server, app, recs, [day_of(t) for t in times]
-    assert server.stop() == 0
+    yield from served_over_three_days(db, tmp_root, image, rng,
+                                      lambda: rng.sample(DURATIONS * 2, 2 * len(DURATIONS)))
 
 
 FILTERS = lambda days: [{}, {"from": days[1]}, {"to": days[0]}, {"from": days[1], "to": days[1]},

@@ -437,8 +437,11 @@ class RunScript:
         for name in ("run.sh", "install-deps.sh", "pg.sh"):
             shutil.copy(REPO / "scripts" / name, root / "scripts" / name)
         full = {k: v for k, v in os.environ.items() if not k.startswith("STALLSCOPE_")}
+        # The schema named: a binary of another build folder (the sanitizer
+        # build's build/asan/) finds none beside it.
         full.update({"STALLSCOPE_BIN": str(BIN), "STALLSCOPE_DATABASE_URL": db_url,
-                     "STALLSCOPE_LISTEN": f"127.0.0.1:{port}"}, **(env or {}))
+                     "STALLSCOPE_LISTEN": f"127.0.0.1:{port}",
+                     "STALLSCOPE_SCHEMA_DIR": str(REPO / "schema")}, **(env or {}))
         self.lines = []
         self.p = subprocess.Popen(["bash", str(root / "scripts/run.sh")], cwd=root, env=full,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -486,7 +486,7 @@ def test_make_run_ends_with_the_dashboard_and_credentials_and_no_access_log(clus
     finally:
         script.stop()
     keys = json.loads((root / "var/demo-app.json").read_text())
-    assert (root / "var/demo-loaded").exists()
+    assert (root / "var/demo-loaded").exists(), "\n".join(lines[-60:])
     loaded = next(i for i, ln in enumerate(lines) if ln.startswith("demo: uploaded StallDemo"))
     assert "0 refused" in lines[loaded]
     tail = lines[end - 4:end + 1]

@@ -436,6 +436,10 @@ class RunScript:
         (root / "scripts").mkdir(parents=True, exist_ok=True)
         for name in ("run.sh", "install-deps.sh", "pg.sh"):
             shutil.copy(REPO / "scripts" / name, root / "scripts" / name)
+        # The demo's dSYM, which `stallscope demo` finds under the current
+        # folder when none is beside the binary's (the sanitizer build's).
+        shutil.copytree(REPO / "scripts" / "demo", root / "scripts" / "demo",
+                        dirs_exist_ok=True)
         full = {k: v for k, v in os.environ.items() if not k.startswith("STALLSCOPE_")}
         # The schema named: a binary of another build folder (the sanitizer
         # build's build/asan/) finds none beside it.

@@ -20,6 +20,7 @@
 #include "server/api/route_table.h"
 #include "server/http/http.h"
 #include "server/service/delta_folder.h"
+#include "server/service/leases.h"
 #include "server/service/metrics.h"
 #include "server/service/policy_cache.h"
 #include "server/service/reprocess.h"
@@ -99,10 +100,11 @@ int srv_cmd_serve(int argc, char **argv)
 		srv_metrics_free();
 		return 1;
 	}
-	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0 ||
-	    srv_delta_folder_start(&cfg) < 0 || srv_alert_delivery_start(&cfg) < 0)
-		cm_log(CM_ERROR, "cannot start the reprocessing, retention, delta folder or "
-				 "webhook delivery thread");
+	if (srv_leases_start(cfg.database_url) < 0 || srv_reprocess_start(&cfg) < 0 ||
+	    srv_retention_start() < 0 || srv_delta_folder_start(&cfg) < 0 ||
+	    srv_alert_delivery_start(&cfg) < 0)
+		cm_log(CM_ERROR, "cannot start the leases, reprocessing, retention, delta folder "
+				 "or webhook delivery thread");
 	cm_log(CM_INFO, "listening on %s:%u (database connections %u, workers "
 	       "%u, data dir %s)", cfg.listen_host, srv_http_port(http), cfg.db_connections,
 	       cfg.workers, cfg.data_dir);
@@ -115,6 +117,7 @@ int srv_cmd_serve(int argc, char **argv)
 	srv_retention_stop();
 	srv_delta_folder_stop();
 	srv_alert_delivery_stop();
+	srv_leases_stop();
 	st_shutdown();
 	srv_webhook_global_cleanup();
 	srv_symbols_free();

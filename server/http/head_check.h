@@ -27,8 +27,8 @@
 
 /* How the request frames its body, from every header line. */
 typedef struct srv_framing {
-	bool has_length;  /* a Content-Length, parsed into LENGTH */
-	uint64_t length;  /* saturated at UINT64_MAX */
+	bool has_length; /* a Content-Length, parsed into LENGTH */
+	uint64_t length; /* saturated at UINT64_MAX */
 	/* ERR_NONE, or the refusal: the connection must then be closed, as
 	 * nothing after this head can be trusted to start the next request. */
 	cm_err err;

@@ -304,8 +304,8 @@ static enum MHD_Result too_large(struct MHD_Connection *conn,
 }
 
 /* First call: route, limits, credentials, body set-up. */
-static enum MHD_Result begin(srv_request *req, const char *url,
-			     const char *method, const char *version)
+static enum MHD_Result begin(srv_request *req, const char *url, const char *method,
+			     const char *version)
 {
 	struct MHD_Connection *conn = req->conn;
 	const srv_config *cfg = req->http->cfg;

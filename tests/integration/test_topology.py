@@ -212,23 +212,18 @@ def test_dsym_uploaded_through_one_is_used_by_the_other_at_once(topology, db, im
     # first, the request would reach neither before the last byte.
     assert t.a.temp_files() == []
     data = image.dwarf.read_bytes()
-    conn = http.client.HTTPConnection("127.0.0.1", t.front.port, timeout=60)
-    try:
-        conn.putrequest("POST", f"/api/v1/apps/{app['app']}/dsyms")
-        conn.putheader("Authorization", f"Bearer {app['upload_token']}")
-        conn.putheader("Content-Length", str(len(data)))
-        conn.endheaders()
-        conn.send(data[:len(data) // 2])
+
+    def halves():
+        yield data[:len(data) // 2]
         deadline = time.monotonic() + 30
         while not t.a.temp_files():
             assert time.monotonic() < deadline, "the upload did not reach an instance"
             time.sleep(0.02)
-        conn.send(data[len(data) // 2:])
-        resp = conn.getresponse()
-        body = resp.read()
-        assert resp.status in (200, 201), body
-    finally:
-        conn.close()
+        yield data[len(data) // 2:]
+    up = t.front.request("POST", f"/api/v1/apps/{app['app']}/dsyms", body=halves(),
+                         headers={"Content-Length": str(len(data))},
+                         token=app["upload_token"])
+    assert up.status in (200, 201), up
     served = [s for s in t.instances if ingest_lines(s, app["app"]) == 1]
     assert len(served) == 1, [ingest_lines(s, app["app"]) for s in t.instances]
     other = t.b if served[0] is t.a else t.a

@@ -99,7 +99,7 @@ def test_many_clients_through_nginx_land_exactly_once(topology, db, image):
     clients, per_client = 16, 24
 
     def client(c):
-        sent, ids = [], {}
+        sent, ids, prev = [], {}, None
         for i in range(per_client):
             rid = f"c{c}-{i}-{fresh_id()}"
             r = native(rid, image, stacks[(c + i) % len(stacks)], user=f"u{(c * 7 + i) % 40}")
@@ -108,7 +108,7 @@ def test_many_clients_through_nginx_land_exactly_once(topology, db, image):
             # a batch with a resend of the previous one, every fourth
             # gzipped.
             bodies = [r] * (2 if i % 3 == 0 else 1)
-            if i % 5 == 0 and i:
+            if i % 5 == 0 and prev:
                 bodies = [{"reports": [r, prev]}]
             for body in bodies:
                 reply = post(t.front, app, "/api/v1/ingest", body,

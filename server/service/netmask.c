@@ -156,7 +156,7 @@ void srv_netmask_client(const srv_netmask_list *trusted, const struct sockaddr *
 	if (n == 0 || !srv_netmask_match(trusted, peer))
 		return;
 	/* Left to right, the last entry not trusted is the right-most one; a
-	 * malformed entry counts only when nothing valid follows it. */
+	 * malformed entry is that one unless an untrusted address follows. */
 	struct sockaddr_storage first, a;
 	bool have_first = false, have_last = false, last_bad = false;
 	for (size_t i = 0; i < n && i < SRV_FORWARDED_MAX; i++) {

@@ -20,8 +20,9 @@ static struct sockaddr_in peer4(uint32_t host_order)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
-	if (!text)
+	/* Header lines are bounded by libmicrohttpd's connection memory. */
+	static char text[16384];
+	if (size >= sizeof text)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = '\0';
@@ -47,6 +48,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (out.ss_family != AF_INET ||
 	    memcmp(&((struct sockaddr_in *)(void *)&out)->sin_addr, &other.sin_addr, 4) != 0)
 		abort();
-	free(text);
 	return 0;
 }

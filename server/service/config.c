@@ -67,6 +67,9 @@ static const struct var {
 	{"STALLSCOPE_METRICS_ALLOW", V_NETMASKS, FIELD(metrics_allow), "127.0.0.1/32,::1/128", 0, 0,
 	 "comma-separated CIDR ranges whose clients may read /metrics "
 	 "(0.0.0.0/0,::/0 for everyone)"},
+	{"STALLSCOPE_TRUSTED_PROXIES", V_NETMASKS, FIELD(trusted_proxies), NULL, 0, 0,
+	 "comma-separated CIDR ranges of reverse proxies whose X-Forwarded-For "
+	 "names the client (default: none; the peer is the client)"},
 	{"STALLSCOPE_PUBLIC_URL", V_TEXT, FIELD(public_url), NULL, 0, 0,
 	 "the dashboard's address as its users reach it, for the links in alerts "
 	 "(default: http:// and STALLSCOPE_LISTEN)"},
@@ -243,7 +246,7 @@ static int load_var(srv_config *cfg, const struct var *v, const char *text,
 		}
 		return 0;
 	case V_NETMASKS:
-		if (srv_netmask_parse_list(text, &cfg->metrics_allow) < 0) {
+		if (srv_netmask_parse_list(text, (srv_netmask_list *)(void *)field) < 0) {
 			snprintf(err, errlen, "%s=%s: expected up to %d CIDR "
 				 "ranges such as 10.0.0.0/8,::1/128 (host bits "
 				 "of a range zero)", v->name, text, SRV_NETMASK_MAX);

@@ -34,7 +34,8 @@ typedef struct srv_config {
 	unsigned symcache_open;    /* symcaches kept open (LRU) */
 	unsigned reprocess_interval; /* seconds between looks for new symbols */
 	unsigned fold_interval;	     /* seconds between two folds of the deltas */
-	srv_netmask_list metrics_allow; /* peers that may GET /metrics */
+	srv_netmask_list metrics_allow;	  /* clients that may GET /metrics */
+	srv_netmask_list trusted_proxies; /* whose X-Forwarded-For is believed */
 	char public_url[1024];		/* "" = http:// and the listen address */
 	unsigned webhook_retry;		/* seconds to the first retry */
 	unsigned webhook_allow_private; /* 1: private destinations allowed */

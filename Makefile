@@ -75,6 +75,21 @@ $(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The migrations this build's statements were written for, built into
+# libstore (st_schema_versions in store/store.h): `serve` refuses a
+# database migrated past them or not up to them. Rewritten only when the
+# list of schema/NNN_name.sql files changes.
+SCHEMA_FILES := $(sort $(notdir $(wildcard schema/[0-9]*_*.sql)))
+extra_objs_store := $(BUILD)/obj/gen/schema_versions.o
+$(BUILD)/gen/schema_files: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SCHEMA_FILES)' | cmp -s - $@ || echo '$(SCHEMA_FILES)' >$@
+$(BUILD)/gen/schema_versions.c: scripts/schema-versions.sh $(BUILD)/gen/schema_files
+	scripts/schema-versions.sh $@ $(SCHEMA_FILES)
+$(BUILD)/obj/gen/schema_versions.o: $(BUILD)/gen/schema_versions.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 define module_lib
 $(call lib_file,$(1)): $(call lib_objs,$(1)) $(extra_objs_$(1))
 	@mkdir -p $$(dir $$@)

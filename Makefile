@@ -46,7 +46,7 @@ LIBFILES := $(foreach m,$(MODULES),$(call lib_file,$(m)))
 # Link order: dependents first.
 LINK_LIBS := $(foreach m,$(shell echo $(MODULES) | tr ' ' '\n' | tac),$(call lib_file,$(m)))
 
-.PHONY: all run test unit asan fuzz bench fixtures clean help style check-layers \
+.PHONY: all run test unit asan fuzz bench fixtures clean help style check-layers docs \
 	integration oracle deps test-deps check-length FORCE
 
 all: $(BUILD)/stallscope
@@ -178,6 +178,11 @@ bench: test-deps
 	bench/symbolicate.sh
 	bench/ingest.sh
 
+# docs/OPERATIONS.md's settings table, from the binary's own table
+# (server/service/config.c); a test fails while the two differ.
+docs: $(BUILD)/stallscope
+	$(PYTHON) scripts/settings-doc.py $(BUILD)/stallscope docs/OPERATIONS.md
+
 # No product function over 80 lines; the check's own test comes first.
 check-length:
 	$(PYTHON) scripts/check-function-length-test.py
@@ -198,6 +203,7 @@ help:
 	@echo "make asan       the same tests under ASan + UBSan"
 	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"
+	@echo "make docs       regenerate docs/OPERATIONS.md's settings table from the code's"
 	@echo "make fixtures   build the Mach-O/dSYM test fixtures under build/fixtures"
 	@echo "make style      the C lines changed since the branch left main follow .clang-format"
 	@echo "make check-length  fail on a product C function over 80 lines (run by make test)"

@@ -29,9 +29,10 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: stallscope serve\n\n"
+	fprintf(out, "usage: stallscope serve [--settings]\n\n"
 		     "Serves the HTTP API. Stops gracefully on SIGTERM or "
-		     "SIGINT.\n\n");
+		     "SIGINT.\n--settings prints the settings below as a Markdown "
+		     "table (docs/OPERATIONS.md).\n\n");
 	srv_config_print_help(out);
 }
 
@@ -70,6 +71,10 @@ static int refuse_unknown_schema(void)
 
 int srv_cmd_serve(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--settings")) {
+		srv_config_print_markdown(stdout);
+		return 0;
+	}
 	if (argc > 1) {
 		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
 		usage(help ? stdout : stderr);

@@ -412,8 +412,8 @@ static int apply_functions(st_conn *c, const char *dir, const migration *list,
  * -1 with ERR when one has none (applied by a newer stallscope, whose
  * servers would run on this one's older function definitions) or the
  * database cannot say. */
-static int refuse_newer(st_conn *c, const char *dir, const migration *list, size_t n,
-			char *err, size_t errlen)
+static int refuse_newer(st_conn *c, const char *dir, const migration *list, size_t n, char *err,
+			size_t errlen)
 {
 	int *known = malloc(n * sizeof *known);
 	if (!known) {
@@ -430,10 +430,11 @@ static int refuse_newer(st_conn *c, const char *dir, const migration *list, size
 		return -1;
 	}
 	if (d.unknown) {
-		snprintf(err, errlen, "database schema is at %" PRId64 ", the migrations in %s "
+		snprintf(err, errlen,
+			 "database schema is at %" PRId64 ", the migrations in %s "
 			 "go up to %ld: upgrade the binary (migration %03" PRId64 " is not "
-			 "among them); nothing was applied", d.at, dir, list[n - 1].version,
-			 d.unknown);
+			 "among them); nothing was applied",
+			 d.at, dir, list[n - 1].version, d.unknown);
 		return -1;
 	}
 	return 0;

@@ -67,8 +67,8 @@ typedef struct schema_check {
 
 static int check_tx(st_conn *c, void *cls)
 {
-	static const st_stmt q_exists = {
-		"schema_exists", "SELECT to_regclass('schema_migrations') IS NOT NULL", 0};
+	static const st_stmt q_exists = {"schema_exists",
+					 "SELECT to_regclass('schema_migrations') IS NOT NULL", 0};
 	schema_check *s = cls;
 	int rc = st_exec(c, &q_exists, NULL, 0, st_read_bool, &s->exists);
 	if (rc < 0 || !s->exists)
@@ -84,21 +84,27 @@ int st_schema_check(char *err, size_t errlen)
 		return rc;
 	int known = st_schema_nversions ? st_schema_versions[st_schema_nversions - 1] : 0;
 	if (!s.exists) {
-		snprintf(err, errlen, "the database holds no stallscope schema (no "
+		snprintf(err, errlen,
+			 "the database holds no stallscope schema (no "
 			 "schema_migrations), this stallscope knows up to %d: run "
-			 "stallscope migrate", known);
+			 "stallscope migrate",
+			 known);
 		return 0;
 	}
 	if (s.diff.unknown) {
-		snprintf(err, errlen, "database schema is at %" PRId64 ", this stallscope "
+		snprintf(err, errlen,
+			 "database schema is at %" PRId64 ", this stallscope "
 			 "knows up to %d: upgrade the binary (migration %03" PRId64
-			 " is not one it knows)", s.diff.at, known, s.diff.unknown);
+			 " is not one it knows)",
+			 s.diff.at, known, s.diff.unknown);
 		return 0;
 	}
 	if (s.diff.missing) {
-		snprintf(err, errlen, "database schema is at %" PRId64 ", this stallscope "
+		snprintf(err, errlen,
+			 "database schema is at %" PRId64 ", this stallscope "
 			 "knows up to %d: run stallscope migrate (migration %03" PRId64
-			 " is not applied)", s.diff.at, known, s.diff.missing);
+			 " is not applied)",
+			 s.diff.at, known, s.diff.missing);
 		return 0;
 	}
 	return 1;

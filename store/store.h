@@ -133,8 +133,8 @@ typedef void (*st_migrate_cb)(void *cls, const char *file, bool applied);
  * "applied" when it changed the database's definition. Concurrent runs
  * serialize on an advisory lock. A database holding a version SCHEMA_DIR
  * has no file for (migrated by a newer stallscope) is left as it is: its
- * functions would go back to older definitions under the newer servers. Returns 0, or -1 with a one-line reason in
- * ERR (ERRLEN bytes).
+ * functions would go back to older definitions under the newer servers. Returns 0, or -1 with a
+ * one-line reason in ERR (ERRLEN bytes).
  */
 int st_migrate(const char *conninfo, const char *schema_dir, st_migrate_cb cb,
 	       void *cls, char *err, size_t errlen);

@@ -65,21 +65,30 @@ static int refuse_unknown_schema(void)
 	}
 	if (rc < 0)
 		cm_log(CM_WARN, "database not reachable yet: /healthz answers "
-		       "503 until it is (its schema version is not checked)");
+				"503 until it is (its schema version is not checked)");
 	return 0;
 }
 
-int srv_cmd_serve(int argc, char **argv)
+/* The exit status of a call with arguments (help, the settings table, a
+ * usage error), or -1 to serve. */
+static int options(int argc, char **argv)
 {
+	if (argc == 1)
+		return -1;
 	if (argc == 2 && !strcmp(argv[1], "--settings")) {
 		srv_config_print_markdown(stdout);
 		return 0;
 	}
-	if (argc > 1) {
-		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-		usage(help ? stdout : stderr);
-		return help ? 0 : 2;
-	}
+	bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+	usage(help ? stdout : stderr);
+	return help ? 0 : 2;
+}
+
+int srv_cmd_serve(int argc, char **argv)
+{
+	int done = options(argc, argv);
+	if (done >= 0)
+		return done;
 	static srv_config cfg;
 	char err[512];
 	if (srv_config_load(&cfg, env, err, sizeof err) < 0) {

@@ -327,24 +327,16 @@ static void print_size(FILE *out, uint64_t n)
 static void print_accepted(FILE *out, const struct var *v)
 {
 	switch (v->kind) {
-	case V_TEXT:
-		fprintf(out, "text, up to %zu bytes", v->size - 1);
-		return;
-	case V_LISTEN:
-		fputs("`HOST:PORT`, `[IPV6]:PORT` or `:PORT`", out);
-		return;
+	case V_TEXT: fprintf(out, "text, up to %zu bytes", v->size - 1); return;
+	case V_LISTEN: fputs("`HOST:PORT`, `[IPV6]:PORT` or `:PORT`", out); return;
 	case V_SIZE:
 		fputs("a size, ", out);
 		print_size(out, v->min);
 		fputs(" to ", out);
 		print_size(out, v->max);
 		return;
-	case V_UINT:
-		fprintf(out, "%" PRIu64 " to %" PRIu64, v->min, v->max);
-		return;
-	case V_LEVEL:
-		fputs("`debug`, `info`, `warn`, `error`", out);
-		return;
+	case V_UINT: fprintf(out, "%" PRIu64 " to %" PRIu64, v->min, v->max); return;
+	case V_LEVEL: fputs("`debug`, `info`, `warn`, `error`", out); return;
 	case V_NETMASKS:
 		fprintf(out, "up to %d CIDR ranges, comma-separated", SRV_NETMASK_MAX);
 		return;
@@ -361,7 +353,7 @@ void srv_config_print_markdown(FILE *out)
 			fprintf(out, "`%s`", v->def);
 		else
 			fputs(v->offset == offsetof(srv_config, database_url) ? "(required)"
-									       : "(see meaning)",
+									      : "(see meaning)",
 			      out);
 		fputs(" | ", out);
 		print_accepted(out, v);

@@ -91,20 +91,14 @@ int st_schema_check(char *err, size_t errlen)
 			 known);
 		return 0;
 	}
-	if (s.diff.unknown) {
+	if (s.diff.unknown || s.diff.missing) {
+		bool newer = s.diff.unknown != 0;
 		snprintf(err, errlen,
-			 "database schema is at %" PRId64 ", this stallscope "
-			 "knows up to %d: upgrade the binary (migration %03" PRId64
-			 " is not one it knows)",
-			 s.diff.at, known, s.diff.unknown);
-		return 0;
-	}
-	if (s.diff.missing) {
-		snprintf(err, errlen,
-			 "database schema is at %" PRId64 ", this stallscope "
-			 "knows up to %d: run stallscope migrate (migration %03" PRId64
-			 " is not applied)",
-			 s.diff.at, known, s.diff.missing);
+			 "database schema is at %" PRId64 ", this stallscope knows up to %d: %s "
+			 "(migration %03" PRId64 " %s)",
+			 s.diff.at, known, newer ? "upgrade the binary" : "run stallscope migrate",
+			 newer ? s.diff.unknown : s.diff.missing,
+			 newer ? "is not one it knows" : "is not applied");
 		return 0;
 	}
 	return 1;

@@ -6,24 +6,11 @@ pg_restore, and a server started on it with the copied data dir answers
 the same groups and reports, and symbolizes a new report with the debug
 files it found in the copy (no upload since)."""
 import shutil
-import subprocess
-
-import pytest
 
 from conftest import Cluster, create_app, fixture_of, migrate, run
 from ingest_util import Image, allow_everyone, fresh_id, native, post, report
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
-
-
-@pytest.fixture
-def second_cluster(tmp_root):
-    """A cluster of its own, as a fresh machine would have."""
-    c = Cluster(tmp_root / "pg-restored")
-    c.start()
-    yield c
-    c.stop()
-    shutil.rmtree(c.dir, ignore_errors=True)
 
 
 def listing(server, app, path):
@@ -35,13 +22,24 @@ def listing(server, app, path):
 
 
 def test_restore_into_a_fresh_cluster_serves_the_same_groups(
-        cluster, second_cluster, make_server, manifest, tmp_path):
+        cluster, tmp_root, make_server, manifest, tmp_path):
+    # A cluster of its own, as a fresh machine would have.
+    fresh = Cluster(tmp_root / "pg-restored")
+    fresh.start()
+    try:
+        restore_and_compare(cluster, fresh, make_server, manifest, tmp_path)
+    finally:
+        fresh.stop()
+        shutil.rmtree(fresh.dir, ignore_errors=True)
+
+
+def restore_and_compare(cluster, fresh, make_server, manifest, tmp_path):
     image = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
     f = image.by_function
     source = cluster.create_db("it_backup_source")
     migrate(source)
-    before = make_server(db_url=source)
     app = create_app(source)
+    before = make_server(db_url=source)
     allow_everyone(before, app)
     assert before.upload(app, image.dwarf).status in (200, 201)
     stacks = [[f[1], f[2]], [f[3], f[4]], [f[3], f[4]], [f[5], f[1]]]
@@ -63,7 +61,7 @@ def test_restore_into_a_fresh_cluster_serves_the_same_groups(
     data = tmp_path / "data-copy"
     shutil.copytree(before.data_dir, data, symlinks=True)
 
-    target = second_cluster.create_db("stallscope_restored")
+    target = fresh.create_db("stallscope_restored")
     # Into the schema createdb made (owned by the role, which may not
     # create schemas): its objects only, owned by whoever restores.
     run([f"{PG_BIN}/pg_restore", "--exit-on-error", "--no-owner", "--no-privileges",
@@ -78,6 +76,6 @@ def test_restore_into_a_fresh_cluster_serves_the_same_groups(
     # A new report is symbolized at ingest from the copied debug files.
     r = post(after, app, "/api/v1/ingest", native(fresh_id(), image, stacks[0], user="u9"))
     assert r.status == 202, r
-    fresh = report(after, app, r.json["accepted"][0]["id"])
-    assert not fresh["pending"]
-    assert fresh["threads"] == reports[0]["threads"]
+    later = report(after, app, r.json["accepted"][0]["id"])
+    assert not later["pending"]
+    assert later["threads"] == reports[0]["threads"]

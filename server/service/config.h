@@ -3,7 +3,8 @@
  * variables and validated once at start-up.
  *
  * One table in config.c names every variable, its default and its meaning;
- * it drives loading, `--help` and the README's list. A srv_config is plain
+ * it drives loading, `--help` and docs/OPERATIONS.md's table; README.md's
+ * list is checked against it. A srv_config is plain
  * data owned by its caller; its strings are copies.
  */
 #ifndef STALLSCOPE_SERVER_CONFIG_H
@@ -76,5 +77,9 @@ int srv_config_parse_listen(const char *text, char *host, size_t hostlen,
 
 /* Prints every variable with its default and meaning, one per line. */
 void srv_config_print_help(FILE *out);
+
+/* The same as a Markdown table (variable, default, accepted values,
+ * meaning): docs/OPERATIONS.md's, which scripts/settings-doc.py renders. */
+void srv_config_print_markdown(FILE *out);
 
 #endif

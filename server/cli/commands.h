@@ -17,5 +17,6 @@ int srv_cmd_reprocess(int argc, char **argv);
 int srv_cmd_system_symbols(int argc, char **argv);
 int srv_cmd_demo(int argc, char **argv);
 int srv_cmd_demangle(int argc, char **argv);
+int srv_cmd_check(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct {
 	{"demangle", srv_cmd_demangle, "show Swift and C++ names as people read them"},
 	{"purge", srv_cmd_purge, "apply retention now"},
 	{"reprocess", srv_cmd_reprocess, "re-symbolize reports waiting for symbols"},
+	{"check", srv_cmd_check, "verify that the stored counts agree"},
 	{"system-symbols", srv_cmd_system_symbols,
 	 "import or list the system symbols of every app"},
 	{"demo", srv_cmd_demo, "fill an app of a running server with demo data"},

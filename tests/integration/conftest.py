@@ -117,6 +117,18 @@ def migrate(db_url, **kw):
     return stallscope("migrate", db_url=db_url, **kw)
 
 
+def assert_storage_consistent(db_url, app=None):
+    """`stallscope check` over DB_URL (only APP's rows, a bundle id, when
+    given: the session's shared database also holds apps other tests
+    broke on purpose): every equality the storage relies on holds, the
+    deltas not folded yet included (SPEC §12)."""
+    args = ["check"] + (["--app", app] if app else [])
+    p = stallscope(*args, db_url=db_url, check=False)
+    lines = p.stdout.strip().splitlines()
+    assert p.returncode == 0 and lines and lines[-1].startswith("ok:"), \
+        f"stallscope check exited {p.returncode}\n{p.stdout}{p.stderr}"
+
+
 def create_app(db_url, bundle_id=None):
     """Registers an app (a fresh bundle id unless given); returns the JSON
     `stallscope app create` printed."""

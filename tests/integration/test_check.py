@@ -5,6 +5,7 @@ exits 0; then, each in a database of its own (a copy of that one), one
 thing is broken by hand and it exits 1 naming it."""
 import datetime
 import json
+import threading
 import time
 
 import pytest
@@ -116,6 +117,40 @@ def test_check_agrees_after_ingest_waits_and_reprocessing(stored, cluster):
     db = copy_of(cluster, "it_check_folded")
     fold(db)
     assert psql(db, "SELECT count(*) FROM group_deltas", fold_first=False) == "0"
+    assert_storage_consistent(db)
+
+
+def test_check_agrees_while_a_server_ingests_folds_and_moves(cluster, make_server, image):
+    """Beside a server storing reports, folding every second and moving
+    the reports a dSYM arrived for, each run sees every transaction whole:
+    no disagreement at any moment."""
+    db = cluster.create_db("it_check_live")
+    migrate(db)
+    server = make_server(db_url=db)
+    app = create_app(db)
+    allow_everyone(server, app)
+    failures = []
+
+    def load():
+        try:
+            ingest(server, app, image, 30, "a")
+            assert server.upload(app, image.dwarf).status in (200, 201)
+            ingest(server, app, image, 30, "b", version="2.0")
+        except AssertionError as e:  # seen by the test below
+            failures.append(e)
+
+    loader = threading.Thread(target=load)
+    loader.start()
+    runs = []
+    while loader.is_alive() or len(runs) < 3:
+        runs.append(check(db))
+    loader.join()
+    assert not failures, failures
+    assert all(rc == 0 for rc, _ in runs), [out for rc, out in runs if rc]
+    deadline = time.monotonic() + 30
+    while psql(db, "SELECT count(*) FROM reports WHERE pending") != "0":
+        assert time.monotonic() < deadline, "reports were not reprocessed"
+        time.sleep(0.2)
     assert_storage_consistent(db)
 
 

@@ -8,8 +8,8 @@ import subprocess
 import time
 import zipfile
 
-from conftest import (PSQL, Cluster, create_app, dwarfdump_uuids, fixture_of, fixture_path,
-                      migrate, psql)
+from conftest import (PSQL, Cluster, assert_storage_consistent, create_app, dwarfdump_uuids,
+                      fixture_of, fixture_path, migrate, psql)
 from ingest_util import Image, allow_everyone, fresh_id, native, post
 
 PADDING = 24 << 20
@@ -67,6 +67,7 @@ def test_sigkill_mid_upload_then_restart(make_server, db, manifest, tmp_path):
     assert r.status == 201, r
     assert {(f["uuid"], f["arch"]) for f in r.json["files"]} == expected
     assert len(server.stored_files()) == 2 * len(expected)
+    assert_storage_consistent(db, app["app"])
 
 
 def test_start_removes_stale_temp_files_only(make_server, db, manifest):
@@ -146,5 +147,6 @@ def test_an_acknowledged_report_survives_a_database_crash(make_server, manifest,
             time.sleep(0.2)
         assert psql(url, f"SELECT count(*) FROM reports WHERE report_id = '{rid}'") == "1"
         assert psql(url, "SELECT sum(reports) FROM groups WHERE level = 1") == "1"
+        assert_storage_consistent(url)
     finally:
         cluster.stop()

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from conftest import (Cluster, _new_server, create_app, fixture_of,
-                      fixture_path, migrate)
+from conftest import (Cluster, _new_server, assert_storage_consistent, create_app,
+                      fixture_of, fixture_path, migrate)
 
 
 @pytest.fixture
@@ -70,6 +70,7 @@ def test_database_down_then_back(own_cluster, tmp_root, manifest):
         errors = re.search(r"^stallscope_db_errors_total (\d+)$", metrics,
                            re.M)
         assert errors and int(errors.group(1)) > 0
+        assert_storage_consistent(url)
     finally:
         assert server.stop() == 0, server.log()[-3000:]
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from conftest import create_app, fixture_of, migrate, psql, run, stallscope
+from conftest import (assert_storage_consistent, create_app, fixture_of, migrate, psql, run,
+                      stallscope)
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of,
                          identities, native, post, report)
 
@@ -101,6 +102,7 @@ def test_missing_dsym_then_upload_regroups_exactly(server, db, image, other):
     for key, who in want_users.items():
         assert users[key] == len(who)
     assert before1 != after1
+    assert_storage_consistent(db, app["app"])
 
 
 def waiting_report(server, db, image):
@@ -152,6 +154,7 @@ def test_reprocess_command_and_other_instances_uploads(cluster, make_server, ima
     again = stallscope("reprocess", db_url=db,
                        extra_env={"STALLSCOPE_DATA_DIR": str(server.data_dir)})
     assert json.loads(again.stdout) == {"reprocessed": 0}
+    assert_storage_consistent(db)
 
 
 def test_reprocess_command_walks_every_app_and_day(cluster, make_server, image):
@@ -200,6 +203,7 @@ def test_reprocess_command_walks_every_app_and_day(cluster, make_server, image):
     assert reprocess() == 0
     assert psql(db, "SELECT count(*) FROM reports WHERE waits IS NOT NULL") == "0"
     assert psql(db, "SELECT count(*) FROM image_waits") == "0"
+    assert_storage_consistent(db)
 
 
 def test_trace_from_samples_balances(server, db, image):

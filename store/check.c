@@ -39,12 +39,16 @@
  * hash kept the names and parsed them again at every probe (17 s for
  * 1,000,000 report_keys rows). */
 #define PARTS                                                                                      \
-	"parts AS MATERIALIZED (SELECT substring(c.relname FROM '^reports_a([0-9]+)_')::bigint AS app_id,"     \
+	"parts AS MATERIALIZED (SELECT"                                                            \
+	" substring(c.relname FROM '^reports_a([0-9]+)_')::bigint AS app_id,"                      \
 	" to_date(right(c.relname, 8), 'YYYYMMDD') AS day"                                         \
 	" FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"                                \
 	" WHERE i.inhparent IN (SELECT h.inhrelid FROM pg_inherits h"                              \
 	" WHERE h.inhparent = 'reports'::regclass)"                                                \
 	" AND c.relname ~ '^reports_a[0-9]+_[0-9]{8}$')"
+
+/* The lost stack's hash (representative_stack). */
+#define NIL_STACK "'00000000-0000-0000-0000-000000000000'"
 
 #define COUNTS(n, ms) "format('%s reports, %s ms', coalesce(" n ", 0), coalesce(" ms ", 0))"
 #define DIFFER(a, b)  "coalesce(" a ", 0) <> coalesce(" b ", 0)"
@@ -240,10 +244,10 @@ static const check checks[] = {
 	 " FROM g, generate_series(1, length(hashes) / 16) AS i GROUP BY 1, 2"
 	 /* Frames held inline and the lost stack (nil) have no stacks row. */
 	 " UNION ALL SELECT app_id, stack, 'group_stack_days rows', max(day), count(*)"
-	 " FROM group_stack_days WHERE frames IS NULL AND stack <> '00000000-0000-0000-0000-000000000000'"
+	 " FROM group_stack_days WHERE frames IS NULL AND stack <> " NIL_STACK
 	 " AND " APP("app_id") " GROUP BY 1, 2"
 	 " UNION ALL SELECT app_id, stack, 'deltas', max(day), count(*) FROM group_deltas"
-	 " WHERE stack_frames IS NULL AND stack <> '00000000-0000-0000-0000-000000000000'"
+	 " WHERE stack_frames IS NULL AND stack <> " NIL_STACK
 	 " AND " APP("app_id") " GROUP BY 1, 2)"
 	 " SELECT a.bundle_id, NULL::int, NULL, refs.day,"
 	 " format('stack %s of %s %s, the latest of that day', refs.hash, refs.n, refs.src),"

@@ -19,9 +19,9 @@
  * storage will put right by itself, such as partitions retention has yet
  * to drop). NULL members do not apply. */
 typedef struct st_check_row {
-	const char *check;	/* the equality's name */
+	const char *check;	 /* the equality's name */
 	const char *expected_as; /* what EXPECTED was counted from */
-	const char *found_as;	/* what FOUND was read from */
+	const char *found_as;	 /* what FOUND was read from */
 	bool note;
 	const char *app; /* bundle id */
 	int64_t level;	 /* 1 or 2; 0 when none */

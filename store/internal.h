@@ -84,7 +84,8 @@ int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls);
 
 /*
  * Runs SQL, which may hold several statements and no parameters, with the
- * simple-query protocol. Only for migrations: DDL cannot be prepared.
+ * simple-query protocol. Only for what cannot be prepared: migrations' DDL,
+ * and a transaction's SET TRANSACTION and LOCK (store/check.c).
  */
 int st_exec_script(st_conn *c, const char *sql, const char *label);
 

@@ -53,6 +53,24 @@
 #define COUNTS(n, ms) "format('%s reports, %s ms', coalesce(" n ", 0), coalesce(" ms ", 0))"
 #define DIFFER(a, b)  "coalesce(" a ", 0) <> coalesce(" b ", 0)"
 
+/* clang-format off */
+/* The rows of ONE (app_id, the other KEYS, n and ms) whose n or ms
+ * differ from the sums of the rows of MANY (the same columns) with the
+ * same KEYS (a USING list); SELECTED are the level, key and day columns. */
+#define SUMS_AGREE(one, many, keys, selected, detail)                                              \
+	"WITH o AS (" one "), m AS (SELECT " keys ", sum(n) AS n, sum(ms) AS ms"                   \
+	" FROM (" many ") AS x GROUP BY " keys ")"                                                 \
+	" SELECT a.bundle_id, " selected ", " detail ", " COUNTS("m.n", "m.ms") ","                \
+	" " COUNTS("o.n", "o.ms") " FROM o FULL JOIN m USING (" keys ")"                           \
+	" JOIN apps a ON a.id = app_id"                                                            \
+	" WHERE " DIFFER("o.n", "m.n") " OR " DIFFER("o.ms", "m.ms") " ORDER BY 1, 2, 3, 4"
+
+/* clang-format on */
+
+/* group_days rows as SUMS_AGREE counts them, with EXTRA columns. */
+#define DAY_ROWS(extra)                                                                            \
+	"SELECT app_id, level, key, day" extra ", reports AS n, stall_ms AS ms FROM group_days"
+
 typedef struct check {
 	const char *name;
 	const char *expected_as, *found_as;
@@ -63,46 +81,31 @@ typedef struct check {
 /* clang-format off */
 static const check checks[] = {
 	{"group counters", "Σ group_days", "groups", false, {"check_groups",
-	 "WITH d AS (SELECT app_id, level, key, sum(reports) AS n, sum(stall_ms) AS ms"
-	 " FROM group_days WHERE " APP("app_id") " GROUP BY 1, 2, 3),"
-	 " g AS (SELECT app_id, level, key, reports AS n, stall_ms AS ms FROM groups"
-	 " WHERE " APP("app_id") ")"
-	 " SELECT a.bundle_id, level, key, NULL::date, NULL::text, " COUNTS("d.n", "d.ms") ","
-	 " CASE WHEN g.key IS NULL THEN 'no groups row' ELSE " COUNTS("g.n", "g.ms") " END"
-	 " FROM g FULL JOIN d USING (app_id, level, key) JOIN apps a ON a.id = app_id"
-	 " WHERE g.key IS NULL OR " DIFFER("g.n", "d.n") " OR " DIFFER("g.ms", "d.ms")
-	 " ORDER BY 1, 2, 3", 1}},
+	 SUMS_AGREE("SELECT app_id, level, key, reports AS n, stall_ms AS ms FROM groups"
+		    " WHERE " APP("app_id"),
+		    "SELECT app_id, level, key, reports AS n, stall_ms AS ms FROM group_days"
+		    " WHERE " APP("app_id"),
+		    "app_id, level, key", "level, key, NULL::date", "NULL::text"), 1}},
 	{"dimension rows", "Σ group_dim_days", "group_days", false, {"check_dims",
-	 "WITH m AS (SELECT app_id, level, key, day, sum(reports) AS n, sum(stall_ms) AS ms"
-	 " FROM group_dim_days WHERE " APP("app_id") " GROUP BY 1, 2, 3, 4),"
-	 " d AS (SELECT app_id, level, key, day, reports AS n, stall_ms AS ms FROM group_days"
-	 " WHERE " APP("app_id") ")"
-	 " SELECT a.bundle_id, level, key, day, NULL, " COUNTS("m.n", "m.ms") ","
-	 " " COUNTS("d.n", "d.ms")
-	 " FROM d FULL JOIN m USING (app_id, level, key, day) JOIN apps a ON a.id = app_id"
-	 " WHERE " DIFFER("d.n", "m.n") " OR " DIFFER("d.ms", "m.ms") " ORDER BY 1, 2, 3, 4", 1}},
+	 SUMS_AGREE(DAY_ROWS("") " WHERE " APP("app_id"),
+		    "SELECT app_id, level, key, day, reports AS n, stall_ms AS ms"
+		    " FROM group_dim_days WHERE " APP("app_id"),
+		    "app_id, level, key, day", "level, key, day", "NULL::text"), 1}},
 	{"facet rows", "Σ group_facet_days of the dimension", "group_days", false, {"check_facets",
-	 "WITH f AS (SELECT app_id, level, key, day, dim, sum(reports) AS n, sum(stall_ms) AS ms"
-	 " FROM group_facet_days WHERE " APP("app_id") " GROUP BY 1, 2, 3, 4, 5),"
-	 " d AS (SELECT app_id, level, key, day, x.dim, reports AS n, stall_ms AS ms"
-	 " FROM group_days, (VALUES ('device'), ('kind'), ('os_version'), ('version')) AS x(dim)"
-	 " WHERE " APP("app_id") ")"
-	 " SELECT a.bundle_id, level, key, day, 'dimension ' || dim, " COUNTS("f.n", "f.ms") ","
-	 " " COUNTS("d.n", "d.ms")
-	 " FROM d FULL JOIN f USING (app_id, level, key, day, dim) JOIN apps a ON a.id = app_id"
-	 " WHERE " DIFFER("d.n", "f.n") " OR " DIFFER("d.ms", "f.ms")
-	 " ORDER BY 1, 2, 3, 4, 5", 1}},
+	 SUMS_AGREE(DAY_ROWS(", x.dim") ", (VALUES ('device'), ('kind'), ('os_version'),"
+		    " ('version')) AS x(dim) WHERE " APP("app_id"),
+		    "SELECT app_id, level, key, day, dim, reports AS n, stall_ms AS ms"
+		    " FROM group_facet_days WHERE " APP("app_id"),
+		    "app_id, level, key, day, dim", "level, key, day", "'dimension ' || dim"), 1}},
 	{"levels", "Σ its level-2 groups' group_days", "the level-1 group_days row", false,
 	 {"check_levels",
-	 "WITH c AS (SELECT d.app_id, g.parent_key AS key, d.day, sum(d.reports) AS n,"
-	 " sum(d.stall_ms) AS ms FROM group_days d JOIN groups g"
-	 " ON g.app_id = d.app_id AND g.level = 2 AND g.key = d.key"
-	 " WHERE d.level = 2 AND " APP("d.app_id") " GROUP BY 1, 2, 3),"
-	 " p AS (SELECT app_id, key, day, reports AS n, stall_ms AS ms FROM group_days"
-	 " WHERE level = 1 AND " APP("app_id") ")"
-	 " SELECT a.bundle_id, 1, key, day, NULL, " COUNTS("c.n", "c.ms") ", " COUNTS("p.n", "p.ms")
-	 " FROM p FULL JOIN c USING (app_id, key, day) JOIN apps a ON a.id = app_id"
-	 " WHERE " DIFFER("p.n", "c.n") " OR " DIFFER("p.ms", "c.ms") " ORDER BY 1, 3, 4", 1}},
+	 SUMS_AGREE("SELECT app_id, key, day, reports AS n, stall_ms AS ms FROM group_days"
+		    " WHERE level = 1 AND " APP("app_id"),
+		    "SELECT d.app_id, g.parent_key AS key, d.day, d.reports AS n, d.stall_ms AS ms"
+		    " FROM group_days d JOIN groups g"
+		    " ON g.app_id = d.app_id AND g.level = 2 AND g.key = d.key"
+		    " WHERE d.level = 2 AND " APP("d.app_id"),
+		    "app_id, key, day", "1, key, day", "NULL::text"), 1}},
 	{"group keys", "both groups, the level-2 one under the level-1 one", "groups", false,
 	 {"check_keys",
 	 "WITH k AS (SELECT app_id, key1, key2, count(*) AS n FROM"

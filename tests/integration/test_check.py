@@ -10,21 +10,12 @@ import time
 
 import pytest
 
-from conftest import (_new_server, assert_storage_consistent, create_app, fixture_of, fold,
+from conftest import (_new_server, assert_storage_consistent, create_app, fold,
                       migrate, psql, run, stallscope)
-from ingest_util import Image, allow_everyone, fresh_id, native, post
+from ingest_util import allow_everyone, fresh_id, native, post
+from test_reprocess import image, other  # noqa: F401 (fixtures: the two fixture dSYMs)
 
 SOURCE = "it_check"
-
-
-@pytest.fixture(scope="module")
-def image(manifest):
-    return Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
-
-
-@pytest.fixture(scope="module")
-def other(manifest):
-    return Image(fixture_of(manifest, "dwarf", variant="x86_64-O2"))
 
 
 def backfill(server, app, body, day):

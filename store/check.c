@@ -259,7 +259,7 @@ static const check checks[] = {
 	 " FROM refs JOIN apps a ON a.id = refs.app_id"
 	 " LEFT JOIN stacks s ON s.app_id = refs.app_id AND s.hash = refs.hash"
 	 " WHERE s.hash IS NULL OR s.last_day < refs.day ORDER BY 1, 4, 5", 1}},
-	{"partitions", "the day's reports partition", "none", false, {"check_partitions",
+	{"partitions", "the day's reports partition", "the partitions", false, {"check_partitions",
 	 "WITH " PARTS ","
 	 " used AS (SELECT app_id, received_day AS day, 'report_keys' AS tbl, count(*) AS n"
 	 " FROM report_keys WHERE " APP("app_id") " GROUP BY 1, 2"

@@ -225,6 +225,9 @@ CASES = {
         " AND app_version = '{tree[3]}'",
         ["call tree: app {app}, level 2, group {tree[1]}, day {tree[2]},"
          " under level-1 group {tree[0]}, version '{tree[3]}':"]),
+    "every_facet_row": (
+        "UPDATE group_facet_days SET reports = reports + 1 WHERE app_id = {a}",
+        ["facet rows: app {app}, level 1, group ", "facet rows … and "]),
     "level_2_parent": (
         "UPDATE groups SET parent_key = 'ffffffffffffffff' WHERE app_id = {a} AND level = 2"
         " AND key = '{key2}'",

@@ -136,7 +136,8 @@ static int report(output *o, int found, int64_t app_id)
 		fprintf(stderr, "stallscope check: out of memory\n");
 		return 1;
 	}
-	fwrite(o->text.data, 1, o->text.len, stdout);
+	if (o->text.len)
+		fwrite(o->text.data, 1, o->text.len, stdout);
 	const char *scope = app_id ? "of one app" : "of every app";
 	if (found == 0)
 		printf("ok: %" PRId64 " checks %s agree%s\n", o->checks, scope,

@@ -11,7 +11,8 @@ import subprocess
 import threading
 import time
 
-from conftest import PSQL, REPO, create_app, fixture_of, migrate, psql, stallscope
+from conftest import (PSQL, REPO, assert_storage_consistent, create_app, fixture_of, migrate,
+                      psql, stallscope)
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of, native,
                          post, report)
 from test_reprocess import peer_file_sql, wait_for, waiting_report
@@ -84,6 +85,7 @@ def test_two_instances_move_each_report_once(cluster, make_server, tmp_root, man
     assert [(m["uuid"], m["reports"]) for m in missing(a, app)] == [(other.uuid, 1)]
     aid = app_id_of(db, app)
     assert psql(db, f"SELECT sum(length(waits) / 16) FROM reports WHERE app_id = {aid}") == "1"
+    assert_storage_consistent(db)
 
 
 def test_lost_notification_is_read_after_reconnect(cluster, make_server, manifest):
@@ -326,6 +328,7 @@ def test_an_arrival_committed_late_is_not_missed(cluster, make_server, manifest)
     assert frames_of(report(server, app, late_rid)["threads"][0]["frames"]) == \
         expected_frames(image, stack)
     assert psql(db, "SELECT count(*) FROM debug_file_arrivals", fold_first=False) == "0"
+    assert_storage_consistent(db)
 
 
 def two_image_report(lib, app_image, lib_addr, app_addr, user):
@@ -380,3 +383,4 @@ def test_two_servers_reprocessing_at_once_leave_nothing_pending(cluster, make_se
                            token=app["admin_token"]).json["groups"]
         assert sum(g["reports"] for g in groups) == 6
         assert missing(a, app) == []
+    assert_storage_consistent(db)

@@ -9,7 +9,7 @@ import re
 import threading
 import time
 
-from conftest import create_app, migrate, psql
+from conftest import assert_storage_consistent, create_app, migrate, psql
 from ingest_util import allow_everyone, fresh_id, post
 from test_lifecycle import system_report
 
@@ -84,6 +84,7 @@ def test_one_server_folds_an_app_and_the_other_takes_over_when_it_dies(cluster, 
     assert wait_for(lambda: waiting_deltas(db) == 0)
     assert folded(other) == 16 and fold_leases(other) == 1
     assert psql(db, "SELECT sum(reports) FROM groups WHERE level = 1") == "80"
+    assert_storage_consistent(db)
 
 
 def test_apps_are_shared_between_the_servers_alive(cluster, make_server):

@@ -18,7 +18,8 @@ import time
 import pytest
 
 import nginx_util
-from conftest import Server, create_app, fixture_of, free_port, psql
+from conftest import (Server, assert_storage_consistent, create_app, fixture_of, free_port,
+                      psql)
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of,
                          native, post, report)
 
@@ -143,6 +144,7 @@ def test_many_clients_through_nginx_land_exactly_once(topology, db, image):
     assert psql(db, f"SELECT count(*), count(DISTINCT id) FROM reports WHERE app_id = {aid}") \
         == f"{len(sent)}|{len(sent)}"
     assert_counters_recount(db, aid)
+    assert_storage_consistent(db, app["app"])
     assert psql(db, f"SELECT sum(reports) FROM groups WHERE app_id = {aid} AND level = 1") \
         == str(len(sent))
     groups = t.front.request("GET", f"/api/v1/apps/{app['app']}/groups?limit=100",
@@ -315,6 +317,7 @@ def test_instance_killed_under_load_loses_no_acknowledged_report(topology, db, i
     assert stored == load.acked
     assert psql(db, f"SELECT count(*) FROM reports WHERE app_id = {aid}") == str(total)
     assert_counters_recount(db, aid)
+    assert_storage_consistent(db, app["app"])
     # The kill was under load, and the rest went to the surviving instance.
     assert acked_at_kill < total
     assert ingest_lines(t.b) - b_before >= total - acked_at_kill - 2 * load.clients

@@ -90,6 +90,11 @@ int srv_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "stallscope serve: out of memory\n");
 		return 1;
 	}
+	/* The dashboard's reads alone use it: the requests' share. */
+	if (cfg.read_database_url[0] && st_init_read(cfg.read_database_url, cfg.db_connections) < 0) {
+		fprintf(stderr, "stallscope serve: out of memory\n");
+		return 1;
+	}
 	if (st_ping() < 0)
 		cm_log(CM_WARN, "database not reachable yet: /healthz answers "
 		       "503 until it is");

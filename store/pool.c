@@ -42,6 +42,13 @@
  * not one per request.
  */
 #define REPLICA_RETRY_MS 5000
+/*
+ * Attempts of a transaction on the replica: a session it ended (a restart)
+ * fails the first, the second reconnects, and a replica that refuses that
+ * is left alone for REPLICA_RETRY_MS. Its readers' answer to any failure is
+ * the primary, so no more.
+ */
+#define REPLICA_ATTEMPTS 2
 /* Connection failures are logged at most this often. */
 #define LOG_EVERY_MS 5000
 
@@ -491,13 +498,6 @@ void st_conn_rollback(st_conn *c)
 	PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
-/* C's session is gone or going: a replica's is left alone a while. */
-static void note_lost(st_conn *c)
-{
-	if (c->owner == &replica && (c->broken || PQstatus(c->pg) != CONNECTION_OK))
-		atomic_store(&replica.last_connect_failure_ms, now_ms());
-}
-
 /* BEGIN_SQL NULL: each statement commits on its own. */
 static int run(pool_t *p, const char *name, const char *begin_sql, int attempts, st_tx_cb cb,
 	       void *cls)
@@ -518,8 +518,6 @@ static int run(pool_t *p, const char *name, const char *begin_sql, int attempts,
 				st_conn_rollback(c);
 			}
 		}
-		if (rc == ST_SOFT_ERROR)
-			note_lost(c);
 		release(c);
 		if (rc != ST_SOFT_ERROR || attempt == attempts) {
 			if (rc == ST_SOFT_ERROR && attempts > 1)
@@ -545,14 +543,11 @@ bool st_read_configured(void)
 	return replica.conns != NULL;
 }
 
-/* Its own reply to every failure is the primary: one attempt, no waiting. */
 int st_run_read_tx(const char *name, st_tx_cb cb, void *cls)
 {
 	if (!replica.conns)
 		return ST_SOFT_ERROR;
-	/* One snapshot for every statement: what a reply says it is as of
-	 * is what its rows are. */
-	return run(&replica, name, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 1, cb, cls);
+	return run(&replica, name, "BEGIN READ ONLY", REPLICA_ATTEMPTS, cb, cls);
 }
 
 static int read_double(void *cls, const st_row *row)
@@ -586,7 +581,8 @@ void st_get_read_stats(st_read_stats *out)
 	out->configured = true;
 	out->in_use = now_ms() - atomic_load(&replica.last_connect_failure_ms) >=
 		      replica.fail_fast_ms;
-	if (out->in_use && run(&replica, "replica_lag", NULL, 1, lag_tx, &out->lag_seconds) < 0)
+	if (out->in_use &&
+	    run(&replica, "replica_lag", NULL, REPLICA_ATTEMPTS, lag_tx, &out->lag_seconds) < 0)
 		out->in_use = false;
 }
 

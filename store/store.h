@@ -118,12 +118,13 @@ int st_init_read(const char *conninfo, unsigned pool_size);
 bool st_read_configured(void);
 
 /*
- * Runs CB like st_run_tx but on the replica, in one READ ONLY, REPEATABLE
- * READ transaction (one snapshot for all its statements), once: its
- * caller's answer to any failure is the primary. Returns CB's result, or
- * ST_SOFT_ERROR when no replica is set up, when it is down (a refused or
- * lost connection leaves it alone for a few seconds: the retry is not paid
- * by every request) or when the attempt failed softly.
+ * Runs CB like st_run_tx but on the replica, in a READ ONLY transaction
+ * (read committed, as on the primary), at most twice (a session the
+ * replica ended is reconnected once): its caller's answer to any failure
+ * is the primary. Returns CB's result, or ST_SOFT_ERROR when no replica is
+ * set up, when it is down (a refused connection leaves it alone for a few
+ * seconds: the retry is not paid by every request) or when the attempts
+ * failed softly.
  */
 int st_run_read_tx(const char *name, st_tx_cb cb, void *cls);
 

@@ -18,3 +18,5 @@ CREATE TABLE fold_clocks (
 );
 COMMENT ON TABLE fold_clocks IS
   'Per app: the start of the last fold (fold_group_deltas) that counted some of its deltas; every delta committed before it is counted. Read with group_deltas by reads that do not fold (store/fold_clock.c) to say how current their counts are. Written only by the fold, last, after the status rows.';
+COMMENT ON INDEX fold_clocks_pkey IS
+  'One clock per app: the fold upserts it, a read looks it up by app.';

@@ -49,6 +49,7 @@ int st_folded_as_of(st_conn *c, int64_t app_id, char *out, size_t cap)
 	out[0] = '\0';
 	/* A replica that has replayed nothing since it started knows no
 	 * moment (NULL): only the fold clock then. */
-	rc = ST_EXEC(c, &as_of, read_text, &as_of_out, ST_INT64(app_id), ST_TEXT(at[0] ? at : NULL));
+	rc = ST_EXEC(c, &as_of, read_text, &as_of_out, ST_INT64(app_id),
+		     ST_TEXT(at[0] ? at : NULL));
 	return rc < 0 ? rc : out[0] != '\0';
 }

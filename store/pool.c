@@ -160,8 +160,7 @@ static void note_connect_failure(pool_t *p, st_conn *c)
 		char buf[512];
 		cm_log(CM_WARN, "db: cannot connect%s: %s",
 		       p == &replica ? " to the read replica" : "",
-		       chomp(buf, sizeof buf,
-			     c->pg ? PQerrorMessage(c->pg) : "out of memory"));
+		       chomp(buf, sizeof buf, c->pg ? PQerrorMessage(c->pg) : "out of memory"));
 	}
 }
 
@@ -579,8 +578,8 @@ void st_get_read_stats(st_read_stats *out)
 	if (!replica.conns)
 		return;
 	out->configured = true;
-	out->in_use = now_ms() - atomic_load(&replica.last_connect_failure_ms) >=
-		      replica.fail_fast_ms;
+	out->in_use =
+		now_ms() - atomic_load(&replica.last_connect_failure_ms) >= replica.fail_fast_ms;
 	if (out->in_use &&
 	    run(&replica, "replica_lag", NULL, REPLICA_ATTEMPTS, lag_tx, &out->lag_seconds) < 0)
 		out->in_use = false;

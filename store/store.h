@@ -130,7 +130,7 @@ int st_run_read_tx(const char *name, st_tx_cb cb, void *cls);
 
 typedef struct st_read_stats {
 	bool configured;    /* st_init_read was called */
-	bool in_use;        /* reachable: reads go there */
+	bool in_use;	    /* reachable: reads go there */
 	double lag_seconds; /* how far its replay is behind; -1 unknown */
 } st_read_stats;
 

@@ -95,8 +95,8 @@ json_t *srv_page_json(const char *name, char *page_json, int64_t limit)
 	return json_pack("{s:o,s:o}", name, items, "next_cursor", next ? next : json_null());
 }
 
-enum MHD_Result srv_reply_page(struct MHD_Connection *conn, const char *name,
-			       char *page_json, int64_t limit)
+enum MHD_Result srv_reply_page(struct MHD_Connection *conn, const char *name, char *page_json,
+			       int64_t limit)
 {
 	json_t *body = srv_page_json(name, page_json, limit);
 	if (!body)

@@ -48,8 +48,8 @@ char *srv_json_text_with_as_of(char *json, const char *as_of)
 {
 	json_t *body = json ? json_loads(json, 0, NULL) : NULL;
 	free(json);
-	char *text = json_is_object(body) ? json_dumps(srv_with_as_of(body, as_of), JSON_COMPACT)
-					  : NULL;
+	char *text =
+		json_is_object(body) ? json_dumps(srv_with_as_of(body, as_of), JSON_COMPACT) : NULL;
 	json_decref(body);
 	return text;
 }

@@ -8,8 +8,9 @@
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- Called by the server's folder every second and before every read of
--- those tables (the groups list, a group, its tree, the comparison, the
--- pick lists, the stats), and by tests before they read the tables.
+-- those tables on the primary (the groups list, a group, its tree, the
+-- comparison, the pick lists, the stats; a read replica's reads do not
+-- fold: fold_clocks below), and by tests before they read the tables.
 -- Two folds at once are safe: the second
 -- waits on the rows the first deletes, finds them gone and counts the
 -- rest. Locks: the deltas (by primary key), then the groups rows, the day

@@ -37,9 +37,9 @@
  */
 #define FAIL_FAST_MS 500
 /*
- * A replica that refused a connection or lost one is left alone this long
- * (its readers go to the primary meanwhile): one attempt per interval,
- * not one per request.
+ * A replica that refused a connection is left alone this long (its readers
+ * go to the primary meanwhile): one attempt per interval, not one per
+ * request.
  */
 #define REPLICA_RETRY_MS 5000
 /*
@@ -559,11 +559,13 @@ static int read_double(void *cls, const st_row *row)
 static int lag_tx(st_conn *c, void *cls)
 {
 	/* Nothing to replay while streaming is no lag, however old the last
-	 * commit; otherwise the age of the last commit replayed. */
+	 * commit; otherwise the age of the last commit replayed. (The WAL
+	 * receiver's status is hidden from a role without pg_read_all_stats;
+	 * its pid is not.) */
 	static const st_stmt q = {
 		"replica_lag",
 		"SELECT CASE WHEN NOT pg_is_in_recovery() THEN 0"
-		" WHEN (SELECT status = 'streaming' FROM pg_stat_wal_receiver) AND"
+		" WHEN EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE pid IS NOT NULL) AND"
 		" pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0"
 		" ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())"
 		" END::float8",

@@ -7,6 +7,7 @@ back to the primary, which folds first; /metrics shows the replica's lag.
 The replica is real: pg_basebackup -R of the test's own cluster, started
 as the cluster's owner on a free port, streaming from it."""
 import datetime
+import getpass
 import os
 import re
 import shutil
@@ -35,7 +36,8 @@ def as_owner(*cmd):
 
 
 def owner():
-    return "postgres" if os.geteuid() == 0 else os.environ.get("USER", "postgres")
+    """The cluster's superuser, as scripts/pg.sh names it."""
+    return "postgres" if os.geteuid() == 0 else getpass.getuser()
 
 
 class Replica:

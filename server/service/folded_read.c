@@ -25,12 +25,13 @@ int srv_read_folded(int64_t app_id, const char *name, st_tx_cb cb, void *cls, ch
 {
 	read_tx t = {app_id, cb, cls, as_of};
 	as_of[0] = '\0';
-	/* Any failure there (down, lost, a query cancelled by its replay) is
-	 * answered from the primary: the reader sees no difference but a
-	 * newer as_of. */
+	/* Any failure there (down, lost, a query cancelled by its replay, a
+	 * replica not yet at the schema this server reads during an upgrade;
+	 * logged by the store) is answered from the primary: the reader sees
+	 * no difference but a newer as_of. */
 	if (st_read_configured()) {
 		int rc = st_run_read_tx(name, read_cb, &t);
-		if (rc != ST_SOFT_ERROR)
+		if (rc >= 0)
 			return rc;
 		as_of[0] = '\0';
 	}

@@ -27,8 +27,8 @@
 
 /*
  * Runs CB(c, CLS) in a transaction, NAME labelling it: on the read replica
- * when one is set up and answers, else on the primary after folding
- * APP_ID's deltas. AS_OF (SRV_AS_OF_LEN bytes) gets the answer's as_of, ""
+ * when one is set up, else, or when that failed in any way, on the
+ * primary after folding APP_ID's deltas. AS_OF (SRV_AS_OF_LEN bytes) gets the answer's as_of, ""
  * when unknown (nothing folded yet while deltas wait). Returns what CB
  * returned, or a negative st_status. CB may run more than once (as with
  * st_run_tx): it must keep nothing from a failed attempt.

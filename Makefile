@@ -46,7 +46,7 @@ LIBFILES := $(foreach m,$(MODULES),$(call lib_file,$(m)))
 # Link order: dependents first.
 LINK_LIBS := $(foreach m,$(shell echo $(MODULES) | tr ' ' '\n' | tac),$(call lib_file,$(m)))
 
-.PHONY: all run test unit asan fuzz bench fixtures clean help style check-layers \
+.PHONY: all run test unit asan fuzz bench fixtures clean help style check-layers docs \
 	integration oracle deps test-deps check-length FORCE
 
 all: $(BUILD)/stallscope
@@ -72,6 +72,21 @@ $(BUILD)/gen/web_files: FORCE
 $(BUILD)/gen/web_assets.c: scripts/embed-web.sh $(WEB_FILES) $(BUILD)/gen/web_files
 	scripts/embed-web.sh $@ $(WEB_FILES)
 $(BUILD)/obj/gen/web_assets.o: $(BUILD)/gen/web_assets.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The migrations this build's statements were written for, built into
+# libstore (st_schema_versions in store/store.h): `serve` refuses a
+# database migrated past them or not up to them. Rewritten only when the
+# list of schema/NNN_name.sql files changes.
+SCHEMA_FILES := $(sort $(notdir $(wildcard schema/[0-9]*_*.sql)))
+extra_objs_store := $(BUILD)/obj/gen/schema_versions.o
+$(BUILD)/gen/schema_files: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SCHEMA_FILES)' | cmp -s - $@ || echo '$(SCHEMA_FILES)' >$@
+$(BUILD)/gen/schema_versions.c: scripts/schema-versions.sh $(BUILD)/gen/schema_files
+	scripts/schema-versions.sh $@ $(SCHEMA_FILES)
+$(BUILD)/obj/gen/schema_versions.o: $(BUILD)/gen/schema_versions.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -163,6 +178,11 @@ bench: test-deps
 	bench/symbolicate.sh
 	bench/ingest.sh
 
+# docs/OPERATIONS.md's settings table, from the binary's own table
+# (server/service/config.c); a test fails while the two differ.
+docs: $(BUILD)/stallscope
+	$(PYTHON) scripts/settings-doc.py $(BUILD)/stallscope docs/OPERATIONS.md
+
 # No product function over 80 lines; the check's own test comes first.
 check-length:
 	$(PYTHON) scripts/check-function-length-test.py
@@ -183,6 +203,7 @@ help:
 	@echo "make asan       the same tests under ASan + UBSan"
 	@echo "make fuzz       libFuzzer targets, FUZZ_SECONDS each (default 60)"
 	@echo "make bench      benchmarks against llvm-symbolizer / llvm-gsymutil / PostgreSQL"
+	@echo "make docs       regenerate docs/OPERATIONS.md's settings table from the code's"
 	@echo "make fixtures   build the Mach-O/dSYM test fixtures under build/fixtures"
 	@echo "make style      the C lines changed since the branch left main follow .clang-format"
 	@echo "make check-length  fail on a product C function over 80 lines (run by make test)"

@@ -29,6 +29,9 @@
 # measured. The ingest figures are then that earlier load's, by its build:
 # for a build whose schema changes only the reading side, a before/after
 # of the routes on the very same rows in minutes instead of half an hour.
+# Load with the older build: a build refuses rows another migrated past
+# the migrations it knows (its migrate and serve say "upgrade the binary",
+# docs/OPERATIONS.md "Upgrades"); builds before that check did not.
 #
 # The build under test: build/stallscope of this tree (made first), or
 # STALLSCOPE_BIN=path (its repository's schema/ and web/ beside its

@@ -41,25 +41,37 @@ static int read_arrival(void *cls, const st_row *row)
 	return e->cb(e->cls, &a);
 }
 
-int st_arrivals_after(st_conn *c, int64_t after, int64_t limit, st_arrival_cb cb, void *cls)
+int st_arrivals_claim(st_conn *c, int64_t limit, int64_t lease_s, st_arrival_cb cb, void *cls)
 {
+	/* Rows another server is claiming this instant are passed over; a
+	 * claim that ran out is anyone's. */
 	static const st_stmt q = {
-		"arrivals_after",
-		"SELECT id, coalesce(app_id, 0), upper(uuid::text) FROM debug_file_arrivals"
-		" WHERE id > $1 ORDER BY id LIMIT $2",
+		"arrivals_claim",
+		"UPDATE debug_file_arrivals a SET claimed_until = now() + make_interval(secs => $2)"
+		" WHERE a.id IN (SELECT id FROM debug_file_arrivals"
+		" WHERE claimed_until IS NULL OR claimed_until < now()"
+		" ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)"
+		" RETURNING a.id, coalesce(a.app_id, 0), upper(a.uuid::text)",
 		2};
 	struct arrival_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_arrival, &e, ST_INT64(after), ST_INT64(limit));
+	return ST_EXEC(c, &q, read_arrival, &e, ST_INT64(limit), ST_INT64(lease_s));
 }
 
-int st_arrivals_prune(st_conn *c, int64_t limit)
+int st_arrival_renew(st_conn *c, int64_t id, int64_t lease_s)
 {
 	static const st_stmt q = {
-		"arrivals_prune",
-		"DELETE FROM debug_file_arrivals WHERE id IN (SELECT id FROM debug_file_arrivals"
-		" WHERE at < now() - interval '1 day' ORDER BY id LIMIT $1)",
-		1};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(limit));
+		"arrival_renew",
+		"UPDATE debug_file_arrivals SET claimed_until = now() + make_interval(secs => $2)"
+		" WHERE id = $1",
+		2};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(id), ST_INT64(lease_s));
+}
+
+int st_arrival_done(st_conn *c, int64_t id)
+{
+	static const st_stmt q = {"arrival_done", "DELETE FROM debug_file_arrivals WHERE id = $1",
+				  1};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(id));
 }
 
 struct cand_each {

@@ -139,6 +139,17 @@ int st_read_bool(void *cls, const st_row *row);
  * not exactly LEN bytes. */
 int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len);
 
+/* How schema_migrations differs from a list of known versions: its
+ * highest version, its lowest not in the list, the list's lowest not in
+ * it (0 for none or no rows). */
+typedef struct st_schema_delta {
+	int64_t at, unknown, missing;
+} st_schema_delta;
+
+/* Fills OUT for KNOWN[0..N) (ascending) on C, where schema_migrations
+ * exists: 0, or a negative st_status. */
+int st_schema_diff(st_conn *c, const int *known, size_t n, st_schema_delta *out);
+
 /*
  * Opens a lone connection outside the pool (migrations): *out_conn is freed
  * with st_conn_close. Returns 0, or -1 with the reason in ERR.

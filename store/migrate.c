@@ -408,6 +408,38 @@ static int apply_functions(st_conn *c, const char *dir, const migration *list,
 	return rc;
 }
 
+/* 0 when every version the database recorded has a file in DIR's LIST;
+ * -1 with ERR when one has none (applied by a newer stallscope, whose
+ * servers would run on this one's older function definitions) or the
+ * database cannot say. */
+static int refuse_newer(st_conn *c, const char *dir, const migration *list, size_t n, char *err,
+			size_t errlen)
+{
+	int *known = malloc(n * sizeof *known);
+	if (!known) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		known[i] = (int)list[i].version;
+	st_schema_delta d;
+	int rc = st_schema_diff(c, known, n, &d);
+	free(known);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read schema_migrations (see the log above)");
+		return -1;
+	}
+	if (d.unknown) {
+		snprintf(err, errlen,
+			 "database schema is at %" PRId64 ", the migrations in %s "
+			 "go up to %ld: upgrade the binary (migration %03" PRId64 " is not "
+			 "among them); nothing was applied",
+			 d.at, dir, list[n - 1].version, d.unknown);
+		return -1;
+	}
+	return 0;
+}
+
 static int apply_migrations(st_conn *c, const char *dir,
 			    const migration *list, size_t n, st_migrate_cb cb,
 			    void *cls, char *err, size_t errlen)
@@ -425,6 +457,8 @@ static int apply_migrations(st_conn *c, const char *dir,
 			 "the log above)");
 		return -1;
 	}
+	if (refuse_newer(c, dir, list, n, err, errlen) < 0)
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		int applied = apply_one(c, dir, &list[i], err, errlen);
 		if (applied < 0)

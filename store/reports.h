@@ -231,12 +231,18 @@ typedef struct st_arrival {
 
 typedef int (*st_arrival_cb)(void *cls, const st_arrival *a);
 
-/* Arrivals with an id above AFTER, oldest first, at most LIMIT; returns
- * how many. */
-int st_arrivals_after(st_conn *c, int64_t after, int64_t limit, st_arrival_cb cb, void *cls);
+/* Claims at most LIMIT arrivals nobody works on (unclaimed, or whose
+ * claim ran out) for LEASE_S seconds, oldest first: how many, each given
+ * to CB, or a negative st_status. Commit before working on them. */
+int st_arrivals_claim(st_conn *c, int64_t limit, int64_t lease_s, st_arrival_cb cb, void *cls);
 
-/* Deletes at most LIMIT arrivals older than a day, oldest first. */
-int st_arrivals_prune(st_conn *c, int64_t limit);
+/* Claims arrival ID for LEASE_S more seconds from now: to keep it while
+ * its reports move, or, with a short LEASE_S, to look at it again then
+ * (some of its reports were held by another transaction). */
+int st_arrival_renew(st_conn *c, int64_t id, int64_t lease_s);
+
+/* Arrival ID is handled: its reports moved. */
+int st_arrival_done(st_conn *c, int64_t id);
 
 /* A report that may have something to reprocess: it waits for UUID. */
 typedef struct st_candidate {

@@ -6,18 +6,23 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- The group's row is locked first, as every writer of its day rows locks
--- it first (ingest_reports, move_report): none of them runs meanwhile,
--- and a move that committed before is seen, each statement reading the
--- database as it is then. A move after the recount marks the day again.
+-- The mark is locked first (a move's insert of it never waits on that
+-- lock: ON CONFLICT DO NOTHING), then the group's row, as every writer of
+-- its day rows locks it first (ingest_reports, move_report): none of them
+-- runs meanwhile, and a move that committed before is seen, each
+-- statement reading the database as it is then. A move after the recount
+-- marks the day again.
 
 CREATE OR REPLACE FUNCTION recount_group_day()
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
   m record;
 BEGIN
+  -- One mark per server at a time: another server recounting at once
+  -- takes the next (SPEC §12: background work is done once).
   SELECT * INTO m FROM group_day_recounts
-   ORDER BY app_id, level, key COLLATE "C", day LIMIT 1;
+   ORDER BY app_id, level, key COLLATE "C", day LIMIT 1
+   FOR UPDATE SKIP LOCKED;
   IF NOT FOUND THEN
     RETURN false;
   END IF;

@@ -20,6 +20,7 @@
 #include "server/api/route_table.h"
 #include "server/http/http.h"
 #include "server/service/delta_folder.h"
+#include "server/service/leases.h"
 #include "server/service/metrics.h"
 #include "server/service/policy_cache.h"
 #include "server/service/reprocess.h"
@@ -29,9 +30,10 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: stallscope serve\n\n"
+	fprintf(out, "usage: stallscope serve [--settings]\n\n"
 		     "Serves the HTTP API. Stops gracefully on SIGTERM or "
-		     "SIGINT.\n\n");
+		     "SIGINT.\n--settings prints the settings below as a Markdown "
+		     "table (docs/OPERATIONS.md).\n\n");
 	srv_config_print_help(out);
 }
 
@@ -48,13 +50,46 @@ static const char *env(const char *name)
 	return getenv(name);
 }
 
+/* -1 when the database's schema is not the one this build was written
+ * for (SPEC §12: it says which). Nothing is migrated here: `migrate` is a
+ * step of its own (make run's scripts/run.sh runs it before serving), so
+ * instances of the older binary keep serving until each is restarted.
+ * With the database down the server starts anyway, answering 503 until it
+ * is back, without this check. */
+static int refuse_unknown_schema(void)
+{
+	char err[512];
+	int rc = st_schema_check(err, sizeof err);
+	if (rc == 0) {
+		fprintf(stderr, "stallscope serve: %s\n", err);
+		return -1;
+	}
+	if (rc < 0)
+		cm_log(CM_WARN, "database not reachable yet: /healthz answers "
+				"503 until it is (its schema version is not checked)");
+	return 0;
+}
+
+/* The exit status of a call with arguments (help, the settings table, a
+ * usage error), or -1 to serve. */
+static int options(int argc, char **argv)
+{
+	if (argc == 1)
+		return -1;
+	if (argc == 2 && !strcmp(argv[1], "--settings")) {
+		srv_config_print_markdown(stdout);
+		return 0;
+	}
+	bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+	usage(help ? stdout : stderr);
+	return help ? 0 : 2;
+}
+
 int srv_cmd_serve(int argc, char **argv)
 {
-	if (argc > 1) {
-		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-		usage(help ? stdout : stderr);
-		return help ? 0 : 2;
-	}
+	int done = options(argc, argv);
+	if (done >= 0)
+		return done;
 	static srv_config cfg;
 	char err[512];
 	if (srv_config_load(&cfg, env, err, sizeof err) < 0) {
@@ -93,19 +128,22 @@ int srv_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "stallscope serve: out of memory\n");
 		return 1;
 	}
-	if (st_ping() < 0)
-		cm_log(CM_WARN, "database not reachable yet: /healthz answers "
-		       "503 until it is");
+	if (refuse_unknown_schema() < 0) {
+		st_shutdown();
+		srv_metrics_free();
+		return 1;
+	}
 	srv_http *http = srv_http_start(&cfg, routes, nroutes);
 	if (!http) {
 		st_shutdown();
 		srv_metrics_free();
 		return 1;
 	}
-	if (srv_reprocess_start(&cfg) < 0 || srv_retention_start() < 0 ||
-	    srv_delta_folder_start(&cfg) < 0 || srv_alert_delivery_start(&cfg) < 0)
-		cm_log(CM_ERROR, "cannot start the reprocessing, retention, delta folder or "
-				 "webhook delivery thread");
+	if (srv_leases_start(cfg.database_url) < 0 || srv_reprocess_start(&cfg) < 0 ||
+	    srv_retention_start() < 0 || srv_delta_folder_start(&cfg) < 0 ||
+	    srv_alert_delivery_start(&cfg) < 0)
+		cm_log(CM_ERROR, "cannot start the leases, reprocessing, retention, delta folder "
+				 "or webhook delivery thread");
 	cm_log(CM_INFO, "listening on %s:%u (database connections %u, workers "
 	       "%u, data dir %s)", cfg.listen_host, srv_http_port(http), cfg.db_connections,
 	       cfg.workers, cfg.data_dir);
@@ -118,6 +156,7 @@ int srv_cmd_serve(int argc, char **argv)
 	srv_retention_stop();
 	srv_delta_folder_stop();
 	srv_alert_delivery_stop();
+	srv_leases_stop();
 	st_shutdown();
 	srv_webhook_global_cleanup();
 	srv_symbols_free();

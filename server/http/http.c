@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +34,7 @@
 #include "common/log.h"
 #include "common/utf8.h"
 #include "server/http/auth.h"
+#include "server/http/head_check.h"
 #include "server/service/datadir.h"
 #include "server/service/metrics.h"
 #include "server/http/reply.h"
@@ -264,52 +264,6 @@ static void set_request_id(srv_request *req)
 	sodium_bin2hex(req->id, sizeof req->id, raw, sizeof raw);
 }
 
-/* How a request frames its body, from every header line: libmicrohttpd
- * keeps duplicates, reads the first Content-Length and lets chunked win. */
-typedef struct framing {
-	const char *length; /* the first Content-Length */
-	bool conflicting;   /* lengths that differ, or a list in one line */
-	bool encoded;       /* a Transfer-Encoding line */
-} framing;
-
-static enum MHD_Result framing_line(void *cls, enum MHD_ValueKind kind,
-				    const char *key, const char *value)
-{
-	(void)kind;
-	framing *f = cls;
-	if (!value)
-		value = "";
-	if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
-		f->encoded = true;
-	} else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
-		if (strchr(value, ',') || (f->length && strcmp(f->length, value)))
-			f->conflicting = true;
-		if (!f->length)
-			f->length = value;
-	}
-	return MHD_YES;
-}
-
-/*
- * Parses a Content-Length, saturating at UINT64_MAX (a length too long to
- * count is too long to take). False when V is not all digits; libmicrohttpd
- * refuses most such values before we see them.
- */
-static bool parse_length(const char *v, uint64_t *out)
-{
-	if (!v || !*v)
-		return false;
-	uint64_t n = 0;
-	for (const char *p = v; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return false;
-		unsigned d = (unsigned)(*p - '0');
-		n = n > (UINT64_MAX - d) / 10 ? UINT64_MAX : n * 10 + d;
-	}
-	*out = n;
-	return true;
-}
-
 /* Sends req->late, a route error or refused credentials. */
 static enum MHD_Result refuse(srv_request *req)
 {
@@ -340,24 +294,6 @@ static bool authenticate(srv_request *req)
 	return req->has_app;
 }
 
-static enum MHD_Result utf8_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-				const char *value)
-{
-	(void)kind;
-	bool *ok = cls;
-	*ok = cm_utf8_valid(key) && (!value || cm_utf8_valid(value));
-	return *ok ? MHD_YES : MHD_NO;
-}
-
-/* Whether every query argument (decoded) is UTF-8: they reach
- * PostgreSQL as text, which refuses anything else. */
-static bool query_is_utf8(struct MHD_Connection *conn)
-{
-	bool ok = true;
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, utf8_arg, &ok);
-	return ok;
-}
-
 static enum MHD_Result too_large(struct MHD_Connection *conn,
 				 uint64_t declared, uint64_t limit)
 {
@@ -367,8 +303,8 @@ static enum MHD_Result too_large(struct MHD_Connection *conn,
 }
 
 /* First call: route, limits, credentials, body set-up. */
-static enum MHD_Result begin(srv_request *req, const char *url,
-			     const char *method)
+static enum MHD_Result begin(srv_request *req, const char *url, const char *method,
+			     const char *version)
 {
 	struct MHD_Connection *conn = req->conn;
 	const srv_config *cfg = req->http->cfg;
@@ -383,17 +319,12 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 	/* Framing two readers could read differently (a proxy in front
 	 * taking one length, we another) is how requests get smuggled:
 	 * nothing after it on this connection can be trusted. */
-	framing fr = {0};
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, framing_line, &fr);
-	if (fr.length && fr.encoded)
-		return srv_reply_error_close(conn, ERR_BAD_REQUEST,
-					     "both Content-Length and "
-					     "Transfer-Encoding");
-	if (fr.conflicting)
-		return srv_reply_error_close(conn, ERR_BAD_REQUEST,
-					     "conflicting Content-Length");
-	uint64_t declared = 0;
-	bool has_length = parse_length(fr.length, &declared);
+	srv_framing fr;
+	srv_framing_read(conn, version, &fr);
+	if (fr.err != ERR_NONE)
+		return srv_reply_error_close(conn, fr.err, "%s", fr.why);
+	uint64_t declared = fr.length;
+	bool has_length = fr.has_length;
 	/* Beyond any route's limit: too large, whatever the route. */
 	uint64_t largest = cfg->max_upload > cfg->max_body ? cfg->max_upload
 							  : cfg->max_body;
@@ -405,8 +336,12 @@ static enum MHD_Result begin(srv_request *req, const char *url,
 				       "request target of %zu bytes exceeds "
 				       "%u", req->uri_len, cfg->max_url);
 	/* Both forms: "\xC3%A9" is invalid as sent and valid decoded. */
-	if (!cm_utf8_valid(url) || !cm_utf8_valid(req->path) || !query_is_utf8(conn))
+	if (!cm_utf8_valid(url) || !cm_utf8_valid(req->path))
 		return srv_reply_error(conn, ERR_BAD_QUERY, "request target: not valid UTF-8");
+	char why[128];
+	cm_err qerr = srv_query_check(conn, why, sizeof why);
+	if (qerr != ERR_NONE)
+		return srv_reply_error(conn, qerr, "%s", why);
 	req->refuse_late = has_length && declared > 0 &&
 			   declared <= REFUSE_AFTER_BODY_MAX &&
 			   !MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
@@ -562,13 +497,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 {
 	(void)cls;
 	(void)conn;
-	(void)version;
 	srv_request *req = *req_cls;
 	if (!req)
 		return MHD_NO; /* on_uri ran out of memory */
 	if (!req->started) {
 		req->started = true;
-		return begin(req, url, method);
+		return begin(req, url, method, version);
 	}
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;

@@ -3,8 +3,8 @@
  * the request life cycle and what handlers may ask of a request.
  *
  * Life of a request (http.c): the first callback refuses ambiguous framing
- * (Content-Length with Transfer-Encoding, differing Content-Lengths: 400,
- * connection closed), finds the route (404/405, 414 beyond
+ * (head_check.h: 400 or 501, connection closed) and NUL or repeated query
+ * arguments (400), finds the route (404/405, 414 beyond
  * STALLSCOPE_MAX_URL), refuses a declared Content-Length above the route's
  * limit (413) and checks credentials (401/403) before any byte of the body
  * is read, whatever its framing; only then does the body accumulate in memory

@@ -2,6 +2,7 @@
 #include "server/http/reply.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,9 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
 	const char *id = request_id(conn);
 	if (id)
 		MHD_add_response_header(resp, "X-Request-Id", id);
+	/* A browser guessing HTML in a JSON body that quotes client input
+	 * would run it: every reply is read as the type it says it is. */
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (hooks)
 		hooks->queued(conn, status, len);
 	enum MHD_Result r = MHD_queue_response(conn, status, resp);
@@ -144,10 +148,16 @@ static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 	message[n] = logged[n] = '\0';
 	unsigned status = cm_err_status(code);
 	const char *id = request_id(conn);
-	cm_log(status >= 500 ? CM_ERROR : CM_CLIENT, "%s %u %s: %s", id ? id : "-", status,
+	/* A coding we do not implement is the client's choice, not our fault. */
+	bool fault = status >= 500 && code != ERR_NOT_IMPLEMENTED;
+	cm_log(fault ? CM_ERROR : CM_CLIENT, "%s %u %s: %s", id ? id : "-", status,
 	       cm_err_code(code), logged);
-	return reply_json_header(conn, status, error_body(code, message),
-				 header, value);
+	/* What broke on our side names our files and errno: the log keeps
+	 * it under the request id the client has, the client gets the code. */
+	bool ours = code == ERR_INTERNAL || code == ERR_STORAGE;
+	return reply_json_header(conn, status,
+				 error_body(code, ours ? cm_err_message(code) : message), header,
+				 value);
 }
 
 enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,

@@ -5,7 +5,8 @@
  * Every function queues one response on CONN and returns what the access
  * handler must return: MHD_YES, or MHD_NO only when libmicrohttpd could not
  * take the response (the connection is then dropped). Client errors are
- * replies like any other, never MHD_NO. Each reply carries X-Request-Id.
+ * replies like any other, never MHD_NO. Each reply carries X-Request-Id and
+ * X-Content-Type-Options: nosniff.
  */
 #ifndef STALLSCOPE_SERVER_REPLY_H
 #define STALLSCOPE_SERVER_REPLY_H
@@ -46,7 +47,9 @@ enum MHD_Result srv_reply_read(struct MHD_Connection *conn, int rc, char *json, 
 /*
  * Replies with CODE's status and {"error":{"code","message"}}; the message
  * is FMT formatted, or the registry's default when FMT is NULL. 4xx replies
- * are logged as client trouble, 5xx as ours.
+ * (and 501) are logged as client trouble, other 5xx as ours. ERR_INTERNAL and ERR_STORAGE
+ * (which name our files, errno, the database) send the registry's message
+ * and only log FMT's.
  */
 enum MHD_Result srv_reply_error(struct MHD_Connection *conn, cm_err code,
 				const char *fmt, ...)

@@ -19,7 +19,9 @@ typedef enum var_kind {
 
 #define FIELD(f) offsetof(srv_config, f), sizeof(((srv_config *)0)->f)
 
-/* Every setting; README.md and `--help` are generated from this table. */
+/* Every setting: loading, `--help` and docs/OPERATIONS.md's table
+ * (`serve --settings`, scripts/settings-doc.py) come from it; README.md's
+ * list is checked against it. */
 static const struct var {
 	const char *name;
 	var_kind kind;
@@ -70,6 +72,9 @@ static const struct var {
 	{"STALLSCOPE_METRICS_ALLOW", V_NETMASKS, FIELD(metrics_allow), "127.0.0.1/32,::1/128", 0, 0,
 	 "comma-separated CIDR ranges whose clients may read /metrics "
 	 "(0.0.0.0/0,::/0 for everyone)"},
+	{"STALLSCOPE_TRUSTED_PROXIES", V_NETMASKS, FIELD(trusted_proxies), NULL, 0, 0,
+	 "comma-separated CIDR ranges of reverse proxies whose X-Forwarded-For "
+	 "names the client (default: none; the peer is the client)"},
 	{"STALLSCOPE_PUBLIC_URL", V_TEXT, FIELD(public_url), NULL, 0, 0,
 	 "the dashboard's address as its users reach it, for the links in alerts "
 	 "(default: http:// and STALLSCOPE_LISTEN)"},
@@ -246,7 +251,7 @@ static int load_var(srv_config *cfg, const struct var *v, const char *text,
 		}
 		return 0;
 	case V_NETMASKS:
-		if (srv_netmask_parse_list(text, &cfg->metrics_allow) < 0) {
+		if (srv_netmask_parse_list(text, (srv_netmask_list *)(void *)field) < 0) {
 			snprintf(err, errlen, "%s=%s: expected up to %d CIDR "
 				 "ranges such as 10.0.0.0/8,::1/128 (host bits "
 				 "of a range zero)", v->name, text, SRV_NETMASK_MAX);
@@ -307,5 +312,63 @@ void srv_config_print_help(FILE *out)
 		if (v->def)
 			fprintf(out, " [%s]", v->def);
 		fputc('\n', out);
+	}
+}
+
+/* "16M" for a whole number of the largest unit that divides N. */
+static void print_size(FILE *out, uint64_t n)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+	while (u < 3 && n && n % 1024 == 0) {
+		n /= 1024;
+		u++;
+	}
+	fprintf(out, "%" PRIu64, n);
+	if (u >= 0)
+		fputc(units[u], out);
+}
+
+/* What V accepts, as its parser (load_var) checks it. */
+static void print_accepted(FILE *out, const struct var *v)
+{
+	switch (v->kind) {
+	case V_TEXT: fprintf(out, "text, up to %zu bytes", v->size - 1); return;
+	case V_LISTEN: fputs("`HOST:PORT`, `[IPV6]:PORT` or `:PORT`", out); return;
+	case V_SIZE:
+		fputs("a size, ", out);
+		print_size(out, v->min);
+		fputs(" to ", out);
+		print_size(out, v->max);
+		return;
+	case V_UINT: fprintf(out, "%" PRIu64 " to %" PRIu64, v->min, v->max); return;
+	case V_LEVEL: fputs("`debug`, `info`, `warn`, `error`", out); return;
+	case V_NETMASKS:
+		fprintf(out, "up to %d CIDR ranges, comma-separated", SRV_NETMASK_MAX);
+		return;
+	}
+}
+
+void srv_config_print_markdown(FILE *out)
+{
+	fputs("| variable | default | accepted | meaning |\n|---|---|---|---|\n", out);
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const struct var *v = &vars[i];
+		fprintf(out, "| `%s` | ", v->name);
+		if (v->def)
+			fprintf(out, "`%s`", v->def);
+		else
+			fputs(v->offset == offsetof(srv_config, database_url) ? "(required)"
+									      : "(see meaning)",
+			      out);
+		fputs(" | ", out);
+		print_accepted(out, v);
+		fputs(" | ", out);
+		for (const char *p = v->help; *p; p++) {
+			if (*p == '|')
+				fputc('\\', out);
+			fputc(*p, out);
+		}
+		fputs(" |\n", out);
 	}
 }

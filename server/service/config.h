@@ -3,7 +3,8 @@
  * variables and validated once at start-up.
  *
  * One table in config.c names every variable, its default and its meaning;
- * it drives loading, `--help` and the README's list. A srv_config is plain
+ * it drives loading, `--help` and docs/OPERATIONS.md's table; README.md's
+ * list is checked against it. A srv_config is plain
  * data owned by its caller; its strings are copies.
  */
 #ifndef STALLSCOPE_SERVER_CONFIG_H
@@ -35,7 +36,8 @@ typedef struct srv_config {
 	unsigned symcache_open;    /* symcaches kept open (LRU) */
 	unsigned reprocess_interval; /* seconds between looks for new symbols */
 	unsigned fold_interval;	     /* seconds between two folds of the deltas */
-	srv_netmask_list metrics_allow; /* peers that may GET /metrics */
+	srv_netmask_list metrics_allow;	  /* clients that may GET /metrics */
+	srv_netmask_list trusted_proxies; /* whose X-Forwarded-For is believed */
 	char public_url[1024];		/* "" = http:// and the listen address */
 	unsigned webhook_retry;		/* seconds to the first retry */
 	unsigned webhook_allow_private; /* 1: private destinations allowed */
@@ -76,5 +78,9 @@ int srv_config_parse_listen(const char *text, char *host, size_t hostlen,
 
 /* Prints every variable with its default and meaning, one per line. */
 void srv_config_print_help(FILE *out);
+
+/* The same as a Markdown table (variable, default, accepted values,
+ * meaning): docs/OPERATIONS.md's, which scripts/settings-doc.py renders. */
+void srv_config_print_markdown(FILE *out);
 
 #endif

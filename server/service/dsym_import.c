@@ -186,7 +186,16 @@ static sym_object *open_candidate(srv_dsym_import *job, const candidate *c)
 	sym_error err = {{0}};
 	if (sym_object_open(c->path, &obj, &err) == SYM_OK)
 		return obj;
-	fail(job, ERR_BAD_DEBUG_FILE, "%s: %s", c->name, err.msg);
+	/* The symbolizer names the file it read, here a temp file of ours
+	 * the client knows by C's name alone. */
+	size_t n = strlen(c->path);
+	const char *said = err.msg;
+	if (!strncmp(said, c->path, n) && !strncmp(said + n, ": ", 2))
+		said += n + 2;
+	else if (strstr(said, c->path))
+		said = "cannot be read";
+	cm_log(CM_CLIENT, "dsyms: %s (%s): %s", c->name, c->path, err.msg);
+	fail(job, ERR_BAD_DEBUG_FILE, "%s: %s", c->name, said);
 	return NULL;
 }
 

@@ -1,4 +1,5 @@
 /* metrics.c — Prometheus counters; see metrics.h. */
+#include "server/service/leases.h"
 #include "server/service/metrics.h"
 #include "server/service/symbols.h"
 
@@ -35,6 +36,7 @@ static size_t nroutes;
 static srv_metrics_route_name route_name;
 static atomic_uint_fast64_t uploads[2];    /* [ok] */
 static atomic_uint_fast64_t reprocessed;
+static atomic_uint_fast64_t folded;
 static atomic_uint_fast64_t symcaches[2];  /* [ok] */
 static atomic_uint_fast64_t symcache_micros;
 static atomic_uint_fast64_t ingest_commits, ingest_committed;
@@ -100,6 +102,11 @@ void srv_metrics_webhook_delivery(st_delivery_result result)
 {
 	if ((unsigned)result < 3)
 		atomic_fetch_add(&webhook_deliveries[result], 1);
+}
+
+void srv_metrics_folded(uint64_t deltas)
+{
+	atomic_fetch_add(&folded, deltas);
 }
 
 void srv_metrics_reprocessed(uint64_t reports)
@@ -243,6 +250,23 @@ static void render_symbols(buf *b)
 	    (uint64_t)atomic_load(&reprocessed));
 }
 
+/* The background work this server does, and its share of it. */
+static void render_background(buf *b)
+{
+	put(b,
+	    "# HELP stallscope_background_folded_deltas_total Reports' deltas this "
+	    "process's background folder counted into the aggregates.\n"
+	    "# TYPE stallscope_background_folded_deltas_total counter\n"
+	    "stallscope_background_folded_deltas_total %" PRIu64 "\n"
+	    "# HELP stallscope_leases_held Background work this process holds the "
+	    "lease of: apps whose deltas it folds, and the database-wide chores.\n"
+	    "# TYPE stallscope_leases_held gauge\n"
+	    "stallscope_leases_held{job=\"fold\"} %zu\n"
+	    "stallscope_leases_held{job=\"coordinator\"} %zu\n",
+	    (uint64_t)atomic_load(&folded), srv_leases_held(ST_LEASE_FOLD),
+	    srv_leases_held(ST_LEASE_COORDINATOR));
+}
+
 /* The LRU of open symcaches. */
 static void render_symcache_lru(buf *b)
 {
@@ -368,6 +392,7 @@ char *srv_metrics_render(size_t *out_len)
 	render_requests(&b);
 	render_symbols(&b);
 	render_ingest(&b);
+	render_background(&b);
 	render_alerts(&b);
 	render_store(&b);
 	render_symcache_lru(&b);

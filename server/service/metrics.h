@@ -37,6 +37,10 @@ void srv_metrics_symcache_build(bool ok, double seconds);
 /* REPORTS were reprocessed (moved after their debug files arrived). */
 void srv_metrics_reprocessed(uint64_t reports);
 
+/* The background folder counted DELTAS reports' deltas (the folds a
+ * read asks for are not counted: this is the work leases share). */
+void srv_metrics_folded(uint64_t deltas);
+
 /* A group commit of REPORTS reports ended (server/service/ingest_commit.c). */
 void srv_metrics_ingest_commit(size_t reports);
 

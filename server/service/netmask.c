@@ -108,3 +108,81 @@ bool srv_netmask_match(const srv_netmask_list *list, const struct sockaddr *sa)
 			return true;
 	return false;
 }
+
+/* One X-Forwarded-For entry (spaces and tabs around it dropped) as an
+ * address; false when it is none. */
+static bool parse_forwarded(const char *s, size_t len, struct sockaddr_storage *out)
+{
+	while (len > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+		len--;
+	char buf[INET6_ADDRSTRLEN];
+	if (len == 0 || len >= sizeof buf)
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	memset(out, 0, sizeof *out);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)(void *)out;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)(void *)out;
+	if (inet_pton(AF_INET, buf, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		return true;
+	}
+	if (inet_pton(AF_INET6, buf, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		return true;
+	}
+	return false;
+}
+
+static void copy_peer(const struct sockaddr *peer, struct sockaddr_storage *out)
+{
+	memset(out, 0, sizeof *out);
+	if (peer && peer->sa_family == AF_INET)
+		memcpy(out, peer, sizeof(struct sockaddr_in));
+	else if (peer && peer->sa_family == AF_INET6)
+		memcpy(out, peer, sizeof(struct sockaddr_in6));
+	else
+		out->ss_family = AF_UNSPEC;
+}
+
+void srv_netmask_client(const srv_netmask_list *trusted, const struct sockaddr *peer,
+			const char *const *xff, size_t n, struct sockaddr_storage *out)
+{
+	copy_peer(peer, out);
+	if (n == 0 || !srv_netmask_match(trusted, peer))
+		return;
+	/* Left to right, the last entry not trusted is the right-most one; a
+	 * malformed entry is that one unless an untrusted address follows. */
+	struct sockaddr_storage first, a;
+	bool have_first = false, have_last = false, last_bad = false;
+	for (size_t i = 0; i < n && i < SRV_FORWARDED_MAX; i++) {
+		for (const char *p = xff[i];;) {
+			const char *comma = strchr(p, ',');
+			size_t len = comma ? (size_t)(comma - p) : strlen(p);
+			bool ok = parse_forwarded(p, len, &a);
+			if (ok && !have_first) {
+				first = a;
+				have_first = true;
+			}
+			if (!ok || !srv_netmask_match(trusted, (const struct sockaddr *)&a)) {
+				if (ok)
+					*out = a;
+				have_last = true;
+				last_bad = !ok;
+			}
+			if (!comma)
+				break;
+			p = comma + 1;
+		}
+	}
+	if (!have_last && have_first)
+		*out = first;
+	if (last_bad || n > SRV_FORWARDED_MAX) {
+		memset(out, 0, sizeof *out);
+		out->ss_family = AF_UNSPEC;
+	}
+}

@@ -1,7 +1,9 @@
 /*
- * netmask.h — address ranges in CIDR notation ("10.0.0.0/8", "::1/128")
- * and whether a peer's address falls in one (STALLSCOPE_METRICS_ALLOW).
- * Lists are plain fixed-size data owned by their caller.
+ * netmask.h — address ranges in CIDR notation ("10.0.0.0/8", "::1/128"),
+ * whether a peer's address falls in one (STALLSCOPE_METRICS_ALLOW), and
+ * the client's address behind trusted proxies (STALLSCOPE_TRUSTED_PROXIES).
+ * Lists and addresses are plain fixed-size data owned by their caller; the
+ * header values passed in are only read.
  */
 #ifndef STALLSCOPE_SERVER_NETMASK_H
 #define STALLSCOPE_SERVER_NETMASK_H
@@ -36,5 +38,22 @@ int srv_netmask_parse_list(const char *text, srv_netmask_list *out);
  * as a.b.c.d) is in one of LIST's ranges. Any other family: no.
  */
 bool srv_netmask_match(const srv_netmask_list *list, const struct sockaddr *sa);
+
+/* Most X-Forwarded-For header lines srv_netmask_client reads. */
+#define SRV_FORWARDED_MAX 16
+
+/*
+ * The client's address: PEER itself, unless PEER is in TRUSTED (the
+ * proxies) and sent X-Forwarded-For. Then it is the right-most address of
+ * those values that is not itself in TRUSTED (each proxy appends the peer
+ * it saw, so only the part its own proxies wrote is believed), or the
+ * left-most when all are. XFF holds N header values in the order
+ * received, each a comma-separated list of bare IPv4 or IPv6 addresses;
+ * an entry that is none, or more than SRV_FORWARDED_MAX lines, leaves the
+ * client unknown: OUT's family is AF_UNSPEC, in no list's ranges. Without
+ * a peer (NULL) the client is unknown too.
+ */
+void srv_netmask_client(const srv_netmask_list *trusted, const struct sockaddr *peer,
+			const char *const *xff, size_t n, struct sockaddr_storage *out);
 
 #endif

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "ingest/parse.h"
 #include "server/service/background.h"
+#include "server/service/leases.h"
 #include "server/service/metrics.h"
 #include "server/service/reprocess.h"
 #include "server/service/stored_form.h"
@@ -22,11 +23,14 @@
  * one image: every look reads all of them (store/reports.h), so they are
  * many. */
 #define BATCH 4096
-/* Arrivals read per look. */
+/* Arrivals claimed per look. */
 #define ARRIVALS 32
-/* Old arrivals are pruned this often, this many at a time. */
-#define PRUNE_EVERY_S 3600
-#define PRUNE_LIMIT   1000
+/* Seconds an arrival stays ours, renewed at every look at its reports:
+ * another server takes it when ours died. */
+#define ARRIVAL_LEASE_S 60
+/* Seconds before an arrival some of whose reports another transaction
+ * held is looked at again (by any server). */
+#define ARRIVAL_RETRY_S 1
 
 /* A look's reports, and where the next look starts. */
 typedef struct candidates {
@@ -227,17 +231,33 @@ static int recount_moved(void)
  * follow_day early; srv_reprocess_all runs without it. */
 static srv_background bg = SRV_BACKGROUND_INIT;
 
+typedef struct arrival_mark {
+	int64_t id, lease_s;
+	bool done;
+} arrival_mark;
+
+/* An arrival handled (deleted), or claimed for LEASE_S more seconds. */
+static int mark_cb(st_conn *c, void *cls)
+{
+	const arrival_mark *m = cls;
+	return m->done ? st_arrival_done(c, m->id) : st_arrival_renew(c, m->id, m->lease_s);
+}
+
 /* Moves the reports of AT in batches (adds to *DONE, sets *BUSY when one
- * was held by another transaction): 1 when all were looked at, 0 when a
- * stop was asked, or a negative st_status. */
-static int follow_day(const char *data_dir, candidates *c, const st_wait_day *at, int64_t *done,
-		      bool *busy)
+ * was held by another transaction), keeping arrival CLAIM (0: none, the
+ * sweep) claimed meanwhile: 1 when all were looked at, 0 when a stop was
+ * asked, or a negative st_status. */
+static int follow_day(const char *data_dir, candidates *c, const st_wait_day *at, int64_t claim,
+		      int64_t *done, bool *busy)
 {
 	look_tx t = {.c = c, .at = *at};
+	arrival_mark keep = {claim, ARRIVAL_LEASE_S, false};
 	do {
 		if (srv_background_stopping(&bg))
 			return 0;
-		int rc = st_run_tx("reprocess_look", look_cb, &t);
+		int rc = claim ? st_run_tx("reprocess_arrival_mark", mark_cb, &keep) : 0;
+		if (rc >= 0)
+			rc = st_run_tx("reprocess_look", look_cb, &t);
 		if (rc < 0 || (rc = move_all(data_dir, c, done, busy)) < 0)
 			return rc;
 		t.after_report = c->last_report;
@@ -246,9 +266,10 @@ static int follow_day(const char *data_dir, candidates *c, const st_wait_day *at
 }
 
 /* The sweep finds the waits a stored file answers that no arrival moved
- * (the file was stored while no server ran, or its arrival was pruned
- * unread): from dsyms/missing's counters, so a server with nothing to
- * sweep reads those once at its start, whatever the waiting reports. */
+ * (the arrivals a server before issue 43 read past, or a file stored by
+ * hand): from dsyms/missing's counters, so a server with nothing to
+ * sweep reads those once when it takes the database-wide chores,
+ * whatever the waiting reports. */
 #define SWEEP_START                                                                                \
 	{                                                                                          \
 		0, "00000000-0000-0000-0000-000000000000", "-infinity"                             \
@@ -268,7 +289,7 @@ static int sweep_step(const char *data_dir, candidates *c, st_wait_day *pos, int
 	if (rc <= 0)
 		return rc;
 	bool busy = false;
-	return follow_day(data_dir, c, pos, done, &busy);
+	return follow_day(data_dir, c, pos, 0, done, &busy);
 }
 
 int srv_reprocess_all(const char *data_dir, int64_t *out_done)
@@ -390,10 +411,8 @@ static const srv_config *cfg; /* the background thread's, from start */
 
 /* What the background thread has done; only it touches this. */
 static struct {
-	int64_t last_arrival; /* every arrival up to this id is handled */
-	st_wait_day swept;    /* the sweep's position */
+	st_wait_day swept; /* the sweep's position */
 	bool sweep_done;
-	time_t pruned;
 	candidates c;
 } run;
 
@@ -418,7 +437,7 @@ static int follow_arrival(const st_arrival *a, int64_t *done)
 	bool busy = false;
 	int rc;
 	while ((rc = st_run_tx("reprocess_arrival_day", next_day_cb, &d)) > 0)
-		if ((rc = follow_day(cfg->data_dir, &run.c, &d.at, done, &busy)) <= 0)
+		if ((rc = follow_day(cfg->data_dir, &run.c, &d.at, a->id, done, &busy)) <= 0)
 			return rc;
 	return rc < 0 ? rc : !busy;
 }
@@ -436,44 +455,39 @@ static int add_arrival(void *cls, const st_arrival *a)
 	return 0;
 }
 
-static int arrivals_cb(st_conn *c, void *cls)
+static int claim_cb(st_conn *c, void *cls)
 {
 	((arrivals *)cls)->n = 0;
-	return st_arrivals_after(c, run.last_arrival, ARRIVALS, add_arrival, cls);
+	return st_arrivals_claim(c, ARRIVALS, ARRIVAL_LEASE_S, add_arrival, cls);
 }
 
-/* The arrivals after the last one handled, in order. One whose reports
- * could not all be moved is looked at again from there next time (*AGAIN:
- * soon). 1 when more may be waiting, 0 not, or a negative st_status. */
+/* The arrivals nobody works on, claimed (SPEC §12: once between the
+ * servers, whenever their transactions committed), each deleted once its
+ * reports moved, or released for another look (*AGAIN: soon) when some
+ * were held by another transaction or a stop was asked. 1 when more may
+ * be waiting, 0 not, or a negative st_status. */
 static int follow_arrivals(int64_t *done, bool *again)
 {
 	arrivals l;
-	int64_t redo = 0;
-	int rc = st_run_tx("reprocess_arrivals", arrivals_cb, &l);
-	for (size_t i = 0; rc >= 0 && i < l.n && !srv_background_stopping(&bg); i++) {
-		rc = follow_arrival(&l.v[i], done);
-		if (rc == 0 && redo == 0)
-			redo = l.v[i].id;
-		if (rc >= 0)
-			run.last_arrival = l.v[i].id;
+	int rc = st_run_tx("reprocess_claim", claim_cb, &l);
+	for (size_t i = 0; rc >= 0 && i < l.n; i++) {
+		int moved = srv_background_stopping(&bg) ? 0 : follow_arrival(&l.v[i], done);
+		if (moved < 0)
+			return moved;
+		/* A stop gives the rest back at once, to whoever looks next. */
+		arrival_mark m = {l.v[i].id, srv_background_stopping(&bg) ? 0 : ARRIVAL_RETRY_S,
+				  moved == 1};
+		*again = *again || moved == 0;
+		rc = st_run_tx("reprocess_arrival_mark", mark_cb, &m);
 	}
-	if (redo) {
-		run.last_arrival = redo - 1;
-		*again = true;
-	}
-	return rc < 0 ? rc : !redo && l.n == ARRIVALS;
+	return rc < 0 ? rc : l.n == ARRIVALS;
 }
 
-static int prune_cb(st_conn *c, void *cls)
-{
-	(void)cls;
-	return st_arrivals_prune(c, PRUNE_LIMIT);
-}
-
-/* Arrivals first, then a step of the sweep left from the start, the
- * recounts the moves left, then pruning when due; with nothing arriving
- * only the reads of the arrivals after the last one and of the (empty)
- * recounts remain, whatever the number of waiting reports. */
+/* Arrivals first, then a step of the sweep left from the start (by the
+ * server holding the database-wide chores), then the recounts the moves
+ * left; with nothing arriving only the claim of no arrival and the read
+ * of the (empty) recounts remain, whatever the number of waiting
+ * reports. */
 static int pass(void *cls)
 {
 	(void)cls;
@@ -481,17 +495,13 @@ static int pass(void *cls)
 	bool again = false;
 	int rc = follow_arrivals(&done, &again);
 	bool more = rc > 0;
-	if (rc >= 0 && !run.sweep_done) {
+	if (rc >= 0 && !run.sweep_done && srv_lease_take(ST_LEASE_COORDINATOR, 0)) {
 		rc = sweep_step(cfg->data_dir, &run.c, &run.swept, &done);
 		run.sweep_done = rc == 0;
 		more = more || rc > 0;
 	}
 	if (rc >= 0)
 		rc = recount_moved();
-	time_t now = time(NULL);
-	if (rc >= 0 && now - run.pruned >= PRUNE_EVERY_S &&
-	    st_run_tx("reprocess_prune", prune_cb, NULL) >= 0)
-		run.pruned = now;
 	srv_metrics_reprocessed((uint64_t)done);
 	if (rc < 0)
 		cm_log(CM_WARN, "reprocessing: database unavailable, retrying later");
@@ -541,7 +551,6 @@ static void *listen_loop(void *arg)
 int srv_reprocess_start(const srv_config *config)
 {
 	cfg = config;
-	run.pruned = time(NULL) - PRUNE_EVERY_S;
 	run.swept = (st_wait_day)SWEEP_START;
 	atomic_store(&listening, true);
 	if (pthread_create(&listener, NULL, listen_loop, NULL) != 0) {

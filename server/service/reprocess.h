@@ -1,12 +1,14 @@
 /*
  * reprocess.h — re-symbolizing reports whose symbols arrived after them
  * (docs/STORAGE.md §Reprocessing): a background thread in `serve` that
- * follows the arrivals of debug files (debug_file_arrivals, read after the
- * last one it handled), woken when an upload commits, by a second thread
- * listening for the database's notifications (uploads to other instances)
- * and every STALLSCOPE_REPROCESS_INTERVAL seconds; after the start it also
- * sweeps the reports waiting then, in bounded steps. `stallscope
- * reprocess` sweeps every waiting report once. Each report moves in one
+ * claims the arrivals of debug files (debug_file_arrivals, a queue the
+ * servers share: each arrival is handled by one of them), woken when an
+ * upload commits, by a second thread listening for the database's
+ * notifications (uploads to other instances) and every
+ * STALLSCOPE_REPROCESS_INTERVAL seconds; the server holding the
+ * database-wide chores (server/service/leases.h) also sweeps the reports
+ * waiting when it took them, in bounded steps. `stallscope reprocess`
+ * sweeps every waiting report once. Each report moves in one
  * transaction, under a row lock other instances skip, so group counters
  * stay exact.
  */

@@ -5,6 +5,7 @@
 #include "ingest/sampling.h"
 #include "server/service/background.h"
 #include "server/service/clock.h"
+#include "server/service/leases.h"
 #include "server/service/retention.h"
 #include "store/activity.h"
 #include "store/reports.h"
@@ -94,9 +95,18 @@ int srv_retention_run(time_t now, int64_t *out_dropped)
 
 static srv_background bg = SRV_BACKGROUND_INIT;
 
+/* Seconds between two looks at whether this server took the
+ * database-wide chores (its holder died). */
+#define NOT_OURS_S 60
+
+/* Once a day, by the server holding the database-wide chores (SPEC §12);
+ * a server that takes them runs it at once (the day's run may have died
+ * with the last holder: a second run drops nothing more). */
 static int pass(void *cls)
 {
 	(void)cls;
+	if (!srv_lease_take(ST_LEASE_COORDINATOR, 0))
+		return NOT_OURS_S;
 	int64_t dropped = 0;
 	int rc = srv_retention_run(srv_now(), &dropped);
 	if (rc < 0)

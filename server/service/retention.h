@@ -3,7 +3,8 @@
  * than its retention_days are dropped whole (groups keep their history),
  * with the per-user activity rows of those days (the activity counters
  * stay), and the partitions of today and tomorrow are made ahead of ingest. Run by
- * `stallscope purge`, and by `serve` at start and then daily.
+ * `stallscope purge`, and daily by the `serve` holding the database-wide
+ * chores (server/service/leases.h), at once when it takes them.
  */
 #ifndef STALLSCOPE_SERVER_RETENTION_H
 #define STALLSCOPE_SERVER_RETENTION_H

@@ -8,9 +8,10 @@ of the schema before (01b4bf5) converts with `stallscope migrate`."""
 import json
 import re
 import subprocess
+import threading
 import time
 
-from conftest import REPO, create_app, fixture_of, migrate, psql, stallscope
+from conftest import PSQL, REPO, create_app, fixture_of, migrate, psql, stallscope
 from ingest_util import (Image, allow_everyone, expected_frames, fresh_id, frames_of, native,
                          post, report)
 from test_reprocess import peer_file_sql, wait_for, waiting_report
@@ -285,3 +286,97 @@ def test_upgrade_keeps_dsyms_missing_and_moves_on_upload(cluster, tmp_path, make
             expected_frames(image, [image.plain[0]])
     assert [(m["uuid"], m["reports"]) for m in missing(server, made)] == [(other.uuid, 1)]
     assert pending(server, made, [ids[2]]) == [ids[2]]
+
+
+def test_an_arrival_committed_late_is_not_missed(cluster, make_server, manifest):
+    """An arrival whose transaction took its id first and committed last
+    (an upload, or an ingest batch recording a late arrival, still
+    running): another arrival commits and is handled meanwhile. A reader
+    of the ids after the last it saw passed over the first for good; a
+    claimed queue finds it when it commits."""
+    db = cluster.create_db("it_arrivals_late")
+    migrate(db)
+    server = make_server(env={"STALLSCOPE_REPROCESS_INTERVAL": "1"}, db_url=db)
+    image, other = images(manifest)
+    app, late_rid, stack = waiting_report(server, db, image)
+    early_rid = post(server, app, "/api/v1/ingest",
+                     native(fresh_id(), other, [other.plain[0]])).json["accepted"][0]["id"]
+    aid = app_id_of(db, app)
+    held = subprocess.Popen([PSQL, db, "-v", "ON_ERROR_STOP=1", "-Aqt"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        held.stdin.write(f"BEGIN;\n{peer_file_sql(server, db, app, image)};\n"
+                         "INSERT INTO debug_file_arrivals (app_id, uuid)"
+                         f" VALUES ({aid}, '{image.uuid}') RETURNING id;\n")
+        held.stdin.flush()
+        held_id = int(held.stdout.readline())
+        assert server.upload(app, other.dwarf).status in (200, 201)
+        # The upload's arrival took a higher id, and committed first.
+        assert int(psql(db, "SELECT last_value FROM debug_file_arrivals_id_seq",
+                        fold_first=False)) > held_id
+        assert wait_for(lambda: not report(server, app, early_rid)["pending"]), \
+            "the later arrival was not handled"
+        assert report(server, app, late_rid)["pending"]
+    finally:
+        _, err = held.communicate("COMMIT;\n", timeout=60)
+        assert held.returncode == 0, err
+    assert wait_for(lambda: not report(server, app, late_rid)["pending"], 15), \
+        "the arrival committed late was missed"
+    assert frames_of(report(server, app, late_rid)["threads"][0]["frames"]) == \
+        expected_frames(image, stack)
+    assert psql(db, "SELECT count(*) FROM debug_file_arrivals", fold_first=False) == "0"
+
+
+def two_image_report(lib, app_image, lib_addr, app_addr, user):
+    """A stall whose innermost frame is in LIB and the next in APP_IMAGE
+    (loaded 256 MiB above): it waits for both."""
+    second = 0x110000000
+    r = native(fresh_id(), lib, [lib_addr], user=user)
+    r["images"].append({"name": app_image.name, "uuid": app_image.uuid,
+                        "arch": app_image.arch, "load_address": hex(second),
+                        "size": app_image.base + 0x100000})
+    r["threads"][0]["frames"].append(hex(second + app_addr - app_image.base + 1))
+    return r
+
+
+def test_two_servers_reprocessing_at_once_leave_nothing_pending(cluster, make_server, tmp_root,
+                                                               manifest):
+    """Twenty times: reports waiting for two images, whose files are
+    uploaded at the same moment through two servers, so each server's
+    reprocessing moves the same reports as the other's: every report ends
+    symbolized by both files, none pending, none counted twice."""
+    db = cluster.create_db("it_arrivals_twenty")
+    migrate(db)
+    env = {"STALLSCOPE_REPROCESS_INTERVAL": "1",
+           "STALLSCOPE_DATA_DIR": str(tmp_root / "arrivals-twenty-data")}
+    a, b = make_server(env=env, db_url=db), make_server(env=env, db_url=db)
+    lib = Image(fixture_of(manifest, "dwarf", variant="arm64-O2"))
+    app_image = Image(fixture_of(manifest, "dwarf", role="app", variant="app-arm64-O2"))
+    for round_ in range(20):
+        app = create_app(db)
+        allow_everyone(a, app)
+        ids = []
+        for i in range(6):
+            body = two_image_report(lib, app_image, lib.by_function[i % 3],
+                                    app_image.by_function[i % 2], f"u{i}")
+            r = post(a if i % 2 else b, app, "/api/v1/ingest", body)
+            assert r.status == 202, r
+            ids.append(r.json["accepted"][0]["id"])
+        assert len(pending(a, app, ids)) == 6
+        replies = []
+        uploads = [threading.Thread(target=lambda s, f: replies.append(s.upload(app, f).status),
+                                    args=(s, f)) for s, f in ((a, lib.dwarf), (b, app_image.dwarf))]
+        for t in uploads:
+            t.start()
+        for t in uploads:
+            t.join()
+        assert sorted(replies) == [201, 201], replies
+        assert wait_for(lambda: not pending(a, app, ids), 20), f"round {round_}: left pending"
+        for rid in ids:
+            frames = report(b, app, rid)["threads"][0]["frames"]
+            assert all(f["frames"] for f in frames), (round_, rid, frames)
+        groups = a.request("GET", f"/api/v1/apps/{app['app']}/groups?level=1&limit=500",
+                           token=app["admin_token"]).json["groups"]
+        assert sum(g["reports"] for g in groups) == 6
+        assert missing(a, app) == []

@@ -1,5 +1,6 @@
 """`stallscope migrate` and `stallscope app create` against fresh databases."""
 import hashlib
+import os
 import shutil
 import subprocess
 
@@ -267,3 +268,55 @@ def test_serve_refuses_bad_settings(db):
         p = stallscope("serve", db_url=db, extra_env={var: value},
                        check=False)
         assert p.returncode == 1 and var in p.stderr, p.stderr
+
+
+def latest_migration():
+    return max(int(f.name.split("_")[0]) for f in (REPO / "schema").glob("[0-9]*_*.sql"))
+
+
+def serve_once(url, tmp_path):
+    """`stallscope serve` on a free port, expected to refuse and exit."""
+    env = {"STALLSCOPE_LISTEN": "127.0.0.1:0", "STALLSCOPE_DATA_DIR": str(tmp_path / "data"),
+           "STALLSCOPE_DATABASE_URL": url}
+    return run([BIN, "serve"], env={**os.environ, **env}, check=False, timeout=60)
+
+
+def test_serve_refuses_a_schema_it_does_not_know(cluster, tmp_path, make_server):
+    """SPEC §12: against a database without the migrations this binary was
+    built with, or with one it has no file for (a newer binary migrated
+    it), serve exits 1 naming both versions; migrate refuses the newer one
+    too, applying nothing (its older function files would replace the
+    newer servers' functions)."""
+    url = cluster.create_db("it_serve_schema")
+    last = latest_migration()
+    p = serve_once(url, tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert (f"the database holds no stallscope schema (no schema_migrations), this "
+            f"stallscope knows up to {last}: run stallscope migrate") in p.stderr
+
+    migrate_up_to(url, tmp_path, last)
+    before = int(psql(url, "SELECT max(version) FROM schema_migrations"))
+    p = serve_once(url, tmp_path)
+    assert p.returncode == 1
+    assert (f"database schema is at {before}, this stallscope knows up to {last}: "
+            f"run stallscope migrate (migration {last:03} is not applied)") in p.stderr
+
+    migrate(url)
+    server = make_server(db_url=url)
+    assert server.request("GET", "/healthz").status == 200
+    assert server.stop() == 0
+
+    # What a newer binary's migrate leaves: a version this one has no file for.
+    psql(url, f"INSERT INTO schema_migrations (version, name, checksum)"
+              f" VALUES ({last + 1}, '{last + 1:03}_newer.sql', 'x');"
+              " COMMENT ON FUNCTION fold_group_deltas(bigint) IS 'as a newer binary left it'")
+    p = serve_once(url, tmp_path)
+    assert p.returncode == 1
+    assert (f"database schema is at {last + 1}, this stallscope knows up to {last}: "
+            f"upgrade the binary (migration {last + 1:03} is not one it knows)") in p.stderr
+    p = migrate(url, check=False)
+    assert p.returncode == 1
+    assert f"database schema is at {last + 1}, the migrations in " in p.stderr
+    assert f"go up to {last}: upgrade the binary" in p.stderr
+    assert psql(url, "SELECT obj_description('fold_group_deltas'::regproc, 'pg_proc')") == \
+        "as a newer binary left it"

@@ -1,6 +1,8 @@
-"""Security hardening of the HTTP layer (issue 23, points 1, 3, 4 and 7):
-nothing stored or buffered before a credential, strict framing, no app
-enumeration with another app's credential, cleaned access-log methods.
+"""Security hardening of the HTTP layer (issue 23, points 1, 3, 4 and 7;
+issue 43, point 7): nothing stored or buffered before a credential, strict
+framing, no app enumeration with another app's credential, cleaned
+access-log methods, one meaning per query argument, no server paths in
+error replies, nosniff on every reply.
 
 Raw sockets throughout: http.client would neither send conflicting framing
 nor let us watch the server while a body is half sent."""
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import create_app
+from conftest import create_app, fixture_of, fixture_path, make_zip
 
 MIB = 1 << 20
 ATTACK = 8 * MIB
@@ -324,3 +326,198 @@ def test_access_log_cleans_the_method(make_server):
     assert len(lines) == 1, lines
     assert re.search(r"access method=(\S+) ", lines[0]).group(1) == expected
     assert "\x1b" not in server.log() and "\x7f" not in server.log()
+
+
+# ---- Issue 43, point 7: behind a proxy, framing is exact ----------------
+
+def smuggling(front, body):
+    """A GET /healthz with header lines FRONT and then BODY, followed by a
+    second request with its own id: what a proxy that read FRONT otherwise
+    would have sent as part of one request. Returns (request, that id)."""
+    rid = f"smuggled-{secrets.token_hex(6)}"
+    smuggled = (f"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: {rid}\r\n"
+                "\r\n").encode()
+    head = f"GET /healthz HTTP/1.1\r\nHost: t\r\n{front}\r\n".encode()
+    return head + body + smuggled, rid
+
+
+def expect_refused_alone(server, request, rid, status=400,
+                         code="bad_request"):
+    """STATUS with our JSON error, the connection closed with nothing more
+    on it, and the request after it on the same bytes never run."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+    try:
+        sock.sendall(request)
+        reply = read_reply(sock, timeout=10)
+        assert reply is not None, f"no reply to {request!r}"
+        assert reply[0] == status, (request, reply)
+        assert json.loads(reply[2])["error"]["code"] == code, reply
+        assert reply[1].get("connection", "").lower() == "close", reply
+        # A second reply would come first: recv sees its bytes, not EOF.
+        assert closed_after_reply(sock), f"connection left open after {request!r}"
+    finally:
+        sock.close()
+    # The request that ends is logged before its connection closes.
+    assert f"id={rid}" not in server.log(), f"{rid} ran"
+
+
+def test_whitespace_before_the_colon_is_refused_and_nothing_smuggled(server):
+    chunk = b"0\r\n\r\n"
+    for front, body in (
+            # Read by us as another header: no body, the rest a request.
+            ("Content-Length : 5\r\n", chunk),
+            ("Content-Length\t: 5\r\n", chunk),
+            # A proxy that takes it as chunked reads one request; we took
+            # the length and ran the rest as a second.
+            ("Content-Length: 5\r\nTransfer-Encoding : chunked\r\n", chunk),
+            ("Transfer-Encoding : chunked\r\n", chunk)):
+        request, rid = smuggling(front, body)
+        expect_refused_alone(server, request, rid)
+
+
+def test_a_folded_transfer_encoding_is_refused_and_nothing_smuggled(server):
+    chunk = b"0\r\n\r\n"
+    for front in ("Transfer-Encoding:\r\n chunked\r\n",
+                  "Transfer-Encoding:\r\n\tchunked\r\n",
+                  "Content-Length: 5\r\nTransfer-Encoding:\r\n chunked\r\n",
+                  "Transfer-Encoding: chunked\r\n , identity\r\n",
+                  "X-Pad: a\r\n Transfer-Encoding: chunked\r\n"):
+        request, rid = smuggling(front, chunk)
+        expect_refused_alone(server, request, rid)
+
+
+def test_unknown_or_stacked_transfer_codings_are_refused_at_once(server):
+    # libmicrohttpd reads any coding but a lone chunked to the end of the
+    # connection: without an answer here each of these hung until the
+    # idle timeout.
+    chunk = b"0\r\n\r\n"
+    for front, status, code in (
+            ("Transfer-Encoding: xchunked\r\n", 501, "not_implemented"),
+            ("Transfer-Encoding: gzip, chunked\r\n", 501, "not_implemented"),
+            ("Transfer-Encoding: chunked, gzip\r\n", 501, "not_implemented"),
+            ("Transfer-Encoding: identity\r\n", 501, "not_implemented"),
+            ("Transfer-Encoding: chunked, chunked\r\n", 400, "bad_request"),
+            ("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", 400,
+             "bad_request"),
+            ("Transfer-Encoding: ,chunked\r\n", 400, "bad_request")):
+        request, rid = smuggling(front, chunk)
+        expect_refused_alone(server, request, rid, status, code)
+    # HTTP/1.0 knows no chunked framing (RFC 9112 §6.1).
+    rid = f"smuggled-{secrets.token_hex(6)}"
+    expect_refused_alone(server, (
+        "GET /healthz HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+        f"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: {rid}\r\n\r\n").encode(), rid)
+    # Chunked alone, in any case, still frames a body on a kept connection.
+    rid = f"next-{secrets.token_hex(6)}"
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+    try:
+        for coding in ("chunked", "Chunked"):
+            sock.sendall((f"GET /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: {coding}"
+                          "\r\n\r\n2\r\n{}\r\n0\r\n\r\n").encode())
+            reply = read_reply(sock)
+            assert reply is not None and reply[0] == 200, (coding, reply)
+        sock.sendall((f"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: {rid}\r\n"
+                      "Connection: close\r\n\r\n").encode())
+        reply = read_reply(sock)
+        assert reply is not None and reply[0] == 200, reply
+        assert reply[1]["x-request-id"] == rid
+    finally:
+        sock.close()
+
+
+def test_nul_or_repeated_query_arguments_are_refused(server, db):
+    app = create_app(db)
+    groups = f"/api/v1/apps/{app['app']}/groups"
+    for query in ("limit=1%00", "limit=1%002", "li%00mit=1", "limit=1&limit=2",
+                  "limit=2&LIMIT=1", "limit=1&limit=1", "limit=1%00&limit=2",
+                  "limit=1&limit=2%00", "status&status", "a=1&b=2&a=1"):
+        r = server.request("GET", f"{groups}?{query}", token=app["admin_token"])
+        assert (r.status, r.error_code) == (400, "bad_query"), (query, r)
+    # On an open route too, before anything reads the query.
+    r = server.request("GET", "/healthz?x=1&x=2")
+    assert (r.status, r.error_code) == (400, "bad_query"), r
+    r = server.request("GET", "/api/v1/sampling?user_id=a%00b", key=app["ingest_key"])
+    assert (r.status, r.error_code) == (400, "bad_query"), r
+    # Distinct names, values encoded without a NUL, still work.
+    r = server.request("GET", f"{groups}?limit=%31&x=1&y", token=app["admin_token"])
+    assert r.status == 200, r
+
+
+def reply_head(server, request):
+    """(status, [(name, value)…]) of the reply to REQUEST, every line kept."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=15)
+    try:
+        sock.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            assert chunk, data
+            data += chunk
+    finally:
+        sock.close()
+    lines = data.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    return int(lines[0].split(" ")[1]), [
+        (n.strip().lower(), v.strip()) for n, _, v in (ln.partition(":") for ln in lines[1:])]
+
+
+def test_every_reply_says_nosniff_once(server, db):
+    app = create_app(db)
+    admin = f"Authorization: Bearer {app['admin_token']}\r\n"
+    targets = [
+        ("GET /healthz", "", 200),
+        ("GET /api/v1/nowhere", "", 404),
+        (f"GET /api/v1/apps/{app['app']}/groups", "", 401),
+        (f"GET /api/v1/apps/{app['app']}/groups", admin, 200),
+        (f"GET /api/v1/apps/{app['app']}/groups?limit=0", admin, 400),
+        (f"PUT /api/v1/apps/{app['app']}/config", admin + "Content-Length: 1\r\n", 400),
+        (f"DELETE /api/v1/apps/{app['app']}/whitelist/nobody", admin, 404),
+        ("GET /metrics", "", 200),
+        ("GET /", "", 200),
+        ("GET /web/app.js", "", 200),
+        ("GET /web/nothing.js", "", 404),
+        ("GET /healthz", "Transfer-Encoding: xchunked\r\n", 501)]
+    for line, extra, status in targets:
+        body = "{" if "Content-Length: 1" in extra else ""
+        got, headers = reply_head(server, (f"{line} HTTP/1.1\r\nHost: t\r\n{extra}"
+                                           f"Connection: close\r\n\r\n{body}").encode())
+        assert got == status, (line, got, headers)
+        values = [v for n, v in headers if n == "x-content-type-options"]
+        assert values == ["nosniff"], (line, headers)
+    # The dashboard keeps its policy.
+    _, headers = reply_head(server, b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    csp = [v for n, v in headers if n == "content-security-policy"]
+    assert len(csp) == 1 and "script-src 'self'" in csp[0], headers
+
+
+def no_server_path(server, reply):
+    message = reply.json["error"]["message"]
+    for part in (str(server.data_dir), str(server.data_dir.resolve()), "/tmp/", "upload-"):
+        assert part not in message, (part, reply)
+
+
+def test_error_replies_name_no_server_file(make_server, db, manifest):
+    server = make_server()  # its data dir is broken below
+    app = create_app(db)
+    # Too short to be a Mach-O: the symbolizer names the temp file it read.
+    r = server.upload(app, b"ab", name="tiny")
+    assert (r.status, r.error_code) == (400, "bad_debug_file"), r
+    assert r.json["error"]["message"].startswith("tiny: "), r
+    no_server_path(server, r)
+    # The same inside a zip, extracted under the data dir first.
+    z = make_zip(server.data_dir.parent / f"tiny-{secrets.token_hex(4)}.zip",
+                 {"Tiny.dSYM/Contents/Resources/DWARF/Tiny": b"ab"})
+    r = server.upload(app, z.read_bytes())
+    assert (r.status, r.error_code) == (400, "bad_debug_file"), r
+    no_server_path(server, r)
+    # Storage failing on our side: where symcaches go is not a directory.
+    symcaches = server.data_dir / "symcaches"
+    symcaches.rename(server.data_dir / "symcaches.away")
+    symcaches.write_bytes(b"")
+    r = server.upload(app, fixture_path(fixture_of(manifest, "dwarf")))
+    assert (r.status, r.error_code) == (500, "storage_error"), r
+    no_server_path(server, r)
+    assert r.json["error"]["message"] == "could not write to the data directory", r
+    # The detail, path included, is in the log under the request id.
+    rid = r.headers["X-Request-Id"]
+    logged = [ln for ln in server.log().splitlines() if rid in ln and "storage_error" in ln]
+    assert logged and str(server.data_dir.name) in logged[0], logged

@@ -106,6 +106,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.metrics_allow.v[1].ipv6, 1);
 	assert_int_equal(cfg.metrics_allow.v[1].addr[15], 1);
 	assert_int_equal(cfg.metrics_allow.v[1].prefix, 128);
+	/* No proxy is trusted: X-Forwarded-For is nobody's word. */
+	assert_int_equal(cfg.trusted_proxies.n, 0);
 }
 
 static void test_overrides(void **state)
@@ -122,6 +124,7 @@ static void test_overrides(void **state)
 		"STALLSCOPE_DATA_DIR", "/srv/data",
 		"STALLSCOPE_MAX_URL", "",
 		"STALLSCOPE_ACCESS_LOG", "0",
+		"STALLSCOPE_TRUSTED_PROXIES", "10.0.0.0/8, fd00::/8",
 		NULL};
 	/* clang-format on */
 	fake_env = env;
@@ -136,6 +139,11 @@ static void test_overrides(void **state)
 	assert_string_equal(cfg.data_dir, "/srv/data");
 	assert_int_equal(cfg.max_url, 2048); /* empty means default */
 	assert_int_equal(cfg.access_log, 0);
+	/* Its own list, not STALLSCOPE_METRICS_ALLOW's. */
+	assert_int_equal(cfg.trusted_proxies.n, 2);
+	assert_int_equal(cfg.trusted_proxies.v[0].prefix, 8);
+	assert_int_equal(cfg.trusted_proxies.v[1].ipv6, 1);
+	assert_int_equal(cfg.metrics_allow.n, 2);
 }
 
 static void expect_refused(const char *var, const char *value)
@@ -160,6 +168,7 @@ static void test_refusals_name_the_variable(void **state)
 	expect_refused("STALLSCOPE_LISTEN", "8080");
 	expect_refused("STALLSCOPE_LOG_LEVEL", "loud");
 	expect_refused("STALLSCOPE_METRICS_ALLOW", "10.0.0.1/8");
+	expect_refused("STALLSCOPE_TRUSTED_PROXIES", "10.0.0.0/8,proxy");
 	expect_refused("STALLSCOPE_WEBHOOK_ALLOW_PRIVATE", "2");
 	expect_refused("STALLSCOPE_WEBHOOK_RETRY", "0");
 	expect_refused("STALLSCOPE_ACCESS_LOG", "yes");

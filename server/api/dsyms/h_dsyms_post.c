@@ -25,7 +25,13 @@ static enum MHD_Result reply(struct MHD_Connection *conn, srv_request *req, srv_
 {
 	if (job->err != ERR_NONE) {
 		srv_metrics_upload(false);
-		return srv_reply_error(conn, job->err, "%s", job->msg);
+		/* A library's error text may name the temp file (or what was
+		 * extracted beside it), and so where the data dir is: the log
+		 * keeps it, the client gets the code's text. */
+		if (!strstr(job->msg, job->body_path))
+			return srv_reply_error(conn, job->err, "%s", job->msg);
+		cm_log(CM_CLIENT, "%s dsyms: %s", srv_req_id(req), job->msg);
+		return srv_reply_error(conn, job->err, NULL);
 	}
 	srv_metrics_upload(true);
 	size_t n = json_array_size(job->files);

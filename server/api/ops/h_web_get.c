@@ -89,8 +89,6 @@ enum MHD_Result srv_h_web_get(struct MHD_Connection *conn, srv_request *req)
 				 "no-cache",
 				 "Content-Security-Policy",
 				 CSP,
-				 "X-Content-Type-Options",
-				 "nosniff",
 				 "Referrer-Policy",
 				 "no-referrer",
 				 NULL};

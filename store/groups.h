@@ -37,6 +37,18 @@ typedef enum st_group_sort {
 int64_t st_group_deltas_fold(st_conn *c, int64_t app_id);
 
 /*
+ * The time up to which APP_ID's folded counts, as C's transaction reads
+ * them, count every report committed ("YYYY-MM-DDTHH:MM:SSZ" into OUT, CAP
+ * bytes): with none of the app's deltas waiting, the moment the
+ * transaction read (a replica's last replayed commit, the primary's
+ * transaction start); otherwise the start of the last fold that counted
+ * some (schema/048's fold_clocks). Run it before the reads it vouches for,
+ * in the same read-committed transaction: what they see is at least as new.
+ * Returns 1, 0 when unknown (OUT ""), or a negative st_status.
+ */
+int st_folded_as_of(st_conn *c, int64_t app_id, char *out, size_t cap);
+
+/*
  * A page of level-LEVEL groups of APP_ID, best first by SORT, after the
  * keyset position (AFTER_VALUE, AFTER_KEY) — AFTER_KEY NULL for the first
  * page — at most LIMIT of them: a JSON array of group objects, each with a

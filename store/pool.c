@@ -36,11 +36,25 @@
  * server thread for connect_timeout.
  */
 #define FAIL_FAST_MS 500
+/*
+ * A replica that refused a connection is left alone this long (its readers
+ * go to the primary meanwhile): one attempt per interval, not one per
+ * request.
+ */
+#define REPLICA_RETRY_MS 5000
+/*
+ * Attempts of a transaction on the replica: a session it ended (a restart)
+ * fails the first, the second reconnects, and a replica that refuses that
+ * is left alone for REPLICA_RETRY_MS. Its readers' answer to any failure is
+ * the primary, so no more.
+ */
+#define REPLICA_ATTEMPTS 2
 /* Connection failures are logged at most this often. */
 #define LOG_EVERY_MS 5000
 
 struct st_conn {
 	PGconn *pg;
+	struct pool *owner;
 	/* Statements prepared on this session; forgotten on reset. */
 	const st_stmt **prepared;
 	size_t n_prepared, cap_prepared;
@@ -53,18 +67,35 @@ struct st_row {
 	int row;
 };
 
-static struct {
+/* The primary's pool, and the read replica's when one is set up. */
+typedef struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
 	char *conninfo;
+	const char *application_name;
 	st_conn *conns;
 	bool *busy;
 	unsigned size, in_use;
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	/* After a failed connection attempt, others fail at once for this
+	 * long (ms): the primary's FAIL_FAST_MS, the replica's
+	 * REPLICA_RETRY_MS, since its readers have the primary to go to. */
+	int64_t fail_fast_ms;
+	_Atomic int64_t last_connect_failure_ms;
+	_Atomic int64_t last_failure_log_ms;
+} pool_t;
+
+static pool_t pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
+		      .application_name = "stallscope",
+		      .fail_fast_ms = FAIL_FAST_MS,
+		      .last_connect_failure_ms = INT64_MIN / 2,
+		      .last_failure_log_ms = INT64_MIN / 2};
+static pool_t replica = {.lock = PTHREAD_MUTEX_INITIALIZER,
+			 .application_name = "stallscope-read",
+			 .fail_fast_ms = REPLICA_RETRY_MS,
+			 .last_connect_failure_ms = INT64_MIN / 2,
+			 .last_failure_log_ms = INT64_MIN / 2};
 
 static atomic_uint_fast64_t error_count;
-static _Atomic int64_t last_connect_failure_ms = INT64_MIN / 2;
-static _Atomic int64_t last_failure_log_ms = INT64_MIN / 2;
 
 static int64_t now_ms(void)
 {
@@ -110,7 +141,7 @@ static PGconn *connect_as(const char *conninfo, const char *application_name)
 
 static PGconn *connect_db(const char *conninfo)
 {
-	return connect_as(conninfo, "stallscope");
+	return connect_as(conninfo, pool.application_name);
 }
 
 static void forget_prepared(st_conn *c)
@@ -119,62 +150,76 @@ static void forget_prepared(st_conn *c)
 	c->broken = false;
 }
 
-static void note_connect_failure(st_conn *c)
+static void note_connect_failure(pool_t *p, st_conn *c)
 {
 	atomic_fetch_add(&error_count, 1);
 	int64_t now = now_ms();
-	atomic_store(&last_connect_failure_ms, now);
-	if (now - atomic_load(&last_failure_log_ms) >= LOG_EVERY_MS) {
-		atomic_store(&last_failure_log_ms, now);
+	atomic_store(&p->last_connect_failure_ms, now);
+	if (now - atomic_load(&p->last_failure_log_ms) >= LOG_EVERY_MS) {
+		atomic_store(&p->last_failure_log_ms, now);
 		char buf[512];
-		cm_log(CM_WARN, "db: cannot connect: %s",
-		       chomp(buf, sizeof buf,
-			     c->pg ? PQerrorMessage(c->pg) : "out of memory"));
+		cm_log(CM_WARN, "db: cannot connect%s: %s",
+		       p == &replica ? " to the read replica" : "",
+		       chomp(buf, sizeof buf, c->pg ? PQerrorMessage(c->pg) : "out of memory"));
 	}
 }
 
 /* Makes C usable: connects or resets it when needed. */
-static int ensure_connected(st_conn *c)
+static int ensure_connected(pool_t *p, st_conn *c)
 {
 	if (c->pg && PQstatus(c->pg) == CONNECTION_OK && !c->broken)
 		return 0;
-	if (now_ms() - atomic_load(&last_connect_failure_ms) < FAIL_FAST_MS)
+	if (now_ms() - atomic_load(&p->last_connect_failure_ms) < p->fail_fast_ms)
 		return ST_SOFT_ERROR;
 	if (c->pg)
 		PQreset(c->pg);
 	else
-		c->pg = connect_db(pool.conninfo);
+		c->pg = connect_as(p->conninfo, p->application_name);
 	forget_prepared(c);
 	if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
-		note_connect_failure(c);
+		note_connect_failure(p, c);
 		return ST_SOFT_ERROR;
 	}
-	cm_log(CM_INFO, "db: connected (server %d)", PQserverVersion(c->pg));
+	cm_log(CM_INFO, "db: connected%s (server %d)", p == &replica ? " to the read replica" : "",
+	       PQserverVersion(c->pg));
+	return 0;
+}
+
+static int pool_init(pool_t *p, const char *conninfo, unsigned pool_size)
+{
+	if (NEVER(pool_size == 0) || p->conns)
+		return -1;
+	p->conninfo = strdup(conninfo);
+	p->conns = calloc(pool_size, sizeof *p->conns);
+	p->busy = calloc(pool_size, sizeof *p->busy);
+	if (!p->conninfo || !p->conns || !p->busy) {
+		free(p->conninfo);
+		free(p->conns);
+		free(p->busy);
+		p->conns = NULL;
+		p->conninfo = NULL;
+		return -1;
+	}
+	for (unsigned i = 0; i < pool_size; i++)
+		p->conns[i].owner = p;
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->freed, &attr);
+	pthread_condattr_destroy(&attr);
+	p->size = pool_size;
+	p->in_use = 0;
 	return 0;
 }
 
 int st_init(const char *conninfo, unsigned pool_size)
 {
-	if (NEVER(pool_size == 0) || pool.conns)
-		return -1;
-	pool.conninfo = strdup(conninfo);
-	pool.conns = calloc(pool_size, sizeof *pool.conns);
-	pool.busy = calloc(pool_size, sizeof *pool.busy);
-	if (!pool.conninfo || !pool.conns || !pool.busy) {
-		free(pool.conninfo);
-		free(pool.conns);
-		free(pool.busy);
-		pool.conns = NULL;
-		return -1;
-	}
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&pool.freed, &attr);
-	pthread_condattr_destroy(&attr);
-	pool.size = pool_size;
-	pool.in_use = 0;
-	return 0;
+	return pool_init(&pool, conninfo, pool_size);
+}
+
+int st_init_read(const char *conninfo, unsigned pool_size)
+{
+	return pool_init(&replica, conninfo, pool_size);
 }
 
 static void conn_free_members(st_conn *c)
@@ -185,69 +230,75 @@ static void conn_free_members(st_conn *c)
 	memset(c, 0, sizeof *c);
 }
 
+static void pool_free(pool_t *p)
+{
+	if (!p->conns)
+		return;
+	for (unsigned i = 0; i < p->size; i++)
+		conn_free_members(&p->conns[i]);
+	free(p->conns);
+	free(p->busy);
+	free(p->conninfo);
+	pthread_cond_destroy(&p->freed);
+	p->conns = NULL;
+	p->busy = NULL;
+	p->conninfo = NULL;
+	p->size = p->in_use = 0;
+}
+
 void st_shutdown(void)
 {
-	if (!pool.conns)
-		return;
-	for (unsigned i = 0; i < pool.size; i++)
-		conn_free_members(&pool.conns[i]);
-	free(pool.conns);
-	free(pool.busy);
-	free(pool.conninfo);
-	pthread_cond_destroy(&pool.freed);
-	pool.conns = NULL;
-	pool.busy = NULL;
-	pool.conninfo = NULL;
-	pool.size = pool.in_use = 0;
+	pool_free(&pool);
+	pool_free(&replica);
 }
 
 static void release(st_conn *c)
 {
-	pthread_mutex_lock(&pool.lock);
-	size_t i = (size_t)(c - pool.conns);
-	if (ALWAYS(i < pool.size && pool.busy[i])) {
-		pool.busy[i] = false;
-		pool.in_use--;
+	pool_t *p = c->owner;
+	pthread_mutex_lock(&p->lock);
+	size_t i = (size_t)(c - p->conns);
+	if (ALWAYS(i < p->size && p->busy[i])) {
+		p->busy[i] = false;
+		p->in_use--;
 	}
-	pthread_cond_signal(&pool.freed);
-	pthread_mutex_unlock(&pool.lock);
+	pthread_cond_signal(&p->freed);
+	pthread_mutex_unlock(&p->lock);
 }
 
-static int acquire(st_conn **out)
+static int acquire(pool_t *p, st_conn **out)
 {
 	struct timespec deadline;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += ACQUIRE_TIMEOUT_MS / 1000;
 
-	pthread_mutex_lock(&pool.lock);
-	if (NEVER(!pool.conns)) { /* st_init first */
-		pthread_mutex_unlock(&pool.lock);
+	pthread_mutex_lock(&p->lock);
+	if (NEVER(!p->conns)) { /* st_init first */
+		pthread_mutex_unlock(&p->lock);
 		return ST_HARD_ERROR;
 	}
-	while (pool.in_use == pool.size) {
-		int e = pthread_cond_timedwait(&pool.freed, &pool.lock,
-					       &deadline);
-		if (e == ETIMEDOUT && pool.in_use == pool.size) {
-			pthread_mutex_unlock(&pool.lock);
+	while (p->in_use == p->size) {
+		int e = pthread_cond_timedwait(&p->freed, &p->lock, &deadline);
+		if (e == ETIMEDOUT && p->in_use == p->size) {
+			pthread_mutex_unlock(&p->lock);
 			cm_log(CM_WARN, "db: no free connection after %d ms",
 			       ACQUIRE_TIMEOUT_MS);
 			return ST_SOFT_ERROR;
 		}
 	}
 	st_conn *c = NULL;
-	for (unsigned i = 0; i < pool.size; i++) {
-		if (!pool.busy[i]) {
-			pool.busy[i] = true;
-			c = &pool.conns[i];
+	for (unsigned i = 0; i < p->size; i++) {
+		if (!p->busy[i]) {
+			p->busy[i] = true;
+			c = &p->conns[i];
 			break;
 		}
 	}
-	pool.in_use++;
-	pthread_mutex_unlock(&pool.lock);
+	p->in_use++;
+	pthread_mutex_unlock(&p->lock);
 
 	/* Connecting happens outside the lock so one slow connect does not
 	 * hold up the other threads. */
-	int rc = ensure_connected(c);
+	int rc = ensure_connected(p, c);
 	if (rc < 0) {
 		release(c);
 		return rc;
@@ -446,30 +497,31 @@ void st_conn_rollback(st_conn *c)
 	PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
-static int run(const char *name, bool block, st_tx_cb cb, void *cls)
+/* BEGIN_SQL NULL: each statement commits on its own. */
+static int run(pool_t *p, const char *name, const char *begin_sql, int attempts, st_tx_cb cb,
+	       void *cls)
 {
 	for (int attempt = 1;; attempt++) {
 		st_conn *c;
-		int rc = acquire(&c);
+		int rc = acquire(p, &c);
 		if (rc < 0)
 			return rc;
-		rc = block ? st_conn_begin(c) : 0;
+		rc = begin_sql ? st_exec_script(c, begin_sql, "BEGIN") : 0;
 		if (rc >= 0) {
 			rc = cb(c, cls);
-			if (block && rc >= 0) {
+			if (begin_sql && rc >= 0) {
 				int crc = st_conn_commit(c);
 				if (crc < 0)
 					rc = crc;
-			} else if (block) {
+			} else if (begin_sql) {
 				st_conn_rollback(c);
 			}
 		}
 		release(c);
-		if (rc != ST_SOFT_ERROR)
-			return rc;
-		if (attempt == TX_ATTEMPTS) {
-			cm_log(CM_WARN, "db: transaction %s gave up after %d "
-			       "attempts", name, attempt);
+		if (rc != ST_SOFT_ERROR || attempt == attempts) {
+			if (rc == ST_SOFT_ERROR && attempts > 1)
+				cm_log(CM_WARN, "db: transaction %s gave up after %d attempts",
+				       name, attempt);
 			return rc;
 		}
 	}
@@ -477,12 +529,62 @@ static int run(const char *name, bool block, st_tx_cb cb, void *cls)
 
 int st_run_tx(const char *name, st_tx_cb cb, void *cls)
 {
-	return run(name, true, cb, cls);
+	return run(&pool, name, "BEGIN", TX_ATTEMPTS, cb, cls);
 }
 
 int st_run_autocommit(const char *name, st_tx_cb cb, void *cls)
 {
-	return run(name, false, cb, cls);
+	return run(&pool, name, NULL, TX_ATTEMPTS, cb, cls);
+}
+
+bool st_read_configured(void)
+{
+	return replica.conns != NULL;
+}
+
+int st_run_read_tx(const char *name, st_tx_cb cb, void *cls)
+{
+	if (!replica.conns)
+		return ST_SOFT_ERROR;
+	return run(&replica, name, "BEGIN READ ONLY", REPLICA_ATTEMPTS, cb, cls);
+}
+
+static int read_double(void *cls, const st_row *row)
+{
+	const char *v = st_row_text(row, 0);
+	*(double *)cls = v ? strtod(v, NULL) : -1;
+	return 0;
+}
+
+static int lag_tx(st_conn *c, void *cls)
+{
+	/* Nothing to replay while streaming is no lag, however old the last
+	 * commit; otherwise the age of the last commit replayed. (The WAL
+	 * receiver's status is hidden from a role without pg_read_all_stats;
+	 * its pid is not.) */
+	static const st_stmt q = {
+		"replica_lag",
+		"SELECT CASE WHEN NOT pg_is_in_recovery() THEN 0"
+		" WHEN EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE pid IS NOT NULL) AND"
+		" pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0"
+		" ELSE extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())"
+		" END::float8",
+		0};
+	return st_exec(c, &q, NULL, 0, read_double, cls);
+}
+
+void st_get_read_stats(st_read_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->lag_seconds = -1;
+	if (!replica.conns)
+		return;
+	out->configured = true;
+	out->in_use =
+		now_ms() - atomic_load(&replica.last_connect_failure_ms) >= replica.fail_fast_ms;
+	if (out->in_use &&
+	    run(&replica, "replica_lag", NULL, REPLICA_ATTEMPTS, lag_tx, &out->lag_seconds) < 0)
+		out->in_use = false;
 }
 
 /* ---- Pipelines ------------------------------------------------------------ */
@@ -497,7 +599,7 @@ struct st_pipe {
 int st_run_pipeline(const st_stmt *stmt, st_pipe_cb cb, void *cls)
 {
 	st_conn *c;
-	int rc = acquire(&c);
+	int rc = acquire(&pool, &c);
 	if (rc < 0)
 		return rc;
 	rc = prepare(c, stmt);

@@ -106,6 +106,37 @@ st_listener *st_listener_open(const char *channel);
 int st_listener_wait(st_listener *l, int timeout_ms);
 void st_listener_close(st_listener *l);
 
+/*
+ * The read replica (STALLSCOPE_READ_DATABASE_URL, SPEC §12): a second pool
+ * of POOL_SIZE connections to CONNINFO (a streaming replica), for reads that
+ * do not write. Lazy like st_init. Returns 0, or -1 when called twice or out
+ * of memory. st_shutdown closes it too.
+ */
+int st_init_read(const char *conninfo, unsigned pool_size);
+
+/* True once st_init_read succeeded. */
+bool st_read_configured(void);
+
+/*
+ * Runs CB like st_run_tx but on the replica, in a READ ONLY transaction
+ * (read committed, as on the primary), at most twice (a session the
+ * replica ended is reconnected once): its caller's answer to any failure
+ * is the primary. Returns CB's result, or ST_SOFT_ERROR when no replica is
+ * set up, when it is down (a refused connection leaves it alone for a few
+ * seconds: the retry is not paid by every request) or when the attempts
+ * failed softly.
+ */
+int st_run_read_tx(const char *name, st_tx_cb cb, void *cls);
+
+typedef struct st_read_stats {
+	bool configured;    /* st_init_read was called */
+	bool in_use;	    /* reachable: reads go there */
+	double lag_seconds; /* how far its replay is behind; -1 unknown */
+} st_read_stats;
+
+/* One query on the replica when it is in use (none otherwise). */
+void st_get_read_stats(st_read_stats *out);
+
 /* Round-trips to the database: 1 when it answers, a negative st_status not. */
 int st_ping(void);
 

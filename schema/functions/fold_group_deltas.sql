@@ -8,8 +8,9 @@
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
 -- Called by the server's folder every second and before every read of
--- those tables (the groups list, a group, its tree, the comparison, the
--- pick lists, the stats), and by tests before they read the tables.
+-- those tables on the primary (the groups list, a group, its tree, the
+-- comparison, the pick lists, the stats; a read replica's reads do not
+-- fold: fold_clocks below), and by tests before they read the tables.
 -- Two folds at once are safe: the second
 -- waits on the rows the first deletes, finds them gone and counts the
 -- rest. Locks: the deltas (by primary key), then the groups rows, the day
@@ -18,7 +19,8 @@
 -- rows and none of the others), and the app's pick lists (app_dimensions),
 -- which only a fold writes; then, in a statement of its own, the users'
 -- activity (count_activity), as sampling check-ins lock it; last the
--- groups' status rows (lifecycle_after_fold: ignores that ran out, spikes).
+-- groups' status rows (lifecycle_after_fold: ignores that ran out, spikes),
+-- and the app's fold clock (fold_clocks, schema/048).
 CREATE OR REPLACE FUNCTION fold_group_deltas(p_app bigint)
 RETURNS bigint
 LANGUAGE plpgsql
@@ -245,6 +247,13 @@ BEGIN
                            array_fill(''::text, ARRAY[folded::int]));
     -- What the new counts decide for the groups' status: status rows last.
     PERFORM lifecycle_after_fold(p_app, key1s, days);
+    -- Reads that do not fold (a replica's) say how current they are by
+    -- this (schema/048): every delta committed before this transaction
+    -- began was visible to it, so it is counted now. Only a fold writes
+    -- the row; an idle app's writes nothing.
+    INSERT INTO fold_clocks AS k (app_id, folded_through) VALUES (p_app, now())
+    ON CONFLICT (app_id) DO UPDATE
+      SET folded_through = greatest(k.folded_through, excluded.folded_through);
   END IF;
   RETURN folded;
 END $$;

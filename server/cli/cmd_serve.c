@@ -121,6 +121,9 @@ int srv_cmd_serve(int argc, char **argv)
 	size_t nroutes;
 	const srv_route *routes = srv_routes(&nroutes);
 	if (st_init(cfg.database_url, cfg.db_connections + cfg.workers + 3) < 0 ||
+	    /* The dashboard's reads alone use the replica: the requests' share. */
+	    (cfg.read_database_url[0] &&
+	     st_init_read(cfg.read_database_url, cfg.db_connections) < 0) ||
 	    srv_metrics_init(nroutes, route_name) < 0 || srv_symbols_init(cfg.symcache_open) < 0) {
 		fprintf(stderr, "stallscope serve: out of memory\n");
 		return 1;

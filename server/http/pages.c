@@ -72,14 +72,13 @@ bool srv_day_valid(const char *text)
 	return d <= max;
 }
 
-enum MHD_Result srv_reply_page(struct MHD_Connection *conn, const char *name,
-			       char *page_json, int64_t limit)
+json_t *srv_page_json(const char *name, char *page_json, int64_t limit)
 {
 	json_t *items = page_json ? json_loads(page_json, 0, NULL) : json_array();
 	free(page_json);
 	if (!json_is_array(items)) {
 		json_decref(items);
-		return srv_reply_error(conn, ERR_INTERNAL, NULL);
+		return NULL;
 	}
 	json_t *next = json_null();
 	if ((int64_t)json_array_size(items) > limit) {
@@ -93,6 +92,14 @@ enum MHD_Result srv_reply_page(struct MHD_Connection *conn, const char *name,
 	json_t *item;
 	json_array_foreach(items, i, item)
 		json_object_del(item, "cursor");
-	return srv_reply_json(conn, 200, json_pack("{s:o,s:o}", name, items, "next_cursor",
-						   next ? next : json_null()));
+	return json_pack("{s:o,s:o}", name, items, "next_cursor", next ? next : json_null());
+}
+
+enum MHD_Result srv_reply_page(struct MHD_Connection *conn, const char *name, char *page_json,
+			       int64_t limit)
+{
+	json_t *body = srv_page_json(name, page_json, limit);
+	if (!body)
+		return srv_reply_error(conn, ERR_INTERNAL, NULL);
+	return srv_reply_json(conn, 200, body);
 }

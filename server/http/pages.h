@@ -37,4 +37,8 @@ bool srv_day_valid(const char *text);
 enum MHD_Result srv_reply_page(struct MHD_Connection *conn, const char *name,
 			       char *page_json, int64_t limit);
 
+/* srv_reply_page's body, for a reply with more members: NULL when
+ * PAGE_JSON is not an array (or out of memory). Takes PAGE_JSON. */
+json_t *srv_page_json(const char *name, char *page_json, int64_t limit);
+
 #endif

@@ -15,6 +15,7 @@
 #include "common/jsonw.h"
 #include "ingest/grouping.h"
 #include "server/service/call_tree.h"
+#include "server/service/folded_read.h"
 #include "store/group_stacks.h"
 
 #define OTHER "(other)"
@@ -330,14 +331,19 @@ static int tree_cb(st_conn *c, void *cls)
 }
 
 int srv_call_tree(int64_t app_id, const char *key1, const char *key2, const st_group_filter *f,
-		  char **out_json)
+		  char **out_json, char *as_of)
 {
 	*out_json = NULL;
 	tree_tx x = {.app_id = app_id, .key1 = key1, .key2 = key2, .f = f};
-	int rc = st_run_tx("call_tree", tree_cb, &x);
+	int rc = srv_read_folded(app_id, "call_tree", tree_cb, &x, as_of);
 	if (rc > 0) {
 		cm_jw w = {0};
 		cm_jw_object(&w);
+		cm_jw_key(&w, "as_of");
+		if (as_of[0])
+			cm_jw_string(&w, as_of);
+		else
+			cm_jw_null(&w);
 		cm_jw_key(&w, "reports");
 		cm_jw_int(&w, x.t.reports);
 		cm_jw_key(&w, "root");

@@ -35,11 +35,13 @@
  * "root":{"children":[node…]}} where a node is {"frame","function","file",
  * "line","image","count","self","children"}; children by count
  * descending, then frame; past SRV_TREE_MAX_CHILDREN the smallest are
- * summed into one {"frame":"(other)"} node without children. Runs its own
- * transaction. 1 with *OUT_JSON, 0 when the app never had a report in the
- * group, or a negative st_status.
+ * summed into one {"frame":"(other)"} node without children, and "as_of"
+ * (AS_OF too, SRV_AS_OF_LEN bytes). Runs its own transaction, on the read
+ * replica when there is one (server/service/folded_read.h). 1 with
+ * *OUT_JSON, 0 when the app never had a report in the group, or a
+ * negative st_status.
  */
 int srv_call_tree(int64_t app_id, const char *key1, const char *key2, const st_group_filter *f,
-		  char **out_json);
+		  char **out_json, char *as_of);
 
 #endif

@@ -32,6 +32,9 @@ static const struct var {
 } vars[] = {
 	{"STALLSCOPE_DATABASE_URL", V_TEXT, FIELD(database_url), NULL, 0, 0,
 	 "PostgreSQL connection URL or key=value string (required)"},
+	{"STALLSCOPE_READ_DATABASE_URL", V_TEXT, FIELD(read_database_url), NULL, 0, 0,
+	 "a streaming replica's URL: the dashboard's aggregate reads go there and "
+	 "fall back to the primary while it is down (docs/SERVER.md; empty: none)"},
 	{"STALLSCOPE_LISTEN", V_LISTEN, FIELD(listen_host), "127.0.0.1:8080", 0, 0,
 	 "address:port to serve HTTP on ([::1]:8080 for IPv6)"},
 	{"STALLSCOPE_DATA_DIR", V_TEXT, FIELD(data_dir), "var/", 0, 0,

@@ -18,6 +18,7 @@
 
 typedef struct srv_config {
 	char database_url[1024];
+	char read_database_url[1024]; /* "" = no read replica */
 	char listen_host[256]; /* numeric address or host name */
 	uint16_t listen_port;  /* 0 = any free port */
 	char data_dir[1024];

@@ -362,6 +362,26 @@ static void render_store(buf *b)
 	    "# TYPE stallscope_db_errors_total counter\n"
 	    "stallscope_db_errors_total %" PRIu64 "\n",
 	    pool.size, pool.in_use, pool.errors);
+	st_read_stats rs;
+	st_get_read_stats(&rs);
+	if (!rs.configured)
+		return;
+	/* Unknown lag (the replica down, or nothing replayed yet) is NaN,
+	 * which alerting rules see as absent rather than as zero. */
+	put(b,
+	    "# HELP stallscope_read_replica_in_use 1 while the dashboard's reads "
+	    "go to STALLSCOPE_READ_DATABASE_URL, 0 while they fall back to the primary.\n"
+	    "# TYPE stallscope_read_replica_in_use gauge\n"
+	    "stallscope_read_replica_in_use %d\n"
+	    "# HELP stallscope_read_replica_lag_seconds How far the replica's replay "
+	    "is behind the primary (0 when it has replayed all it received while "
+	    "streaming).\n"
+	    "# TYPE stallscope_read_replica_lag_seconds gauge\n",
+	    rs.in_use ? 1 : 0);
+	if (rs.in_use && rs.lag_seconds >= 0)
+		put(b, "stallscope_read_replica_lag_seconds %.3f\n", rs.lag_seconds);
+	else
+		put(b, "stallscope_read_replica_lag_seconds NaN\n");
 }
 
 char *srv_metrics_render(size_t *out_len)

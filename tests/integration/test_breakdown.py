@@ -140,9 +140,14 @@ def expected(rows):
 
 
 def breakdown(server, app, key1, f=None):
+    """The reply, its JSON without "as_of" (SPEC §12: every aggregate read
+    says how current it is; test_read_replica.py checks its value)."""
     f = dict(f or {})
-    return server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/breakdown?"
-                          + query(f), token=app["admin_token"])
+    r = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/breakdown?"
+                       + query(f), token=app["admin_token"])
+    if r.status == 200:
+        assert r.json.pop("as_of"), r
+    return r
 
 
 def the_group(recs):

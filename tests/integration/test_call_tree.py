@@ -111,6 +111,8 @@ def tree(server, app, key1, query="", token=None):
     r = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/tree{query}",
                        token=token or app["admin_token"])
     assert r.status == 200, r
+    # How current it is (SPEC §12), whose value test_read_replica.py checks.
+    assert r.json.pop("as_of"), r
     return r.json
 
 

@@ -14,7 +14,7 @@
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
 #include "server/http/reply.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "store/group_breakdown.h"
 
 typedef struct breakdown_tx {
@@ -41,7 +41,10 @@ enum MHD_Result srv_h_group_breakdown_get(struct MHD_Connection *conn, srv_reque
 		return srv_rc_mhd(frc);
 	/* The facet and combination rows count every report committed
 	 * before the request once its delta is folded. */
-	int rc = srv_deltas_fold_then_read(t.app_id, "group_breakdown", breakdown_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int rc = srv_read_folded(t.app_id, "group_breakdown", breakdown_cb, &t, as_of);
+	if (rc > 0)
+		t.json = srv_json_text_with_as_of(t.json, as_of);
 	/* 0: key1 unknown, or level2= not one of its level-2 groups. */
 	return srv_reply_read(conn, rc, t.json, t.key2 ? "level-2 group of group" : "group",
 			      t.key1);

@@ -10,7 +10,7 @@
 
 #include "server/api/handlers.h"
 #include "server/http/reply.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "store/lifecycle.h"
 
 typedef struct events_tx {
@@ -30,7 +30,10 @@ enum MHD_Result srv_h_group_events_get(struct MHD_Connection *conn, srv_request 
 {
 	events_tx t = {.app_id = srv_req_app(req)->id, .key = srv_req_param(req, 1)};
 	/* Events the fold decides (spikes, ignores that ran out) are there. */
-	int rc = srv_deltas_fold_then_read(t.app_id, "group_events", events_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int rc = srv_read_folded(t.app_id, "group_events", events_cb, &t, as_of);
+	if (rc > 0)
+		t.json = srv_json_text_with_as_of(t.json, as_of);
 	/* A commit that failed after the read leaves T.json to free too. */
 	return srv_reply_read(conn, rc, t.json, "group", t.key);
 }

@@ -12,7 +12,7 @@
 #include "server/api/groups/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/reply.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "store/groups.h"
 
 typedef struct detail_tx {
@@ -36,12 +36,13 @@ enum MHD_Result srv_h_group_get(struct MHD_Connection *conn, srv_request *req)
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
 	/* The day rows it reads count every report committed before it. */
-	int rc = srv_deltas_fold_then_read(t.app_id, "group_detail", detail_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int rc = srv_read_folded(t.app_id, "group_detail", detail_cb, &t, as_of);
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)
 		return srv_reply_error(conn, ERR_NOT_FOUND, "no group %.32s", t.key);
 	json_t *body = json_loads(t.json, 0, NULL);
 	free(t.json);
-	return srv_reply_json(conn, 200, body);
+	return srv_reply_json(conn, 200, srv_with_as_of(body, as_of));
 }

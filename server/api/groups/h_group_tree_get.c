@@ -13,7 +13,7 @@
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
 #include "server/service/call_tree.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 
 enum MHD_Result srv_h_group_tree_get(struct MHD_Connection *conn, srv_request *req)
 {
@@ -22,13 +22,11 @@ enum MHD_Result srv_h_group_tree_get(struct MHD_Connection *conn, srv_request *r
 	srv_rc frc = srv_group_filter_parse(conn, &f);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
-	/* A group made by a report committed before this request counts it
-	 * once its delta is folded: found, not 404. */
+	/* On the primary a group made by a report committed before this
+	 * request counts it once its delta is folded: found, not 404. */
 	int64_t app_id = srv_req_app(req)->id;
-	char *json = NULL;
-	int rc = srv_deltas_fold(app_id);
-	if (rc >= 0)
-		rc = srv_call_tree(app_id, key1, srv_query(conn, "level2"), &f, &json);
+	char *json = NULL, as_of[SRV_AS_OF_LEN];
+	int rc = srv_call_tree(app_id, key1, srv_query(conn, "level2"), &f, &json, as_of);
 	if (rc < 0)
 		return srv_reply_store_error(conn, rc);
 	if (rc == 0)

@@ -17,7 +17,7 @@
 #include "server/api/groups/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "store/groups.h"
 
 typedef struct page_tx {
@@ -135,10 +135,14 @@ enum MHD_Result srv_h_groups_get(struct MHD_Connection *conn, srv_request *req)
 		t.after_key = key;
 	}
 	/* The day rows it reads count every report committed before it. */
-	int src = srv_deltas_fold_then_read(t.app_id, "groups_page", page_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int src = srv_read_folded(t.app_id, "groups_page", page_cb, &t, as_of);
 	if (src < 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, src);
 	}
-	return srv_reply_page(conn, "groups", t.json, t.limit);
+	json_t *body = srv_page_json("groups", t.json, t.limit);
+	if (!body)
+		return srv_reply_error(conn, ERR_INTERNAL, NULL);
+	return srv_reply_json(conn, 200, srv_with_as_of(body, as_of));
 }

@@ -18,7 +18,7 @@
 #include "server/api/handlers.h"
 #include "server/http/pages.h"
 #include "server/http/reply.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "server/service/release_compare.h"
 #include "store/triage.h"
 
@@ -152,10 +152,15 @@ static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_
  * million reports) as jansson trees, their frames parsed and printed
  * again, cost more than the statement (docs/PERFORMANCE.md). The frames
  * are the database's JSON text, copied as they are. */
-static char *reply_text(const compare_tx *t, size_t *len)
+static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 {
 	cm_jw w = {0};
 	cm_jw_object(&w);
+	cm_jw_key(&w, "as_of");
+	if (as_of[0])
+		cm_jw_string(&w, as_of);
+	else
+		cm_jw_null(&w);
 	cm_jw_key(&w, "groups");
 	cm_jw_array(&w);
 	for (size_t i = 0; i < t->n; i++) {
@@ -209,7 +214,8 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
 	/* The facet rows it reads count every report committed before it. */
-	int rc = srv_deltas_fold_then_read(t.app_id, "compare", compare_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int rc = srv_read_folded(t.app_id, "compare", compare_cb, &t, as_of);
 	if (rc < 0) {
 		rows_free(&t);
 		return srv_reply_store_error(conn, rc);
@@ -217,7 +223,7 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 	if (t.n > 1)
 		qsort(t.rows, t.n, sizeof *t.rows, by_score);
 	size_t len = 0;
-	char *json = reply_text(&t, &len);
+	char *json = reply_text(&t, as_of, &len);
 	rows_free(&t);
 	if (!json)
 		return srv_reply_error(conn, ERR_INTERNAL, NULL);

@@ -11,7 +11,7 @@
 #include "server/api/groups/group_filter.h"
 #include "server/api/handlers.h"
 #include "server/http/reply.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "store/groups.h"
 
 typedef struct dimensions_tx {
@@ -35,12 +35,13 @@ enum MHD_Result srv_h_dimensions_get(struct MHD_Connection *conn, srv_request *r
 		return srv_rc_mhd(frc);
 	/* The pick lists count every report committed before the request:
 	 * the fold writes them (schema/040). */
-	int rc = srv_deltas_fold_then_read(t.app_id, "dimensions", dimensions_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int rc = srv_read_folded(t.app_id, "dimensions", dimensions_cb, &t, as_of);
 	if (rc <= 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, rc < 0 ? rc : ST_HARD_ERROR);
 	}
 	json_t *body = json_loads(t.json, 0, NULL);
 	free(t.json);
-	return srv_reply_json(conn, 200, body);
+	return srv_reply_json(conn, 200, srv_with_as_of(body, as_of));
 }

@@ -12,7 +12,7 @@
 #include "server/http/pages.h"
 #include "server/http/reply.h"
 #include "server/service/clock.h"
-#include "server/service/delta_folder.h"
+#include "server/service/folded_read.h"
 #include "server/service/retention.h"
 #include "store/activity.h"
 
@@ -45,7 +45,8 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
 	/* The reports' activity is the fold's (schema/040): counted first. */
-	int rc = srv_deltas_fold_then_read(t.app_id, "stats", stats_cb, &t);
+	char as_of[SRV_AS_OF_LEN];
+	int rc = srv_read_folded(t.app_id, "stats", stats_cb, &t, as_of);
 	if (rc < 0) {
 		free(t.json);
 		return srv_reply_store_error(conn, rc);
@@ -54,5 +55,5 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)
 	 * every other reply. */
 	json_t *body = json_loads(t.json, 0, NULL);
 	free(t.json);
-	return srv_reply_json(conn, 200, body);
+	return srv_reply_json(conn, 200, srv_with_as_of(body, as_of));
 }

@@ -132,8 +132,10 @@ static bool server_answers(PGconn *pg)
 	const char *const values[] = {PQhost(pg), PQport(pg), PQuser(pg), PQdb(pg), "2", NULL};
 	if (PQpingParams(keys, values, 0) != PQPING_NO_RESPONSE)
 		return true;
-	cm_log(CM_WARN, "db: %s port %s answered nothing for %d ms, nor a new connection: "
-			"dropping the connection", PQhost(pg), PQport(pg), PROBE_AFTER_MS);
+	cm_log(CM_WARN,
+	       "db: %s port %s answered nothing for %d ms, nor a new connection: "
+	       "dropping the connection",
+	       PQhost(pg), PQport(pg), PROBE_AFTER_MS);
 	return false;
 }
 
@@ -393,8 +395,8 @@ static int prepare(st_conn *c, const st_stmt *stmt)
 		c->prepared = p;
 		c->cap_prepared = cap;
 	}
-	PGresult *res = result_of(
-		c, PQsendPrepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL));
+	PGresult *res =
+		result_of(c, PQsendPrepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL));
 	int rc = 0;
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = fail(c, res, stmt->name);
@@ -475,8 +477,8 @@ int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params, size_t npar
 		return rc;
 	bound b;
 	bind(&b, params, nparams);
-	PGresult *res = result_of(c, PQsendQueryPrepared(c->pg, stmt->name, (int)nparams,
-							 b.values, b.lengths, b.formats, 0));
+	PGresult *res = result_of(c, PQsendQueryPrepared(c->pg, stmt->name, (int)nparams, b.values,
+							 b.lengths, b.formats, 0));
 	rc = collect(c, res, stmt->name, cb, cls);
 	PQclear(res);
 	return rc;

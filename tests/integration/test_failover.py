@@ -11,7 +11,10 @@ trust) and live only while the test runs; docs/RELIABILITY.md says what a
 real deployment configures instead."""
 import json
 import os
+import pwd
+import random
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -20,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PSQL, _new_server, create_app, free_port, psql, stallscope
+from conftest import PSQL, _new_server, create_app, psql, stallscope
 from ingest_util import allow_everyone, fresh_id
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -39,6 +42,27 @@ MONITOR_SETTINGS = {
 # standby is gone, so it commits without waiting for one).
 WRITABLE = ("primary", "wait_primary", "single")
 CLIENTS = 4
+
+
+# initdb names the superuser after the user who runs it.
+SUPERUSER = "postgres" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
+
+
+def free_port():
+    """A free port below the kernel's ephemeral range (as scripts/pg.sh
+    picks them): a node binds its port only after its base backup, and
+    meanwhile the many client sockets of a test run must not take it."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    low = low if low > 11000 else 32768
+    for _ in range(50):
+        port = random.randrange(10000, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                pass
+    pytest.fail("no free port")
 
 
 def as_owner(cmd):
@@ -65,7 +89,6 @@ class AutoFailover:
 
     @staticmethod
     def _postgres_ids():
-        import pwd
         pw = pwd.getpwnam("postgres")
         return pw.pw_uid, pw.pw_gid
 
@@ -104,9 +127,9 @@ class AutoFailover:
                                       check=False) == "1",
                  "the monitor", 60, lambda: self.log("monitor"))
         for k, v in MONITOR_SETTINGS.items():
-            self.monitor_sql(f"ALTER SYSTEM SET pgautofailover.{k} = {v}", user="postgres")
-        self.monitor_sql("ALTER SYSTEM SET fsync = off", user="postgres")
-        self.monitor_sql("SELECT pg_reload_conf()", user="postgres")
+            self.monitor_sql(f"ALTER SYSTEM SET pgautofailover.{k} = {v}", user=SUPERUSER)
+        self.monitor_sql("ALTER SYSTEM SET fsync = off", user=SUPERUSER)
+        self.monitor_sql("SELECT pg_reload_conf()", user=SUPERUSER)
 
     def start_node(self, name):
         self.ports[name] = free_port()
@@ -148,7 +171,7 @@ class AutoFailover:
     def superuser_sql(self, name, *statements):
         """STATEMENTS, each in a transaction of its own, as the superuser."""
         cmd = [PSQL, "-X", "-q", "-h", "127.0.0.1", "-p", str(self.ports[name]),
-               "-U", "postgres", "-d", "stallscope", "-v", "ON_ERROR_STOP=1"]
+               "-U", SUPERUSER, "-d", "stallscope", "-v", "ON_ERROR_STOP=1"]
         for sql in statements:
             cmd += ["-c", sql]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -323,7 +346,7 @@ def test_primary_lost_under_ingest(formation, tmp_root, how):
                  lambda: f"{f.states()}\n{f.log('node2')}\n{f.log('monitor')}")
         promoted = time.monotonic()
         wait_for(lambda: clients.acked_since(promoted) >= 30, "ingest after the promotion",
-                 30, lambda: server.log()[-3000:])
+                 45, lambda: server.log()[-3000:])
         clients.finish()
         print(f"\nfailover ({how}): promoted {promoted - failed:.1f} s after the failure;"
               f" {len(clients.acked)} reports got a 2xx, {clients.retried} tries were retried"

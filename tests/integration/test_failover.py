@@ -1,8 +1,10 @@
 """Automatic failover (SPEC §9 and §12, issue 43 item 3): pg_auto_failover's
 monitor, a primary and a secondary on loopback; a server on the multi-host
-URL ingests from a few clients while the primary is SIGKILLed (its
-pg_autoctl and its PostgreSQL together, as when the machine dies); the
-monitor promotes the secondary, the server reconnects by itself, and every
+URL ingests from a few clients while the primary fails — killed (SIGKILL:
+its sockets close, as when the process or the machine dies) or frozen
+(SIGSTOP: nothing closes and nothing answers, as when the machine hangs or
+leaves the network; store/pool.c's await_conn gives such a server up). The
+monitor promotes the secondary, the server follows it by itself, and every
 report that got a 2xx is on the new primary, once. Clients retry what got a
 503 or no answer, as devices do; report_id makes that safe.
 

@@ -82,8 +82,11 @@ class AutoFailover:
     def __init__(self, directory):
         self.dir = Path(tempfile.mkdtemp(prefix="autofailover-", dir=directory))
         self.dir.chmod(0o755)
+        # pg_autoctl's pid files; without it, under /tmp/pg_autoctl.
+        (self.dir / "run").mkdir(mode=0o700)
         if os.geteuid() == 0:
             os.chown(self.dir, *self._postgres_ids())
+            os.chown(self.dir / "run", *self._postgres_ids())
         self.procs = {}
         self.ports = {}
         self.failed = {}  # name -> its backends when it failed

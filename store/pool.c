@@ -6,7 +6,10 @@
  * (the server restarted, the network dropped) is reset the next time it is
  * handed out, which is how the server recovers from a database outage
  * without restarting: requests fail fast with ST_SOFT_ERROR while it is
- * down and succeed again once a reconnect works.
+ * down and succeed again once a reconnect works — on whichever host of a
+ * multi-host URL then takes writes (target_session_attrs), after a
+ * failover. A server that stops answering without closing the socket (its
+ * machine hung or left the network) counts as lost too: see await_conn.
  */
 #include <assert.h>
 #include <errno.h>
@@ -51,6 +54,13 @@
 #define REPLICA_ATTEMPTS 2
 /* Connection failures are logged at most this often. */
 #define LOG_EVERY_MS 5000
+/*
+ * A wait for the server silent this long asks whether the server is still
+ * there: a machine that hung or dropped off the network closes no socket,
+ * and without asking, a thread (the ingest writer: every ingest) would wait
+ * for it for ever, past the failover to another host.
+ */
+#define PROBE_AFTER_MS 5000
 
 struct st_conn {
 	PGconn *pg;
@@ -142,6 +152,67 @@ static PGconn *connect_as(const char *conninfo, const char *application_name)
 static PGconn *connect_db(const char *conninfo)
 {
 	return connect_as(conninfo, pool.application_name);
+}
+
+/* Whether the server PG is connected to answers a new connection within
+ * 2 s: one busy with a long statement does, a frozen or unreachable one
+ * not. Asking for a password is an answer: none is needed. */
+static bool server_answers(PGconn *pg)
+{
+	const char *const keys[] = {"host", "port", "user", "dbname", "connect_timeout", NULL};
+	const char *const values[] = {PQhost(pg), PQport(pg), PQuser(pg), PQdb(pg), "2", NULL};
+	if (PQpingParams(keys, values, 0) != PQPING_NO_RESPONSE)
+		return true;
+	cm_log(CM_WARN,
+	       "db: %s port %s answered nothing for %d ms, nor a new connection: "
+	       "dropping the connection",
+	       PQhost(pg), PQport(pg), PROBE_AFTER_MS);
+	return false;
+}
+
+/*
+ * Waits until C's next result can be read without blocking (1), or until
+ * WAKE_FD (-1: none) is readable (0). The connection lost or its server
+ * silent and not answering a probe: ST_SOFT_ERROR, with C broken.
+ */
+static int await_conn(st_conn *c, int wake_fd)
+{
+	for (;;) {
+		if (PQconsumeInput(c->pg) != 1)
+			break;
+		if (!PQisBusy(c->pg))
+			return 1;
+		struct pollfd fds[2] = {{PQsocket(c->pg), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+		nfds_t nfds = wake_fd >= 0 ? 2 : 1;
+		int rc = poll(fds, nfds, PROBE_AFTER_MS);
+		if ((rc < 0 && errno != EINTR) || (rc == 0 && !server_answers(c->pg)))
+			break;
+		if (nfds == 2 && (fds[1].revents & POLLIN))
+			return 0;
+	}
+	c->broken = true;
+	return ST_SOFT_ERROR;
+}
+
+/* What PQexec would answer to the command SENT (0: not sent) — its first
+ * error, else its last result — with the wait bounded by await_conn: NULL
+ * when the connection is lost. */
+static PGresult *result_of(st_conn *c, int sent)
+{
+	PGresult *keep = NULL;
+	while (sent && await_conn(c, -1) == 1) {
+		PGresult *res = PQgetResult(c->pg);
+		if (!res)
+			return keep;
+		if (keep && PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+			PQclear(res);
+		} else {
+			PQclear(keep);
+			keep = res;
+		}
+	}
+	PQclear(keep);
+	return NULL;
 }
 
 static void forget_prepared(st_conn *c)
@@ -328,7 +399,7 @@ static int fail(st_conn *c, const PGresult *res, const char *label)
 	char msg[512], detail[512];
 	const char *state =
 		res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	if (PQstatus(c->pg) != CONNECTION_OK) {
+	if (PQstatus(c->pg) != CONNECTION_OK || c->broken) {
 		cm_log(CM_WARN, "db: %s: connection lost: %s", label,
 		       chomp(msg, sizeof msg, PQerrorMessage(c->pg)));
 		return ST_SOFT_ERROR;
@@ -375,8 +446,8 @@ static int prepare(st_conn *c, const st_stmt *stmt)
 		c->prepared = p;
 		c->cap_prepared = cap;
 	}
-	PGresult *res = PQprepare(c->pg, stmt->name, stmt->sql, stmt->nparams,
-				  NULL);
+	PGresult *res =
+		result_of(c, PQsendPrepare(c->pg, stmt->name, stmt->sql, stmt->nparams, NULL));
 	int rc = 0;
 	if (!res || PQresultStatus(res) != PGRES_COMMAND_OK)
 		rc = fail(c, res, stmt->name);
@@ -457,8 +528,8 @@ int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params, size_t npar
 		return rc;
 	bound b;
 	bind(&b, params, nparams);
-	PGresult *res =
-		PQexecPrepared(c->pg, stmt->name, (int)nparams, b.values, b.lengths, b.formats, 0);
+	PGresult *res = result_of(c, PQsendQueryPrepared(c->pg, stmt->name, (int)nparams, b.values,
+							 b.lengths, b.formats, 0));
 	rc = collect(c, res, stmt->name, cb, cls);
 	PQclear(res);
 	return rc;
@@ -466,7 +537,7 @@ int st_exec(st_conn *c, const st_stmt *stmt, const st_param *params, size_t npar
 
 int st_exec_script(st_conn *c, const char *sql, const char *label)
 {
-	PGresult *res = PQexec(c->pg, sql);
+	PGresult *res = result_of(c, PQsendQuery(c->pg, sql));
 	int rc = collect(c, res, label, NULL, NULL);
 	PQclear(res);
 	return rc < 0 ? rc : 0;
@@ -479,7 +550,7 @@ int st_conn_begin(st_conn *c)
 
 int st_conn_commit(st_conn *c)
 {
-	PGresult *res = PQexec(c->pg, "COMMIT");
+	PGresult *res = result_of(c, PQsendQuery(c->pg, "COMMIT"));
 	int rc = collect(c, res, "COMMIT", NULL, NULL);
 	/* COMMIT of a transaction that had failed answers ROLLBACK. */
 	if (rc >= 0 && strcmp(PQcmdStatus(res), "COMMIT") != 0) {
@@ -492,9 +563,9 @@ int st_conn_commit(st_conn *c)
 
 void st_conn_rollback(st_conn *c)
 {
-	if (PQstatus(c->pg) != CONNECTION_OK)
+	if (PQstatus(c->pg) != CONNECTION_OK || c->broken)
 		return;
-	PQclear(PQexec(c->pg, "ROLLBACK"));
+	PQclear(result_of(c, PQsendQuery(c->pg, "ROLLBACK")));
 }
 
 /* BEGIN_SQL NULL: each statement commits on its own. */
@@ -649,9 +720,9 @@ int st_pipe_recv(st_pipe *p, st_row_cb cb, void *cls)
 	int rc = ST_HARD_ERROR, nulls = 0;
 	bool answered = false;
 	for (;;) {
-		PGresult *res = PQgetResult(p->c->pg);
+		PGresult *res = await_conn(p->c, -1) == 1 ? PQgetResult(p->c->pg) : NULL;
 		if (!res) {
-			if (++nulls < 2 && PQstatus(p->c->pg) == CONNECTION_OK)
+			if (++nulls < 2 && PQstatus(p->c->pg) == CONNECTION_OK && !p->c->broken)
 				continue;
 			p->lost = true;
 			return fail(p->c, NULL, p->stmt->name);
@@ -679,24 +750,14 @@ int st_pipe_wait(st_pipe *p, int wake_fd)
 {
 	if (NEVER(p->inflight == 0))
 		return ST_HARD_ERROR;
-	for (;;) {
-		if (p->lost)
-			return ST_SOFT_ERROR;
-		if (PQconsumeInput(p->c->pg) != 1) {
-			p->lost = true;
-			return fail(p->c, NULL, p->stmt->name);
-		}
-		if (!PQisBusy(p->c->pg))
-			return 1;
-		struct pollfd fds[2] = {{PQsocket(p->c->pg), POLLIN, 0}, {wake_fd, POLLIN, 0}};
-		nfds_t nfds = wake_fd >= 0 ? 2 : 1;
-		if (poll(fds, nfds, -1) < 0 && errno != EINTR) {
-			p->lost = true;
-			return fail(p->c, NULL, p->stmt->name);
-		}
-		if (nfds == 2 && (fds[1].revents & POLLIN))
-			return 0;
+	if (p->lost)
+		return ST_SOFT_ERROR;
+	int rc = await_conn(p->c, wake_fd);
+	if (rc < 0) {
+		p->lost = true;
+		return fail(p->c, NULL, p->stmt->name);
 	}
+	return rc;
 }
 
 static int ping_tx(st_conn *c, void *cls)
@@ -804,6 +865,10 @@ int st_row_bytes(const st_row *row, int col, uint8_t *out, size_t len)
 
 struct st_listener {
 	PGconn *pg;
+	/* When the server last answered, and whether it has been asked to
+	 * since (a LISTEN connection is quiet: see st_listener_wait). */
+	int64_t heard_ms;
+	bool asked;
 };
 
 void st_listener_close(st_listener *l)
@@ -830,6 +895,7 @@ st_listener *st_listener_open(const char *channel)
 	PGresult *res = id ? PQexec(l->pg, sql) : NULL;
 	bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
 	PQclear(res);
+	l->heard_ms = now_ms();
 	if (ok)
 		return l;
 fail:
@@ -843,13 +909,41 @@ static int drain(st_listener *l)
 {
 	if (PQconsumeInput(l->pg) != 1)
 		return -1;
+	while (l->asked && !PQisBusy(l->pg)) {
+		PGresult *res = PQgetResult(l->pg);
+		if (!res) {
+			l->asked = false;
+			l->heard_ms = now_ms();
+		}
+		PQclear(res);
+	}
 	int got = 0;
 	PGnotify *n;
 	while ((n = PQnotifies(l->pg)) != NULL) {
 		got = 1;
+		l->heard_ms = now_ms();
 		PQfreemem(n);
 	}
 	return got;
+}
+
+/* Silent for PROBE_AFTER_MS, the server is asked a question; silent as
+ * long again, it is gone without having closed the socket (its machine
+ * hung or left the network): ST_SOFT_ERROR, so the caller reconnects. */
+static int probe(st_listener *l)
+{
+	if (now_ms() - l->heard_ms < PROBE_AFTER_MS)
+		return 0;
+	if (l->asked) {
+		cm_log(CM_WARN, "db: %s port %s answered nothing for %d ms: listening elsewhere",
+		       PQhost(l->pg), PQport(l->pg), PROBE_AFTER_MS);
+		return ST_SOFT_ERROR;
+	}
+	if (PQsendQuery(l->pg, "SELECT 1") != 1)
+		return ST_SOFT_ERROR;
+	l->asked = true;
+	l->heard_ms = now_ms();
+	return 0;
 }
 
 int st_listener_wait(st_listener *l, int timeout_ms)
@@ -864,7 +958,7 @@ int st_listener_wait(st_listener *l, int timeout_ms)
 	if (rc < 0)
 		return errno == EINTR ? 0 : ST_SOFT_ERROR;
 	if (rc == 0)
-		return 0;
+		return probe(l);
 	got = drain(l);
 	return got < 0 ? ST_SOFT_ERROR : got;
 }

@@ -97,7 +97,8 @@ int st_pipe_wait(st_pipe *p, int wake_fd);
  * application_name is "stallscope-listener"): NULL when the database
  * cannot be reached. st_listener_wait waits up to TIMEOUT_MS: 1 when
  * notifications came (all read), 0 when none did, a negative st_status
- * when the connection is lost (close it, open another). Notifications sent
+ * when the connection is lost or its server stopped answering (close it,
+ * open another). Notifications sent
  * while no connection listened are lost: what they announce must be
  * readable from the database too. st_listener_close frees L (NULL: no-op).
  */

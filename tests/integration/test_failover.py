@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PSQL, _new_server, create_app, psql, stallscope
+from conftest import PSQL, _new_server, assert_storage_consistent, create_app, psql, stallscope
 from ingest_util import allow_everyone, fresh_id
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -377,6 +377,8 @@ def test_primary_lost_under_ingest(formation, tmp_root, how):
                                    " WHERE application_name = 'stallscope-listener'") == "1",
                  "the listener on the new primary", 15, lambda: server.log()[-3000:])
         assert server.request("GET", "/healthz").status == 200
+        # What the promoted node holds agrees with itself (SPEC §12).
+        assert_storage_consistent(check_url)
     finally:
         clients.stop.set()
         assert server.stop() == 0, server.log()[-3000:]

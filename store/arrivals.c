@@ -74,6 +74,28 @@ int st_arrival_done(st_conn *c, int64_t id)
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(id));
 }
 
+struct path_each {
+	st_path_cb cb;
+	void *cls;
+};
+
+static int read_path(void *cls, const st_row *row)
+{
+	struct path_each *e = cls;
+	return e->cb(e->cls, st_row_text(row, 0));
+}
+
+int st_arrival_symcaches(st_conn *c, const st_arrival *a, st_path_cb cb, void *cls)
+{
+	static const st_stmt q = {
+		"arrival_symcaches",
+		"SELECT symcache_path FROM debug_files WHERE app_id = $1 AND uuid = $2::uuid"
+		" UNION ALL SELECT symcache_path FROM system_symbols WHERE uuid = $2::uuid",
+		2};
+	struct path_each e = {cb, cls};
+	return ST_EXEC(c, &q, read_path, &e, ST_INT64(a->app_id), ST_TEXT(a->uuid));
+}
+
 struct cand_each {
 	st_candidate_cb cb;
 	void *cls;

@@ -207,11 +207,7 @@ int st_plan_per_call(st_conn *c)
 
 int64_t st_group_deltas_fold(st_conn *c, int64_t app_id)
 {
-	static const st_stmt q = {"group_deltas_fold",
-				  "SELECT coalesce(sum(fold_group_deltas(a.app_id)), 0) FROM"
-				  " (SELECT DISTINCT app_id FROM group_deltas WHERE $1::bigint = 0"
-				  "  UNION ALL SELECT $1 WHERE $1::bigint <> 0) a",
-				  1};
+	static const st_stmt q = {"group_deltas_fold", "SELECT fold_group_deltas($1)", 1};
 	int64_t folded = 0;
 	int rc = ST_EXEC(c, &q, st_read_int64, &folded, ST_INT64(app_id));
 	return rc < 0 ? rc : folded;

@@ -30,7 +30,7 @@ typedef enum st_group_sort {
 	ST_SORT_STALL_MS, /* summed durations (SPEC §10.1) */
 } st_group_sort;
 
-/* Counts the waiting deltas of APP_ID (APP_ID 0: of every app) into the
+/* Counts the waiting deltas of APP_ID into the
  * day, dimension and facet rows (schema/026: fold_group_deltas), in one
  * statement: the readers of those rows call it first. Returns how many
  * reports it counted, or a negative st_status. */

@@ -97,17 +97,21 @@ static int read_fold_work(void *cls, const st_row *row)
 	return 0;
 }
 
-int st_lease_fold_work(st_lease_session *s, int64_t *apps, size_t cap, int64_t *n_apps)
+int st_lease_fold_work(st_lease_session *s, int64_t after, int64_t *apps, size_t cap,
+		       int64_t *n_apps)
 {
-	/* group_deltas holds the last seconds of reports: its primary key
-	 * (app, report) answers the distinct apps at once. */
+	/* One probe of group_deltas' primary key (app, report) per app: the
+	 * few apps there are, not the deltas waiting (many after an outage;
+	 * PostgreSQL 15 cannot skip through an index for DISTINCT). */
 	static const st_stmt q = {
 		"lease_fold_work",
 		"SELECT (SELECT count(*) FROM apps),"
-		" array(SELECT DISTINCT app_id FROM group_deltas ORDER BY 1 LIMIT $1)",
-		1};
+		" array(SELECT a.id FROM apps a"
+		" WHERE EXISTS (SELECT 1 FROM group_deltas d WHERE d.app_id = a.id)"
+		" ORDER BY a.id <= $2, a.id LIMIT $1)",
+		2};
 	fold_work w = {apps, cap, 0, n_apps};
-	int rc = ST_EXEC(s->conn, &q, read_fold_work, &w, ST_INT64((int64_t)cap));
+	int rc = ST_EXEC(s->conn, &q, read_fold_work, &w, ST_INT64((int64_t)cap), ST_INT64(after));
 	return rc < 0 ? rc : w.n;
 }
 

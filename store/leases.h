@@ -43,10 +43,12 @@ int st_lease_release(st_lease_session *s, st_lease_job job, int64_t key);
  * *OUT: 0, or a negative st_status. */
 int st_lease_servers(st_lease_session *s, int64_t *out);
 
-/* The apps with deltas waiting to be folded (at most CAP, into APPS) and
- * the number of apps there are: how many apps were written, or a
- * negative st_status. */
-int st_lease_fold_work(st_lease_session *s, int64_t *apps, size_t cap, int64_t *n_apps);
+/* The apps with deltas waiting to be folded (at most CAP, into APPS, in
+ * id order from the first after AFTER, then from the lowest) and the
+ * number of apps there are: how many apps were written, or a negative
+ * st_status. */
+int st_lease_fold_work(st_lease_session *s, int64_t after, int64_t *apps, size_t cap,
+		       int64_t *n_apps);
 
 void st_lease_close(st_lease_session *s);
 

@@ -244,6 +244,13 @@ int st_arrival_renew(st_conn *c, int64_t id, int64_t lease_s);
 /* Arrival ID is handled: its reports moved. */
 int st_arrival_done(st_conn *c, int64_t id);
 
+typedef int (*st_path_cb)(void *cls, const char *path);
+
+/* The symcaches (paths relative to the data dir) stored for A's UUID: the
+ * app's debug files and the system symbol files. How many, each given to
+ * CB, or a negative st_status. */
+int st_arrival_symcaches(st_conn *c, const st_arrival *a, st_path_cb cb, void *cls);
+
 /* A report that may have something to reprocess: it waits for UUID. */
 typedef struct st_candidate {
 	int64_t report, app_id;

@@ -68,7 +68,7 @@ static const struct var {
 	 "upload to this server wakes it at once)"},
 	{"STALLSCOPE_FOLD_INTERVAL", V_UINT, FIELD(fold_interval), "1", 1, 3600,
 	 "seconds between two counts of ingest's deltas into the groups' counters "
-	 "and the day rows (a read of them counts its app's first)"},
+	 "and the day rows (a read of them on the primary counts its app's first)"},
 	{"STALLSCOPE_METRICS_ALLOW", V_NETMASKS, FIELD(metrics_allow), "127.0.0.1/32,::1/128", 0, 0,
 	 "comma-separated CIDR ranges whose clients may read /metrics "
 	 "(0.0.0.0/0,::/0 for everyone)"},

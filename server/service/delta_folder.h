@@ -18,10 +18,6 @@
 #include "server/service/config.h"
 #include "store/store.h"
 
-/* Folds APP_ID's waiting deltas (0: every app's) in a transaction of its
- * own. Returns 0, or a negative st_status. */
-int srv_deltas_fold(int64_t app_id);
-
 /* A reader of what the fold counts: folds APP_ID's deltas, then runs CB
  * as st_run_tx(NAME, CB, CLS) and returns what that returns (or the
  * fold's negative st_status, CB not run). */

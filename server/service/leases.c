@@ -1,6 +1,8 @@
 /* leases.c — see leases.h. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -20,6 +22,29 @@ static struct {
 	size_t n, cap;
 } leases = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* The counts /metrics shows, kept outside the lock: a scrape must not
+ * wait for a lease query stuck on an unreachable database. */
+static atomic_size_t held_count[ST_LEASE_COORDINATOR + 1];
+
+/* A failure to open the session is logged at most this often. */
+#define LOG_EVERY_S 60
+static time_t last_open_failure_log;
+
+static size_t count_held(st_lease_job job)
+{
+	size_t count = 0;
+	for (size_t i = 0; i < leases.n; i++)
+		count += leases.held[i].job == job;
+	return count;
+}
+
+/* Under the lock, after every change of the leases held. */
+static void publish_counts(void)
+{
+	atomic_store(&held_count[ST_LEASE_FOLD], count_held(ST_LEASE_FOLD));
+	atomic_store(&held_count[ST_LEASE_COORDINATOR], count_held(ST_LEASE_COORDINATOR));
+}
+
 int srv_leases_start(const char *conninfo)
 {
 	pthread_mutex_lock(&leases.lock);
@@ -38,6 +63,7 @@ static void lose_session(void)
 	st_lease_close(leases.session);
 	leases.session = NULL;
 	leases.n = 0;
+	publish_counts();
 }
 
 /* Under the lock: the session, opened when there is none. */
@@ -46,8 +72,15 @@ static st_lease_session *session(void)
 	if (!leases.session && leases.conninfo) {
 		char err[512];
 		leases.session = st_lease_open(leases.conninfo, err, sizeof err);
+		time_t now = time(NULL);
 		if (leases.session)
 			cm_log(CM_INFO, "leases: session open");
+		else if (now - last_open_failure_log >= LOG_EVERY_S) {
+			/* Without it this server does no background work. */
+			last_open_failure_log = now;
+			cm_log(CM_WARN, "leases: cannot open the session (%s); the other servers "
+					"do the background work", err);
+		}
 	}
 	return leases.session;
 }
@@ -60,6 +93,7 @@ void srv_leases_stop(void)
 	free(leases.held);
 	leases.held = NULL;
 	leases.n = leases.cap = 0;
+	publish_counts();
 	free(leases.conninfo);
 	leases.conninfo = NULL;
 	pthread_mutex_unlock(&leases.lock);
@@ -100,6 +134,7 @@ bool srv_lease_take(st_lease_job job, int64_t key)
 		 * never be. */
 		else if (rc == 1 && !(ours = remember(job, key)))
 			st_lease_release(s, job, key);
+		publish_counts();
 	}
 	pthread_mutex_unlock(&leases.lock);
 	return ours;
@@ -111,14 +146,6 @@ static bool is_busy(int64_t key, const int64_t *busy, size_t n)
 		if (busy[i] == key)
 			return true;
 	return false;
-}
-
-static size_t count_held(st_lease_job job)
-{
-	size_t count = 0;
-	for (size_t i = 0; i < leases.n; i++)
-		count += leases.held[i].job == job;
-	return count;
 }
 
 /* Under the lock: gives back one lease of JOB, an idle one when
@@ -143,6 +170,7 @@ void srv_lease_trim(st_lease_job job, int64_t share, const int64_t *busy, size_t
 	while (leases.session && (int64_t)count_held(job) > share)
 		if (!give_back_one(job, true, busy, n))
 			give_back_one(job, false, busy, n);
+	publish_counts();
 	pthread_mutex_unlock(&leases.lock);
 }
 
@@ -157,11 +185,11 @@ int64_t srv_lease_servers(void)
 	return n > 0 ? n : 1;
 }
 
-int srv_lease_fold_work(int64_t *apps, size_t cap, int64_t *n_apps)
+int srv_lease_fold_work(int64_t after, int64_t *apps, size_t cap, int64_t *n_apps)
 {
 	pthread_mutex_lock(&leases.lock);
 	st_lease_session *s = session();
-	int rc = s ? st_lease_fold_work(s, apps, cap, n_apps) : ST_SOFT_ERROR;
+	int rc = s ? st_lease_fold_work(s, after, apps, cap, n_apps) : ST_SOFT_ERROR;
 	if (s && rc < 0)
 		lose_session();
 	pthread_mutex_unlock(&leases.lock);
@@ -170,8 +198,5 @@ int srv_lease_fold_work(int64_t *apps, size_t cap, int64_t *n_apps)
 
 size_t srv_leases_held(st_lease_job job)
 {
-	pthread_mutex_lock(&leases.lock);
-	size_t n = count_held(job);
-	pthread_mutex_unlock(&leases.lock);
-	return n;
+	return atomic_load(&held_count[job]);
 }

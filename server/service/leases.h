@@ -34,9 +34,10 @@ int64_t srv_lease_servers(void);
 
 /* store/leases.h's st_lease_fold_work on the session: how many apps, or
  * a negative st_status. */
-int srv_lease_fold_work(int64_t *apps, size_t cap, int64_t *n_apps);
+int srv_lease_fold_work(int64_t after, int64_t *apps, size_t cap, int64_t *n_apps);
 
-/* How many leases of JOB this server holds (for /metrics). */
+/* How many leases of JOB this server holds (for /metrics: never waits
+ * for the database). */
 size_t srv_leases_held(st_lease_job job);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "ingest/parse.h"
@@ -23,8 +24,9 @@
  * one image: every look reads all of them (store/reports.h), so they are
  * many. */
 #define BATCH 4096
-/* Arrivals claimed per look. */
-#define ARRIVALS 32
+/* Arrivals claimed per look: one, so none waits out its claim while
+ * another's reports move (a claim is renewed only while its own move). */
+#define ARRIVALS 1
 /* Seconds an arrival stays ours, renewed at every look at its reports:
  * another server takes it when ours died. */
 #define ARRIVAL_LEASE_S 60
@@ -427,11 +429,58 @@ static int next_day_cb(st_conn *c, void *cls)
 	return st_arrival_next_day(c, d->arrival, &d->at.app_id, d->at.day);
 }
 
+typedef struct readable {
+	const char *data_dir;
+	bool any; /* a symcache of the UUID can be read here */
+} readable;
+
+static int check_readable(void *cls, const char *path)
+{
+	readable *r = cls;
+	char full[4096];
+	if (path && (size_t)snprintf(full, sizeof full, "%s/%s", r->data_dir, path) < sizeof full &&
+	    access(full, R_OK) == 0)
+		r->any = true;
+	return 0;
+}
+
+typedef struct symcaches_tx {
+	const st_arrival *arrival;
+	readable r;
+} symcaches_tx;
+
+static int symcaches_cb(st_conn *c, void *cls)
+{
+	symcaches_tx *t = cls;
+	return st_arrival_symcaches(c, t->arrival, check_readable, &t->r);
+}
+
+/* Whether this server can read a file stored for A's UUID (or none is
+ * stored: its reports have nothing to wait for): 1, 0, or a negative
+ * st_status. A server whose data dir is not the others' (SPEC §12: one
+ * data dir, shared) must leave the arrival to a server that has the
+ * file, or its reports would move still waiting and the arrival be
+ * gone. */
+static int readable_here(const st_arrival *a)
+{
+	symcaches_tx t = {a, {cfg->data_dir, false}};
+	int rc = st_run_tx("reprocess_arrival_files", symcaches_cb, &t);
+	if (rc > 0 && !t.r.any)
+		cm_log(CM_WARN, "reprocessing: no debug file of %s in this server's data dir %s "
+				"(is it shared with the other servers?); left to them",
+		       a->uuid, cfg->data_dir);
+	return rc < 0 ? rc : rc == 0 || t.r.any;
+}
+
 /* The reports waiting for A's UUID, day by day in batches: 1 all moved,
  * 0 some were held by another transaction or a stop was asked (look again
- * later), or a negative st_status. */
+ * later), 2 its file cannot be read here (leave it to another server), or
+ * a negative st_status. */
 static int follow_arrival(const st_arrival *a, int64_t *done)
 {
+	int here = readable_here(a);
+	if (here <= 0)
+		return here < 0 ? here : 2;
 	arrival_days d = {.arrival = a, .at = {.day = "-infinity"}};
 	memcpy(d.at.uuid, a->uuid, sizeof d.at.uuid);
 	bool busy = false;
@@ -474,9 +523,10 @@ static int follow_arrivals(int64_t *done, bool *again)
 		int moved = srv_background_stopping(&bg) ? 0 : follow_arrival(&l.v[i], done);
 		if (moved < 0)
 			return moved;
-		/* A stop gives the rest back at once, to whoever looks next. */
-		arrival_mark m = {l.v[i].id, srv_background_stopping(&bg) ? 0 : ARRIVAL_RETRY_S,
-				  moved == 1};
+		/* A stop, or a file this server cannot read, gives it back at
+		 * once, to whoever looks next. */
+		bool now = srv_background_stopping(&bg) || moved == 2;
+		arrival_mark m = {l.v[i].id, now ? 0 : ARRIVAL_RETRY_S, moved == 1};
 		*again = *again || moved == 0;
 		rc = st_run_tx("reprocess_arrival_mark", mark_cb, &m);
 	}

@@ -18,7 +18,8 @@
 #   5. Per run, bench/load/report.py: per route class, requests, p50/p99
 #      (nginx's $request_time), statuses, which instance served them;
 #      wrk's totals; each server's VmRSS after the warm-up and after the
-#      run. Then the runs side by side.
+#      run, each taken once nginx has closed its connections to the
+#      servers (settle, below). Then the runs side by side.
 # Exits 1 when a run saw an unexpected 5xx or a server's RSS after a run is
 # more than 20% above its RSS after the warm-up. STALLSCOPE_BIN= or BASE=
 # measures another build (bench/lib.sh). Not part of `make test`.
@@ -76,7 +77,8 @@ server_pid=
 front=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 mapfile -d '' nginx_cmd < <("$PYTHON" bench/load/nginx.py "$work/nginx" "$front" "$port_1" "$port_2")
 "${nginx_cmd[@]}" &
-pids+=($!)
+nginx_pid=$!
+pids+=("$nginx_pid")
 base=http://127.0.0.1:$front
 for _ in $(seq 100); do
 	curl -sf "$base/healthz" >/dev/null && break
@@ -100,6 +102,32 @@ load() { # RUN SECONDS OUT
 		-s bench/load/mixed.lua "$base" >"$3"
 }
 rss() { sed -n 's/^VmRSS:\s*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
+threads() { sed -n 's/^Threads:\s*//p' "/proc/$1/status"; }
+# The servers without connections, so that RSS is compared between like
+# states: each connection from nginx has a thread (and its stack) in the
+# server, and how many nginx keeps open after a run varies. A reload makes
+# nginx's old workers close their idle upstream connections; then wait
+# until the servers' thread counts stop falling.
+settle() {
+	local p before after
+	kill -HUP "$nginx_pid"
+	sleep 1
+	for _ in $(seq 40); do
+		before=$(for p in "${servers[@]}"; do threads "$p"; done)
+		sleep 0.5
+		after=$(for p in "${servers[@]}"; do threads "$p"; done)
+		[ "$before" = "$after" ] && break
+	done
+}
+# What the RSS is made of (heap and stacks, mapped files) and the threads
+# (one per open connection from nginx), to read a growth by.
+memory() {
+	local p
+	for p in "${servers[@]}"; do
+		echo "# pid $p $1: $(grep -E '^(VmRSS|RssAnon|RssFile|Threads):' "/proc/$p/status" |
+			tr -s ' \t\n' ' ')"
+	done
+}
 
 : >"$work/groups"
 echo "warming up ($WARMUP s)…"
@@ -107,14 +135,18 @@ load 0 "$WARMUP" "$work/wrk-warmup"
 curl -sf -H "Authorization: Bearer $admin_token" "$base/api/v1/apps/com.bench.load/groups?limit=100" |
 	python3 -c 'import json, sys; print("\n".join(g["key"] for g in json.load(sys.stdin)["groups"]))' \
 		>"$work/groups"
+settle
 declare -A warm
 for p in "${servers[@]}"; do warm[$p]=$(rss "$p"); done
+memory "after warm-up"
 
 for r in $(seq "$RUNS"); do
 	offset=$(stat -c %s "$work/nginx/logs/access.log")
 	load "$r" "$SECONDS_RUN" "$work/wrk-$r"
+	settle
 	args=()
 	for p in "${servers[@]}"; do args+=("$p=${warm[$p]}:$(rss "$p")"); done
+	memory "after run $r"
 	"$PYTHON" bench/load/report.py run "$r" "$work/nginx/logs/access.log" "$offset" \
 		"$work/wrk-$r" "$work/results" "${args[@]}"
 done

@@ -20,8 +20,9 @@
 #      wrk's totals; each server's VmRSS after the warm-up and after the
 #      run, each taken once nginx has closed its connections to the
 #      servers (settle, below). Then the runs side by side.
-# Exits 1 when a run saw an unexpected 5xx or a server's RSS after a run is
-# more than 20% above its RSS after the warm-up. STALLSCOPE_BIN= or BASE=
+# Exits 1 when a run saw an unexpected 5xx, a server's RSS after a run is
+# more than 20% above its RSS after the warm-up, or `stallscope check`
+# then finds counts that disagree. STALLSCOPE_BIN= or BASE=
 # measures another build (bench/lib.sh). Not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -151,4 +152,12 @@ for r in $(seq "$RUNS"); do
 		"$work/wrk-$r" "$work/results" "${args[@]}"
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PYTHON" bench/load/report.py summary "$work/results"
+status=0
+"$PYTHON" bench/load/report.py summary "$work/results" || status=1
+# The counters the load left agree with its reports (SPEC §12).
+if ! (cd "$root" && "$bin" check) >"$work/check.out" 2>&1; then
+	status=1
+	echo "FAILED: stallscope check"
+fi
+echo "stallscope check: $(tail -1 "$work/check.out")"
+exit $status

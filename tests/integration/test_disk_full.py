@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import create_app, fixture_of, fixture_path
+from conftest import assert_storage_consistent, create_app, fixture_of, fixture_path
 from ingest_util import Image, allow_everyone, native, post
 
 TMPFS_BYTES = 1 << 20
@@ -126,3 +126,4 @@ def test_disk_full_during_upload(full_server, manifest, tmp_path):
         {(image.uuid, image.arch)}
     r = post(server, app, "/api/v1/ingest", native(secrets.token_hex(8), image, stack))
     assert r.status == 202, r
+    assert_storage_consistent(server.db_url, app["app"])

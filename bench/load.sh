@@ -104,6 +104,7 @@ load() { # RUN SECONDS OUT
 }
 rss() { sed -n 's/^VmRSS:\s*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 threads() { sed -n 's/^Threads:\s*//p' "/proc/$1/status"; }
+stored() { scripts/pg.sh psql "$work/pg" bench -Atc 'SELECT count(*) FROM stallscope.reports'; }
 # The servers without connections, so that RSS is compared between like
 # states: each connection from nginx has a thread (and its stack) in the
 # server, and how many nginx keeps open after a run varies. A reload makes
@@ -143,8 +144,10 @@ memory "after warm-up"
 
 for r in $(seq "$RUNS"); do
 	offset=$(stat -c %s "$work/nginx/logs/access.log")
+	before=$(stored)
 	load "$r" "$SECONDS_RUN" "$work/wrk-$r"
 	settle
+	echo "# reports stored by run $r: $(($(stored) - before))"
 	args=()
 	for p in "${servers[@]}"; do args+=("$p=${warm[$p]}:$(rss "$p")"); done
 	memory "after run $r"

@@ -22,6 +22,7 @@ values between them as stored blocks and adds the CRC: a real gzip body
 per request without compressing in Lua.
 """
 import gzip
+import itertools
 import json
 import os
 import random
@@ -161,7 +162,6 @@ def fill(parts, counter):
 
 def check(base, kinds, key):
     """Sends every variant once (with fresh values); exits on a refusal."""
-    import itertools
     counter = itertools.count(random.randrange(1 << 40))
     for (name, route, _, gz, user_header), variants in kinds:
         for parts in variants:

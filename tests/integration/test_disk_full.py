@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_storage_consistent, create_app, fixture_of, fixture_path
-from ingest_util import Image, allow_everyone, native, post
+from ingest_util import Image, allow_everyone, native, post, report
 
 TMPFS_BYTES = 1 << 20
 # Mounts the tmpfs where the server will look, then becomes the server.
@@ -126,4 +126,6 @@ def test_disk_full_during_upload(full_server, manifest, tmp_path):
         {(image.uuid, image.arch)}
     r = post(server, app, "/api/v1/ingest", native(secrets.token_hex(8), image, stack))
     assert r.status == 202, r
+    frames = report(server, app, r.json["accepted"][0]["id"])["threads"][0]["frames"]
+    assert frames and all(f["status"] == "symbolicated" for f in frames), frames
     assert_storage_consistent(server.db_url, app["app"])

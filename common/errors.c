@@ -1,6 +1,8 @@
 /* errors.c — the table behind errors.h, expanded from errors.def. */
 #include "common/errors.h"
 
+#include <errno.h>
+
 static const struct {
 	const char *code;
 	unsigned status;
@@ -24,4 +26,9 @@ unsigned cm_err_status(cm_err e)
 const char *cm_err_message(cm_err e)
 {
 	return (unsigned)e < ERR__COUNT ? err_table[e].message : "internal error";
+}
+
+cm_err cm_err_storage(int errnum)
+{
+	return errnum == ENOSPC || errnum == EDQUOT ? ERR_INSUFFICIENT_STORAGE : ERR_STORAGE;
 }

@@ -16,5 +16,9 @@ typedef enum cm_err {
 const char *cm_err_code(cm_err e);
 unsigned cm_err_status(cm_err e);
 const char *cm_err_message(cm_err e);
+/* ERRNUM of a failed write to the data dir as a client sees it: a full
+ * disk (or quota) is 507, which the client may retry once space is freed;
+ * anything else is ERR_STORAGE. */
+cm_err cm_err_storage(int errnum);
 
 #endif

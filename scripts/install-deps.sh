@@ -10,7 +10,7 @@ run_pkgs=(build-essential pkg-config libdwarf-dev libelf-dev zlib1g-dev
 	libc++abi-14-dev libsodium-dev libcurl4-openssl-dev postgresql postgresql-contrib
 	postgresql-15-hll curl zip)
 test_pkgs=(clang lld llvm llvm-19 libclang-rt-14-dev libcmocka-dev python3
-	python3-pytest python3-yaml valgrind chromium nginx postgresql-15-auto-failover)
+	python3-pytest python3-yaml valgrind chromium nginx postgresql-15-auto-failover wrk)
 
 want=("${run_pkgs[@]}")
 if [ "${1:-}" = "--test" ]; then

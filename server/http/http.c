@@ -420,8 +420,14 @@ static enum MHD_Result body_chunk(srv_request *req, const char *data,
 	case SRV_BODY_NONE:
 		break;
 	case SRV_BODY_FILE:
-		if (write_all(req->fd, data, n) < 0)
+		if (write_all(req->fd, data, n) < 0) {
 			req->write_errno = errno;
+			/* A full disk is freed now, not when the client is
+			 * done sending: other uploads and symcaches need it. */
+			if (ftruncate(req->fd, 0) < 0)
+				cm_log(CM_ERROR, "%s: truncating the upload: %s", req->id,
+				       strerror(errno));
+		}
 		break;
 	case SRV_BODY_MEMORY:
 	case SRV_BODY_JSON:
@@ -453,9 +459,8 @@ static enum MHD_Result finish_body(srv_request *req)
 				       "body exceeds the limit of %" PRIu64
 				       " bytes", req->limit);
 	if (req->write_errno)
-		return srv_reply_error(conn, ERR_STORAGE,
-				       "cannot store the upload: %s",
-				       strerror(req->write_errno));
+		return srv_reply_error(conn, cm_err_storage(req->write_errno),
+				       "cannot store the upload: %s", strerror(req->write_errno));
 	if (req->match.route->body == SRV_BODY_JSON) {
 		if (req->mem_len == 0)
 			return srv_reply_error(conn, ERR_EMPTY_BODY, NULL);

@@ -154,7 +154,7 @@ static enum MHD_Result reply_error_v(struct MHD_Connection *conn,
 	       cm_err_code(code), logged);
 	/* What broke on our side names our files and errno: the log keeps
 	 * it under the request id the client has, the client gets the code. */
-	bool ours = code == ERR_INTERNAL || code == ERR_STORAGE;
+	bool ours = code == ERR_INTERNAL || code == ERR_STORAGE || code == ERR_INSUFFICIENT_STORAGE;
 	return reply_json_header(conn, status,
 				 error_body(code, ours ? cm_err_message(code) : message), header,
 				 value);

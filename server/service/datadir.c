@@ -326,6 +326,7 @@ int srv_datadir_copy(int src_fd, uint64_t offset, uint64_t len,
 	    snprintf(tmp, sizeof tmp, "%.*s/.tmp-XXXXXX", (int)(slash - dest),
 		     dest) >= (int)sizeof tmp) {
 		snprintf(err, errlen, "path too long: %s", dest);
+		errno = ENAMETOOLONG;
 		return -1;
 	}
 	if (srv_datadir_mkparents(dest) < 0) {
@@ -347,9 +348,10 @@ int srv_datadir_copy(int src_fd, uint64_t offset, uint64_t len,
 	if (rc == 0)
 		rc = rename(tmp, dest);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot write %s: %s", dest,
-			 strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "cannot write %s: %s", dest, strerror(e));
 		unlink(tmp);
+		errno = e; /* the caller tells a full disk from other faults */
 		return -1;
 	}
 	fsync_dir(dest);

@@ -47,7 +47,8 @@ void srv_datadir_upload_remove(const char *path);
 
 /*
  * Copies LEN bytes at OFFSET of SRC_FD into DEST atomically (see above),
- * creating DEST's directories. Returns 0, or -1 with a reason in ERR.
+ * creating DEST's directories. Returns 0, or -1 with a reason in ERR and
+ * errno set.
  */
 int srv_datadir_copy(int src_fd, uint64_t offset, uint64_t len,
 		     const char *dest, char *err, size_t errlen);

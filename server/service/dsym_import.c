@@ -369,8 +369,9 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	snprintf(path, sizeof path, "%s/%s", job->cfg->data_dir,
 		 f->symcache_path);
 	if (srv_datadir_mkparents(path) < 0) {
-		fail(job, ERR_STORAGE, "cannot create the directory of %s: %s",
-		     path, strerror(errno));
+		int e = errno;
+		fail(job, cm_err_storage(e), "cannot create the directory of %s: %s", path,
+		     strerror(e));
 		return -1;
 	}
 	/* Set before writing: a failure below may leave a file to remove. */
@@ -380,9 +381,12 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	sym_cache_stats stats = {0};
 	sym_error err = {{0}};
 	int rc = sym_cache_write(obj, s->index, path, 0600, &stats, &err);
+	/* The failed call's errno: what ran after it (close, unlink of its
+	 * temp file) succeeded and left errno alone. */
+	int e = errno;
 	srv_metrics_symcache_build(rc == SYM_OK, since(&t0));
 	if (rc != SYM_OK) {
-		fail(job, rc == SYM_ERR_IO ? ERR_STORAGE : ERR_BAD_DEBUG_FILE,
+		fail(job, rc == SYM_ERR_IO ? cm_err_storage(e) : ERR_BAD_DEBUG_FILE,
 		     "%s (%s %s): %s", c->name, s->uuid, s->arch, err.msg);
 		return -1;
 	}
@@ -395,7 +399,7 @@ static int build_slice(import *im, slice *s, const sym_object *obj, int src_fd)
 	char msg[256];
 	if (srv_datadir_copy(src_fd, s->info.offset, s->info.size, path, msg,
 			     sizeof msg) < 0) {
-		fail(job, ERR_STORAGE, "%s", msg);
+		fail(job, cm_err_storage(errno), "%s", msg);
 		return -1;
 	}
 	return 0;

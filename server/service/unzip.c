@@ -148,9 +148,9 @@ static cm_err extract(unzip_ctx *x, const char *entry_path, const char *path,
 	*out_kept = false;
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		snprintf(x->msg, x->msglen, "cannot create %s: %s", path,
-			 strerror(errno));
-		return ERR_STORAGE;
+		int e = errno;
+		snprintf(x->msg, x->msglen, "cannot create %s: %s", path, strerror(e));
+		return cm_err_storage(e);
 	}
 	cm_err rc = ERR_NONE;
 	bool first = true;
@@ -184,16 +184,16 @@ static cm_err extract(unzip_ctx *x, const char *entry_path, const char *path,
 		}
 		x->total += size;
 		if (write_all(fd, buf, size) < 0) {
-			snprintf(x->msg, x->msglen, "cannot write %s: %s", path,
-				 strerror(errno));
-			rc = ERR_STORAGE;
+			int e = errno;
+			snprintf(x->msg, x->msglen, "cannot write %s: %s", path, strerror(e));
+			rc = cm_err_storage(e);
 			break;
 		}
 	}
 	if (close(fd) < 0 && rc == ERR_NONE) {
-		snprintf(x->msg, x->msglen, "cannot write %s: %s", path,
-			 strerror(errno));
-		rc = ERR_STORAGE;
+		int e = errno;
+		snprintf(x->msg, x->msglen, "cannot write %s: %s", path, strerror(e));
+		rc = cm_err_storage(e);
 	}
 	if (rc != ERR_NONE || (sniff && first)) {
 		unlink(path);
@@ -267,10 +267,14 @@ cm_err srv_unzip(const char *zip_path, const char *dest,
 {
 	out->files = NULL;
 	out->n = 0;
-	if (strlen(dest) + 16 > PATH_MAX || mkdir(dest, 0700) < 0) {
-		snprintf(msg, msglen, "cannot create %s: %s", dest,
-			 strerror(errno));
+	if (strlen(dest) + 16 > PATH_MAX) {
+		snprintf(msg, msglen, "cannot create %s: %s", dest, strerror(ENAMETOOLONG));
 		return ERR_STORAGE;
+	}
+	if (mkdir(dest, 0700) < 0) {
+		int e = errno;
+		snprintf(msg, msglen, "cannot create %s: %s", dest, strerror(e));
+		return cm_err_storage(e);
 	}
 	unzip_ctx x = {archive_read_new(), lim, 0, msg, msglen};
 	if (!x.a) {

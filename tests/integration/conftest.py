@@ -159,6 +159,10 @@ class Reply:
 class Server:
     """One `stallscope serve` process on a free loopback port."""
 
+    # A command the server runs under (its arguments follow), e.g. one that
+    # mounts something in a namespace of its own first.
+    wrapper = ()
+
     def __init__(self, db_url, data_dir, log_path, env=None):
         self.db_url = db_url
         self.data_dir = Path(data_dir)
@@ -183,7 +187,7 @@ class Server:
     def start(self, expect_db=True):
         self.port = self.port or free_port()
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([str(BIN), "serve"], env=self.env(),
+        self.proc = subprocess.Popen([*self.wrapper, str(BIN), "serve"], env=self.env(),
                                      stdout=log, stderr=subprocess.STDOUT)
         log.close()
         deadline = time.monotonic() + STARTUP_SECONDS

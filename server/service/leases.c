@@ -78,8 +78,10 @@ static st_lease_session *session(void)
 		else if (now - last_open_failure_log >= LOG_EVERY_S) {
 			/* Without it this server does no background work. */
 			last_open_failure_log = now;
-			cm_log(CM_WARN, "leases: cannot open the session (%s); the other servers "
-					"do the background work", err);
+			cm_log(CM_WARN,
+			       "leases: cannot open the session (%s); the other servers "
+			       "do the background work",
+			       err);
 		}
 	}
 	return leases.session;

@@ -466,8 +466,9 @@ static int readable_here(const st_arrival *a)
 	symcaches_tx t = {a, {cfg->data_dir, false}};
 	int rc = st_run_tx("reprocess_arrival_files", symcaches_cb, &t);
 	if (rc > 0 && !t.r.any)
-		cm_log(CM_WARN, "reprocessing: no debug file of %s in this server's data dir %s "
-				"(is it shared with the other servers?); left to them",
+		cm_log(CM_WARN,
+		       "reprocessing: no debug file of %s in this server's data dir %s "
+		       "(is it shared with the other servers?); left to them",
 		       a->uuid, cfg->data_dir);
 	return rc < 0 ? rc : rc == 0 || t.r.any;
 }

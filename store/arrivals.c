@@ -27,34 +27,46 @@ int st_arrivals_record(st_conn *c, int64_t app_id, const char *uuids)
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(uuids));
 }
 
-struct arrival_each {
-	st_arrival_cb cb;
+struct arrival_file_each {
+	st_arrival_file_cb cb;
 	void *cls;
 };
 
-static int read_arrival(void *cls, const st_row *row)
+static int read_arrival_file(void *cls, const st_row *row)
 {
-	struct arrival_each *e = cls;
+	struct arrival_file_each *e = cls;
 	st_arrival a = {st_row_int64(row, 0), st_row_int64(row, 1), ""};
 	if (st_row_copy(row, 2, a.uuid, sizeof a.uuid) < 0)
 		return -1;
-	return e->cb(e->cls, &a);
+	return e->cb(e->cls, &a, st_row_text(row, 3));
 }
 
-int st_arrivals_claim(st_conn *c, int64_t limit, int64_t lease_s, st_arrival_cb cb, void *cls)
+int st_arrivals_unclaimed(st_conn *c, int64_t limit, st_arrival_file_cb cb, void *cls)
 {
-	/* Rows another server is claiming this instant are passed over; a
-	 * claim that ran out is anyone's. */
 	static const st_stmt q = {
-		"arrivals_claim",
-		"UPDATE debug_file_arrivals a SET claimed_until = now() + make_interval(secs => $2)"
-		" WHERE a.id IN (SELECT id FROM debug_file_arrivals"
-		" WHERE claimed_until IS NULL OR claimed_until < now()"
-		" ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)"
-		" RETURNING a.id, coalesce(a.app_id, 0), upper(a.uuid::text)",
+		"arrivals_unclaimed",
+		"SELECT a.id, coalesce(a.app_id, 0), upper(a.uuid::text), f.path"
+		" FROM (SELECT id, app_id, uuid FROM debug_file_arrivals"
+		"  WHERE claimed_until IS NULL OR claimed_until < now() ORDER BY id LIMIT $1) a"
+		" LEFT JOIN LATERAL (SELECT d.symcache_path AS path FROM debug_files d"
+		"  WHERE d.app_id = a.app_id AND d.uuid = a.uuid"
+		"  UNION ALL SELECT s.symcache_path FROM system_symbols s WHERE s.uuid = a.uuid) f"
+		" ON true ORDER BY a.id",
+		1};
+	struct arrival_file_each e = {cb, cls};
+	return ST_EXEC(c, &q, read_arrival_file, &e, ST_INT64(limit));
+}
+
+int st_arrival_claim(st_conn *c, int64_t id, int64_t lease_s)
+{
+	/* Two servers claiming at once: the second waits for the first's
+	 * commit, then finds the claim running and updates nothing. */
+	static const st_stmt q = {
+		"arrival_claim",
+		"UPDATE debug_file_arrivals SET claimed_until = now() + make_interval(secs => $2)"
+		" WHERE id = $1 AND (claimed_until IS NULL OR claimed_until < now())",
 		2};
-	struct arrival_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_arrival, &e, ST_INT64(limit), ST_INT64(lease_s));
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(id), ST_INT64(lease_s));
 }
 
 int st_arrival_renew(st_conn *c, int64_t id, int64_t lease_s)
@@ -72,28 +84,6 @@ int st_arrival_done(st_conn *c, int64_t id)
 	static const st_stmt q = {"arrival_done", "DELETE FROM debug_file_arrivals WHERE id = $1",
 				  1};
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(id));
-}
-
-struct path_each {
-	st_path_cb cb;
-	void *cls;
-};
-
-static int read_path(void *cls, const st_row *row)
-{
-	struct path_each *e = cls;
-	return e->cb(e->cls, st_row_text(row, 0));
-}
-
-int st_arrival_symcaches(st_conn *c, const st_arrival *a, st_path_cb cb, void *cls)
-{
-	static const st_stmt q = {
-		"arrival_symcaches",
-		"SELECT symcache_path FROM debug_files WHERE app_id = $1 AND uuid = $2::uuid"
-		" UNION ALL SELECT symcache_path FROM system_symbols WHERE uuid = $2::uuid",
-		2};
-	struct path_each e = {cb, cls};
-	return ST_EXEC(c, &q, read_path, &e, ST_INT64(a->app_id), ST_TEXT(a->uuid));
 }
 
 struct cand_each {

@@ -229,12 +229,18 @@ typedef struct st_arrival {
 	char uuid[37];
 } st_arrival;
 
-typedef int (*st_arrival_cb)(void *cls, const st_arrival *a);
+/* The oldest LIMIT arrivals nobody works on (unclaimed, or whose claim
+ * ran out), one row per symcache stored for the UUID (the app's debug
+ * files and the system symbol files; PATH relative to the data dir, NULL
+ * when none is stored), in arrival order: how many rows, each given to
+ * CB, or a negative st_status. Reads only: st_arrival_claim takes one. */
+typedef int (*st_arrival_file_cb)(void *cls, const st_arrival *a, const char *path);
+int st_arrivals_unclaimed(st_conn *c, int64_t limit, st_arrival_file_cb cb, void *cls);
 
-/* Claims at most LIMIT arrivals nobody works on (unclaimed, or whose
- * claim ran out) for LEASE_S seconds, oldest first: how many, each given
- * to CB, or a negative st_status. Commit before working on them. */
-int st_arrivals_claim(st_conn *c, int64_t limit, int64_t lease_s, st_arrival_cb cb, void *cls);
+/* Claims arrival ID for LEASE_S seconds when nobody works on it: 1, 0
+ * when another server took it first, or a negative st_status. Commit
+ * before working on it. */
+int st_arrival_claim(st_conn *c, int64_t id, int64_t lease_s);
 
 /* Claims arrival ID for LEASE_S more seconds from now: to keep it while
  * its reports move, or, with a short LEASE_S, to look at it again then
@@ -243,13 +249,6 @@ int st_arrival_renew(st_conn *c, int64_t id, int64_t lease_s);
 
 /* Arrival ID is handled: its reports moved. */
 int st_arrival_done(st_conn *c, int64_t id);
-
-typedef int (*st_path_cb)(void *cls, const char *path);
-
-/* The symcaches (paths relative to the data dir) stored for A's UUID: the
- * app's debug files and the system symbol files. How many, each given to
- * CB, or a negative st_status. */
-int st_arrival_symcaches(st_conn *c, const st_arrival *a, st_path_cb cb, void *cls);
 
 /* A report that may have something to reprocess: it waits for UUID. */
 typedef struct st_candidate {

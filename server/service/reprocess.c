@@ -24,9 +24,10 @@
  * one image: every look reads all of them (store/reports.h), so they are
  * many. */
 #define BATCH 4096
-/* Arrivals claimed per look: one, so none waits out its claim while
- * another's reports move (a claim is renewed only while its own move). */
-#define ARRIVALS 1
+/* Arrivals looked at per claim, of which one is claimed: none waits out
+ * its claim while another's reports move (a claim is renewed only during
+ * its own). */
+#define CANDIDATES 16
 /* Seconds an arrival stays ours, renewed at every look at its reports:
  * another server takes it when ours died. */
 #define ARRIVAL_LEASE_S 60
@@ -429,59 +430,11 @@ static int next_day_cb(st_conn *c, void *cls)
 	return st_arrival_next_day(c, d->arrival, &d->at.app_id, d->at.day);
 }
 
-typedef struct readable {
-	const char *data_dir;
-	bool any; /* a symcache of the UUID can be read here */
-} readable;
-
-static int check_readable(void *cls, const char *path)
-{
-	readable *r = cls;
-	char full[4096];
-	if (path && (size_t)snprintf(full, sizeof full, "%s/%s", r->data_dir, path) < sizeof full &&
-	    access(full, R_OK) == 0)
-		r->any = true;
-	return 0;
-}
-
-typedef struct symcaches_tx {
-	const st_arrival *arrival;
-	readable r;
-} symcaches_tx;
-
-static int symcaches_cb(st_conn *c, void *cls)
-{
-	symcaches_tx *t = cls;
-	return st_arrival_symcaches(c, t->arrival, check_readable, &t->r);
-}
-
-/* Whether this server can read a file stored for A's UUID (or none is
- * stored: its reports have nothing to wait for): 1, 0, or a negative
- * st_status. A server whose data dir is not the others' (SPEC §12: one
- * data dir, shared) must leave the arrival to a server that has the
- * file, or its reports would move still waiting and the arrival be
- * gone. */
-static int readable_here(const st_arrival *a)
-{
-	symcaches_tx t = {a, {cfg->data_dir, false}};
-	int rc = st_run_tx("reprocess_arrival_files", symcaches_cb, &t);
-	if (rc > 0 && !t.r.any)
-		cm_log(CM_WARN,
-		       "reprocessing: no debug file of %s in this server's data dir %s "
-		       "(is it shared with the other servers?); left to them",
-		       a->uuid, cfg->data_dir);
-	return rc < 0 ? rc : rc == 0 || t.r.any;
-}
-
 /* The reports waiting for A's UUID, day by day in batches: 1 all moved,
  * 0 some were held by another transaction or a stop was asked (look again
- * later), 2 its file cannot be read here (leave it to another server), or
- * a negative st_status. */
+ * later), or a negative st_status. */
 static int follow_arrival(const st_arrival *a, int64_t *done)
 {
-	int here = readable_here(a);
-	if (here <= 0)
-		return here < 0 ? here : 2;
 	arrival_days d = {.arrival = a, .at = {.day = "-infinity"}};
 	memcpy(d.at.uuid, a->uuid, sizeof d.at.uuid);
 	bool busy = false;
@@ -492,46 +445,101 @@ static int follow_arrival(const st_arrival *a, int64_t *done)
 	return rc < 0 ? rc : !busy;
 }
 
-typedef struct arrivals {
-	st_arrival v[ARRIVALS];
+/* Arrivals nobody works on, looked at per claim, and whether a file
+ * stored for each can be read here. */
+typedef struct unclaimed {
+	st_arrival v[CANDIDATES];
+	bool readable[CANDIDATES];
 	size_t n;
-} arrivals;
+	bool dropped; /* the last row's arrival did not fit */
+} unclaimed;
 
-static int add_arrival(void *cls, const st_arrival *a)
+static bool readable_here(const char *path)
 {
-	arrivals *l = cls;
-	if (l->n < ARRIVALS)
-		l->v[l->n++] = *a;
+	char full[4096];
+	return (size_t)snprintf(full, sizeof full, "%s/%s", cfg->data_dir, path) < sizeof full &&
+	       access(full, R_OK) == 0;
+}
+
+/* One row per arrival and file stored for its UUID (none: PATH NULL, and
+ * nothing waits for the arrival but its own look, anywhere). */
+static int add_unclaimed(void *cls, const st_arrival *a, const char *path)
+{
+	unclaimed *l = cls;
+	if (l->n == 0 || l->v[l->n - 1].id != a->id) {
+		l->dropped = l->n == CANDIDATES;
+		if (l->dropped)
+			return 0;
+		l->v[l->n] = *a;
+		l->readable[l->n++] = !path;
+	}
+	if (!l->dropped && path && readable_here(path))
+		l->readable[l->n - 1] = true;
 	return 0;
+}
+
+static int unclaimed_cb(st_conn *c, void *cls)
+{
+	unclaimed *l = cls;
+	l->n = 0;
+	l->dropped = false;
+	return st_arrivals_unclaimed(c, CANDIDATES, add_unclaimed, l);
 }
 
 static int claim_cb(st_conn *c, void *cls)
 {
-	((arrivals *)cls)->n = 0;
-	return st_arrivals_claim(c, ARRIVALS, ARRIVAL_LEASE_S, add_arrival, cls);
+	const arrival_mark *m = cls;
+	return st_arrival_claim(c, m->id, m->lease_s);
 }
 
-/* The arrivals nobody works on, claimed (SPEC §12: once between the
- * servers, whenever their transactions committed), each deleted once its
- * reports moved, or released for another look (*AGAIN: soon) when some
- * were held by another transaction or a stop was asked. 1 when more may
- * be waiting, 0 not, or a negative st_status. */
+/* Says, at most once a minute, that arrivals wait for a server that can
+ * read their files: this one's data dir is not the others' (SPEC §12:
+ * one data dir, shared), or a file was lost. */
+static void note_unreadable(size_t n)
+{
+	static time_t last;
+	time_t now = time(NULL);
+	if (n && now - last >= 60) {
+		last = now;
+		cm_log(CM_WARN, "reprocessing: %zu arrivals have no file this server can read in %s "
+				"(is the data dir shared with the other servers?); left to them",
+		       n, cfg->data_dir);
+	}
+}
+
+/* The oldest arrival nobody works on whose file this server can read,
+ * claimed (SPEC §12: once between the servers, whenever its transaction
+ * committed; a server without the file leaves it to one with it, or its
+ * reports would move still waiting and the arrival be gone), deleted once
+ * its reports moved, or released for another look (*AGAIN: soon) when
+ * some were held by another transaction or a stop was asked. 1 when more
+ * may be waiting, 0 not, or a negative st_status. */
 static int follow_arrivals(int64_t *done, bool *again)
 {
-	arrivals l;
-	int rc = st_run_tx("reprocess_claim", claim_cb, &l);
+	unclaimed l;
+	int rc = st_run_tx("reprocess_unclaimed", unclaimed_cb, &l);
+	size_t unreadable = 0;
 	for (size_t i = 0; rc >= 0 && i < l.n; i++) {
+		arrival_mark m = {l.v[i].id, ARRIVAL_LEASE_S, false};
+		if (!l.readable[i]) {
+			unreadable++;
+			continue;
+		}
+		/* 0: another server took it first. */
+		if ((rc = st_run_tx("reprocess_arrival_claim", claim_cb, &m)) <= 0)
+			continue;
 		int moved = srv_background_stopping(&bg) ? 0 : follow_arrival(&l.v[i], done);
 		if (moved < 0)
 			return moved;
-		/* A stop, or a file this server cannot read, gives it back at
-		 * once, to whoever looks next. */
-		bool now = srv_background_stopping(&bg) || moved == 2;
-		arrival_mark m = {l.v[i].id, now ? 0 : ARRIVAL_RETRY_S, moved == 1};
+		/* A stop gives it back at once, to whoever looks next. */
+		m.lease_s = srv_background_stopping(&bg) ? 0 : ARRIVAL_RETRY_S;
+		m.done = moved == 1;
 		*again = *again || moved == 0;
 		rc = st_run_tx("reprocess_arrival_mark", mark_cb, &m);
+		return rc < 0 ? rc : 1;
 	}
-	return rc < 0 ? rc : l.n == ARRIVALS;
+	note_unreadable(unreadable);
+	return rc < 0 ? rc : 0;
 }
 
 /* Arrivals first, then a step of the sweep left from the start (by the

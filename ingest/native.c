@@ -195,7 +195,7 @@ static int parse_fields(ing_ctx *c, const json_t *o, const char *where, ing_repo
 	r->kind = ING_KIND_STALL;
 	if (ing_string_field(c, o, where, "kind", false, &kind) < 0)
 		return -1;
-	if (kind && !ing_kind_parse(kind, &r->kind))
+	if (kind && (!ing_kind_parse(kind, &r->kind) || ing_kind_is_android(r->kind)))
 		return ing_fail(c, ERR_BAD_FIELD,
 				"%s: expected stall, hang, cpu or crash",
 				ing_path_key(path, sizeof path, where, "kind"));

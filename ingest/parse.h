@@ -38,11 +38,41 @@ typedef enum ing_format {
 	ING_FORMAT_IPS,        /* POST /api/v1/ingest/ips */
 } ing_format;
 
-/* "native", "metrickit", "kscrash", "ips" (also ing_report.source). */
+/* "native", "metrickit", "kscrash", "ips", "matrix" (also
+ * ing_report.source). */
 const char *ing_format_name(ing_format format);
 
+/* A Matrix element that is a measurement, not a stall (SPEC §13):
+ * Trace_StartUp feeds GET …/startup, Trace_FPS GET …/frames. */
+typedef enum ing_measure_kind {
+	ING_MEASURE_STARTUP = 1,
+	ING_MEASURE_FRAMES,
+} ing_measure_kind;
+
+/* Matrix's frame drop levels, in its order (FrameTracer's buckets). */
+enum { ING_DROP_BEST, ING_DROP_NORMAL, ING_DROP_MIDDLE, ING_DROP_HIGH, ING_DROP_FROZEN,
+       ING_DROP_LEVELS };
+
+typedef struct ing_measure {
+	ing_measure_kind kind;
+	/* Its idempotency key (as a report's report_id) and the envelope's
+	 * dimensions. */
+	const char *key, *app_version, *build, *user_id, *os_version, *device;
+	int64_t time_ms; /* Matrix "time", device epoch ms; -1 when absent */
+	/* ING_MEASURE_STARTUP: durations in ms, -1 when absent. */
+	bool warm;
+	int64_t startup_ms, application_create_ms, first_activity_create_ms;
+	/* ING_MEASURE_FRAMES: the scene ("" when none), frames per drop
+	 * level, dropped frames summed per level, and fps as sent. */
+	const char *scene;
+	int64_t drop_level[ING_DROP_LEVELS], drop_sum[ING_DROP_LEVELS];
+	double fps;
+} ing_measure;
+
 typedef struct ing_entry {
-	ing_report *report;    /* NULL when rejected */
+	ing_report *report;    /* NULL when rejected (or a measure) */
+	/* An accepted Matrix measurement (REPORT NULL, error ERR_NONE). */
+	ing_measure *measure;
 	/* The entry's idempotency key when it could be read (also for most
 	 * rejections), else NULL. Equals report->report_id when accepted. */
 	const char *report_id;

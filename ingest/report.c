@@ -157,6 +157,11 @@ static const char *const kind_names[] = {
 	[ING_KIND_HANG] = "hang",
 	[ING_KIND_CPU] = "cpu",
 	[ING_KIND_CRASH] = "crash",
+	[ING_KIND_SLOW_METHOD] = "slow_method",
+	[ING_KIND_ANR] = "anr",
+	[ING_KIND_LAG] = "lag",
+	[ING_KIND_SLOW_STARTUP] = "slow_startup",
+	[ING_KIND_THREAD_POLICY] = "thread_policy",
 };
 
 const char *ing_kind_name(ing_kind kind)
@@ -178,6 +183,11 @@ bool ing_kind_parse(const char *name, ing_kind *out)
 		}
 	}
 	return false;
+}
+
+bool ing_kind_is_android(ing_kind kind)
+{
+	return kind >= ING_KIND_SLOW_METHOD && kind <= ING_KIND_THREAD_POLICY;
 }
 
 ing_limits ing_limits_default(void)

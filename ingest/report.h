@@ -49,12 +49,27 @@ typedef enum ing_kind {
 	ING_KIND_HANG,      /* stalled and killed (watchdog) */
 	ING_KIND_CPU,       /* CPU exception / sustained high CPU */
 	ING_KIND_CRASH,
+	/* Android, Matrix TraceCanary's Trace_EvilMethod details (SPEC §13) */
+	ING_KIND_SLOW_METHOD,   /* NORMAL: a main-thread message over 700 ms */
+	ING_KIND_ANR,           /* ANR, SIGNAL_ANR, SIGNAL_ANR_NATIVE_BACKTRACE */
+	ING_KIND_LAG,           /* LAG, LAG_IDLE_HANDLER, LAG_TOUCH */
+	ING_KIND_SLOW_STARTUP,  /* STARTUP */
+	ING_KIND_THREAD_POLICY, /* PRIORITY_MODIFIED, TIMERSLACK_MODIFIED */
 } ing_kind;
 
-/* "stall", "hang", "cpu", "crash". */
+/* "stall", "hang", "cpu", "crash", "slow_method", "anr", "lag",
+ * "slow_startup", "thread_policy". */
 const char *ing_kind_name(ing_kind kind);
 /* false for anything else. */
 bool ing_kind_parse(const char *name, ing_kind *out);
+/* Whether KIND is one of Android's (only the Matrix parser makes them). */
+bool ing_kind_is_android(ing_kind kind);
+
+/* Which half of an app a report comes from. */
+typedef enum ing_platform {
+	ING_PLATFORM_APPLE = 0,
+	ING_PLATFORM_ANDROID, /* Matrix TraceCanary (ingest/matrix.h) */
+} ing_platform;
 
 typedef struct ing_image {
 	const char *name;      /* as the device gave it: path or basename */
@@ -70,9 +85,24 @@ typedef struct ing_frame {
 	const char *symbol_hint; /* on-device symbol name, or NULL */
 } ing_frame;
 
+/* What an Android frame carries beside its ing_frame (SPEC §13). A frame
+ * of Matrix's method-id `stack` has NAME NULL and its ing_frame.address
+ * is the method id, resolved through the method mapping of the report's
+ * build (image 0); a frame of a `threadStack` is already a name. */
+typedef struct ing_java_frame {
+	const char *name; /* threadStack: "pkg.Class.method"; NULL: a method id */
+	const char *file; /* threadStack: "Foo.java"; NULL when not given */
+	int64_t line;     /* > 0 a line; 0 unknown; -2 a native method */
+	int64_t ms;       /* the stack line's summed duration; -1 when none */
+	uint32_t count;   /* the stack line's merged calls; 0 when none */
+} ing_java_frame;
+
 typedef struct ing_stack {
 	ing_frame *frames; /* innermost first */
 	size_t nframes;
+	/* Android reports: one per frame (parallel to FRAMES); NULL for
+	 * Apple reports. */
+	ing_java_frame *java;
 } ing_stack;
 
 typedef struct ing_thread {
@@ -108,7 +138,14 @@ typedef struct ing_report {
 	size_t nthreads;
 	ing_sample *samples;
 	size_t nsamples;
-	const char *source;    /* "native", "metrickit", "kscrash", "ips" */
+	const char *source;    /* "native", "metrickit", "kscrash", "ips", "matrix" */
+	ing_platform platform;
+	/* Android only (NULL otherwise): Matrix's own stackKey, kept as the
+	 * report's client_key, and the element's content object as compact
+	 * JSON text — kept with the report (the whole stack tree, the
+	 * threadStack text, scene, memory) for the report page. */
+	const char *client_key;
+	const char *matrix_content;
 } ing_report;
 
 /* The strings a report is counted under (user_id, app_version,

@@ -64,11 +64,16 @@ int bl_read_response(int fd, char *buf, size_t cap)
 	char *cl = strcasestr(buf, "content-length:");
 	size_t body = cl ? (size_t)atol(cl + 15) : 0;
 	size_t have = n - (size_t)(end + 4 - buf);
+	/* A body that fits is kept after the headers (NUL-terminated), for
+	 * callers that count what a reply lists; a longer one is dropped. */
+	int keep = n - have + body < cap;
 	while (have < body) {
-		ssize_t r = read(fd, buf, cap);
+		ssize_t r = keep ? read(fd, buf + n, cap - n - 1) : read(fd, buf, cap);
 		if (r <= 0)
 			return -1;
 		have += (size_t)r;
+		if (keep)
+			buf[n += (size_t)r] = '\0';
 	}
 	return status;
 }

@@ -177,18 +177,6 @@ static void build_body(const worker *w, long seq, uint64_t *rng, char *json, z_s
 	memcpy(b->gz, gz, b->len);
 }
 
-/* How many entries the 202 reply in RESP lists as accepted. */
-static long accepted_in(const char *resp)
-{
-	const char *p = strstr(resp, "\"accepted\":["), *end;
-	if (!p || !(end = strchr(p, ']')))
-		return 0;
-	long n = 0;
-	for (; (p = strstr(p + 1, "\"report_id\"")) && p < end; n++)
-		;
-	return n;
-}
-
 static void *run(void *arg)
 {
 	worker *w = arg;
@@ -227,7 +215,7 @@ static void *run(void *arg)
 				     : bl_read_response(fd, resp, 1 << 16);
 		double dt = bl_now() - t0;
 		if (status == 202) {
-			atomic_fetch_add(&accepted_total, matrix_methods ? accepted_in(resp) : 1);
+			atomic_fetch_add(&accepted_total, matrix_methods ? bl_count_accepted(resp) : 1);
 		} else {
 			atomic_fetch_add(&errors_total, 1);
 			if (status < 0) {

@@ -78,6 +78,17 @@ int bl_read_response(int fd, char *buf, size_t cap)
 	return status;
 }
 
+long bl_count_accepted(const char *resp)
+{
+	const char *p = strstr(resp, "\"accepted\":["), *end;
+	if (!p || !(end = strchr(p, ']')))
+		return 0;
+	long n = 0;
+	for (; (p = strstr(p + 1, "\"report_id\"")) && p < end; n++)
+		;
+	return n;
+}
+
 void bl_gzip_open(z_stream *z)
 {
 	memset(z, 0, sizeof *z);

@@ -91,7 +91,7 @@ static const char *const devices[] = {"iPhone12,1", "iPhone13,2", "iPhone14,2",
 				      "iPhone15,3", "iPhone16,1", "iPad13,4"};
 static const char *const kinds[] = {"stall", "hang", "cpu"};
 static const char *const android_os_versions[] = {"11", "12", "13", "14"};
-static const char *const android_devices[] = {"Pixel 6", "Pixel 7",	"SM-S911B",
+static const char *const android_devices[] = {"Pixel 6",  "Pixel 7",  "SM-S911B",
 					      "SM-A546B", "M2101K6G", "CPH2451"};
 
 typedef struct image {
@@ -286,15 +286,21 @@ static size_t make_report(char *buf, size_t cap, long i, body *b)
 /* Report I as a Matrix element: its kind, group, subgroup and duration. */
 static void matrix_report(long i, mg_element *e)
 {
-	static const mg_kind by_percent[] = {MG_ANR, MG_LAG, MG_STARTUP, MG_PRIORITY};
 	uint64_t s = mix(seed * 0x100000001b3ull ^ (uint64_t)i) | 1;
 	uint64_t g = (uint64_t)zipf_draw(&s), M = matrix_methods;
 	uint64_t nsub = 1 + mix(g + 7) % 4, v = 0;
 	while (v + 1 < nsub && rnd(&s) % 2)
 		v++;
 	unsigned r = (unsigned)(rnd(&s) % 100);
-	*e = (mg_element){.kind = r < 60 ? MG_NORMAL : by_percent[r < 75 ? 0 : r < 90 ? 1 : r < 95 ? 2 : 3],
-			  .nchain = 8, .methods = matrix_methods, .as_line = i % 10 == 3,
+	mg_kind kind = r < 60	? MG_NORMAL
+		       : r < 75 ? MG_ANR
+		       : r < 90 ? MG_LAG
+		       : r < 95 ? MG_STARTUP
+				: MG_PRIORITY;
+	*e = (mg_element){.kind = kind,
+			  .nchain = 8,
+			  .methods = matrix_methods,
+			  .as_line = i % 10 == 3,
 			  .time_ms = 1700000000000ll + (int64_t)(seed % 1000) * 1000000000ll + i};
 	uint64_t pair = (g * PAIR_STRIDE + 12345) % (M * M), h = mix(g ^ seed);
 	for (int d = 0; d < 4; d++)
@@ -303,7 +309,7 @@ static void matrix_report(long i, mg_element *e)
 	e->chain[5] = 1 + (uint32_t)((h % M + v) % M);
 	e->chain[6] = 1 + (uint32_t)(pair / M);
 	e->chain[7] = 1 + (uint32_t)(pair % M);
-	e->cost_ms = e->kind == MG_ANR	   ? 5000 + (int64_t)(rnd(&s) % 1000)
+	e->cost_ms = e->kind == MG_ANR	     ? 5000 + (int64_t)(rnd(&s) % 1000)
 		     : e->kind == MG_STARTUP ? 10000 + (int64_t)(rnd(&s) % 5000)
 					     : 700 + (int64_t)(rnd(&s) % 4500);
 }

@@ -49,8 +49,8 @@
 /* Bodies per second of the run: above any rate this server reaches on the
  * machines we measure, so none is built while the clock runs. */
 #define POOL_PER_SECOND 10000
-#define BODY_MAX (1 << 18)
-#define ENVELOPE 20
+#define BODY_MAX	(1 << 18)
+#define ENVELOPE	20
 
 typedef struct image {
 	char uuid[40];
@@ -71,9 +71,10 @@ static uint32_t matrix_methods; /* 0: native reports */
 /* One envelope's elements: Matrix's kinds as a production app sends them,
  * slow methods most. */
 static const mg_kind envelope_kinds[ENVELOPE] = {
-	MG_NORMAL, MG_NORMAL,  MG_NORMAL,  MG_NORMAL,	  MG_NORMAL,	     MG_NORMAL,	   MG_NORMAL,
-	MG_NORMAL, MG_NORMAL,  MG_ANR,	   MG_ANR,	  MG_ANR,	     MG_SIGNAL_ANR, MG_LAG,
-	MG_LAG,	   MG_LAG_TOUCH, MG_STARTUP, MG_PRIORITY, MG_TRACE_STARTUP, MG_TRACE_FPS,
+	MG_NORMAL,    MG_NORMAL,  MG_NORMAL,	 MG_NORMAL,	   MG_NORMAL,
+	MG_NORMAL,    MG_NORMAL,  MG_NORMAL,	 MG_NORMAL,	   MG_ANR,
+	MG_ANR,	      MG_ANR,	  MG_SIGNAL_ANR, MG_LAG,	   MG_LAG,
+	MG_LAG_TOUCH, MG_STARTUP, MG_PRIORITY,	 MG_TRACE_STARTUP, MG_TRACE_FPS,
 };
 
 typedef struct body {
@@ -141,16 +142,18 @@ static size_t make_envelope(char *buf, size_t cap, int worker_id, long seq, uint
 	snprintf(version, sizeof version, "8.0.%llu", (unsigned long long)(rnd(rng) % 3));
 	size_t n = mg_put_envelope_head(buf, cap, version, "bench", user, "14", "Pixel 7");
 	for (int i = 0; i < ENVELOPE && n < cap; i++) {
-		mg_element e = {.kind = envelope_kinds[i], .nchain = 8, .methods = matrix_methods,
+		mg_element e = {.kind = envelope_kinds[i],
+				.nchain = 8,
+				.methods = matrix_methods,
 				.as_line = i == 0 || i == 13};
 		uint64_t stall = rnd(rng) % 200;
 		for (int d = 0; d < e.nchain; d++)
 			e.chain[d] = 1 + (uint32_t)((stall * 7919 + (uint64_t)d * 104729) %
 						    matrix_methods);
-		e.cost_ms = e.kind == MG_ANR	       ? 5000 + (int64_t)(rnd(rng) % 1000)
-			    : e.kind == MG_STARTUP     ? 10000 + (int64_t)(rnd(rng) % 5000)
+		e.cost_ms = e.kind == MG_ANR		 ? 5000 + (int64_t)(rnd(rng) % 1000)
+			    : e.kind == MG_STARTUP	 ? 10000 + (int64_t)(rnd(rng) % 5000)
 			    : e.kind == MG_TRACE_STARTUP ? 800 + (int64_t)(rnd(rng) % 3000)
-						       : 700 + (int64_t)(rnd(rng) % 4000);
+							 : 700 + (int64_t)(rnd(rng) % 4000);
 		e.time_ms = (int64_t)(run_nonce >> 16) * 1000 + ((int64_t)seq * ENVELOPE + i) * 64 +
 			    worker_id;
 		if (i)
@@ -204,18 +207,20 @@ static void *run(void *arg)
 			atomic_fetch_add(&built_live, 1);
 			b = &live;
 		}
-		int hl = snprintf(head, 1024,
-				  "POST /api/v1/ingest%s HTTP/1.1\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n"
-				  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
-				  "Content-Length: %zu\r\n\r\n",
-				  matrix_methods ? "/matrix" : "", host, key, b->len);
+		int hl = snprintf(
+			head, 1024,
+			"POST /api/v1/ingest%s HTTP/1.1\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n"
+			"Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
+			"Content-Length: %zu\r\n\r\n",
+			matrix_methods ? "/matrix" : "", host, key, b->len);
 		double t0 = bl_now();
 		int status = bl_write_all(fd, head, (size_t)hl) || bl_write_all(fd, b->gz, b->len)
 				     ? -1
 				     : bl_read_response(fd, resp, 1 << 16);
 		double dt = bl_now() - t0;
 		if (status == 202) {
-			atomic_fetch_add(&accepted_total, matrix_methods ? bl_count_accepted(resp) : 1);
+			atomic_fetch_add(&accepted_total,
+					 matrix_methods ? bl_count_accepted(resp) : 1);
 		} else {
 			atomic_fetch_add(&errors_total, 1);
 			if (status < 0) {

@@ -12,8 +12,12 @@
 #define DISPATCH_ID 1048574u
 
 static const char *const details[] = {
-	[MG_NORMAL] = "NORMAL",	    [MG_ANR] = "ANR",	    [MG_SIGNAL_ANR] = "SIGNAL_ANR",
-	[MG_LAG] = "LAG",	    [MG_LAG_TOUCH] = "LAG_TOUCH", [MG_STARTUP] = "STARTUP",
+	[MG_NORMAL] = "NORMAL",
+	[MG_ANR] = "ANR",
+	[MG_SIGNAL_ANR] = "SIGNAL_ANR",
+	[MG_LAG] = "LAG",
+	[MG_LAG_TOUCH] = "LAG_TOUCH",
+	[MG_STARTUP] = "STARTUP",
 	[MG_PRIORITY] = "PRIORITY_MODIFIED",
 };
 
@@ -83,13 +87,13 @@ static void put_thread_stack(char *buf, size_t cap, size_t *n, const mg_element 
 	if (simple)
 		put(buf, cap, n, "|*\\t\\tat android.os.Handler:dispatchMessage(106)\\n\"");
 	else
-		put(buf, cap, n, "android.os.Handler.dispatchMessage(Handler.java:106)\\n"
-				 "android.os.Looper.loop(Looper.java:223)\\n"
-				 "android.app.ActivityThread.main(ActivityThread.java:7656)\\n\"");
+		put(buf, cap, n,
+		    "android.os.Handler.dispatchMessage(Handler.java:106)\\n"
+		    "android.os.Looper.loop(Looper.java:223)\\n"
+		    "android.app.ActivityThread.main(ActivityThread.java:7656)\\n\"");
 }
 
-static void put_evil_method(char *buf, size_t cap, size_t *n, const mg_element *e,
-			    uint64_t *rng)
+static void put_evil_method(char *buf, size_t cap, size_t *n, const mg_element *e, uint64_t *rng)
 {
 	put(buf, cap, n, ",\"detail\":\"%s\"", details[e->kind]);
 	if (e->kind == MG_NORMAL || e->kind == MG_ANR || e->kind == MG_STARTUP)
@@ -106,9 +110,10 @@ static void put_evil_method(char *buf, size_t cap, size_t *n, const mg_element *
 	if (e->kind == MG_STARTUP)
 		put(buf, cap, n, ",\"subType\":1");
 	if (e->kind == MG_ANR)
-		put(buf, cap, n, ",\"processPriority\":10,\"processNice\":-10,"
-				 "\"isProcessForeground\":true,\"memory\":{\"dalvik_heap\":61440,"
-				 "\"native_heap\":90112,\"vm_size\":15728640}");
+		put(buf, cap, n,
+		    ",\"processPriority\":10,\"processNice\":-10,"
+		    "\"isProcessForeground\":true,\"memory\":{\"dalvik_heap\":61440,"
+		    "\"native_heap\":90112,\"vm_size\":15728640}");
 	if (e->kind == MG_PRIORITY)
 		put(buf, cap, n, ",\"processPriority\":16");
 	put(buf, cap, n, ",\"tag\":\"Trace_EvilMethod\"");
@@ -141,8 +146,9 @@ static void put_measure(char *buf, size_t cap, size_t *n, const mg_element *e, u
 static size_t put_content(char *buf, size_t cap, const mg_element *e, uint64_t *rng)
 {
 	size_t n = 0;
-	put(buf, cap, &n, "{\"machine\":\"HIGH\",\"cpu_app\":0,\"mem\":5923397632,"
-			  "\"mem_free\":2718112");
+	put(buf, cap, &n,
+	    "{\"machine\":\"HIGH\",\"cpu_app\":0,\"mem\":5923397632,"
+	    "\"mem_free\":2718112");
 	if (e->kind >= MG_TRACE_STARTUP)
 		put_measure(buf, cap, &n, e, rng);
 	else

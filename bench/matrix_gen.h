@@ -17,15 +17,15 @@
 #define MG_CHAIN_MAX 12
 
 typedef enum mg_kind {
-	MG_NORMAL,	     /* slow_method */
-	MG_ANR,		     /* anr, with stack and threadStack */
-	MG_SIGNAL_ANR,	     /* anr, threadStack only */
-	MG_LAG,		     /* lag */
-	MG_LAG_TOUCH,	     /* lag */
-	MG_STARTUP,	     /* slow_startup */
-	MG_PRIORITY,	     /* thread_policy */
-	MG_TRACE_STARTUP,    /* Trace_StartUp: a measure */
-	MG_TRACE_FPS,	     /* Trace_FPS: a measure */
+	MG_NORMAL,	  /* slow_method */
+	MG_ANR,		  /* anr, with stack and threadStack */
+	MG_SIGNAL_ANR,	  /* anr, threadStack only */
+	MG_LAG,		  /* lag */
+	MG_LAG_TOUCH,	  /* lag */
+	MG_STARTUP,	  /* slow_startup */
+	MG_PRIORITY,	  /* thread_policy */
+	MG_TRACE_STARTUP, /* Trace_StartUp: a measure */
+	MG_TRACE_FPS,	  /* Trace_FPS: a measure */
 	MG_KINDS,
 } mg_kind;
 

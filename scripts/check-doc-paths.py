@@ -11,8 +11,10 @@ directions). Exits 1 and prints `doc:line: what` for each one missing.
 What counts as a path: a run of non-space characters holding a `/` whose
 first part is one of the repository's top-level entries (`server/...`,
 `schema/...`, `bench/...`), with a trailing `:LINE` or punctuation cut off.
-Left out: globs and placeholders (`*`, `?`, `<`, `{`, `…`), build output
-(`build/...`: made by make, not kept) and anything outside the tree.
+Left out: globs and placeholders (`*`, `?`, `<`, `{`, `…`, and the words
+NNN, NAME, DIR, FILE), files git ignores (`build/...`, `docker/.env`:
+made by make or by hand, not kept) and anything outside the tree. A
+pytest node id (`tests/x.py::test_y`) names its file.
 `schema/NNN` alone names the migration numbered NNN. Relative Markdown
 links (`[x](OPERATIONS.md)`) are checked from the doc's own folder.
 
@@ -22,10 +24,11 @@ Makefile defines.
 """
 import argparse
 import re
+import subprocess
 import sys
 from pathlib import Path
 
-PLACEHOLDER = re.compile(r"[*?<>{}\[\]…$|]")
+PLACEHOLDER = re.compile(r"[*?<>{}\[\]…$|]|(?<![A-Za-z])(NNN|NAME|DIR|FILE)(?![A-Za-z])")
 TOKEN = re.compile(r"[^\s`'\"()]+")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
@@ -51,21 +54,25 @@ def makefile_targets(root):
     m = re.search(r"^\.PHONY:((?:.*\\\n)*.*)$", text, re.M)
     if m:
         targets.update(m.group(1).replace("\\", " ").split())
-    return {t for t in targets if "$" not in t}
+    return {t for t in targets if "$" not in t and not t.startswith(".")}
 
 
 def path_exists(root, path):
     m = MIGRATION.match(path.rstrip("/"))
     if m:
         return any((root / "schema").glob(f"{m.group(1)}_*.sql"))
-    return (root / path).exists()
+    if (root / path).exists():
+        return True
+    ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "--no-index", path],
+                             capture_output=True)
+    return ignored.returncode == 0
 
 
 def candidate_paths(line, tops):
     for tok in TOKEN.findall(line):
         if "://" in tok or PLACEHOLDER.search(tok):
             continue
-        tok = re.sub(r":\d+(?:-\d+)?$", "", tok.rstrip(TRAILING))
+        tok = re.sub(r"::.*$|:\d+(?:-\d+)?$", "", tok.rstrip(TRAILING))
         tok = tok.rstrip(TRAILING)
         if "/" not in tok or tok.startswith(("/", "../", "./")):
             continue
@@ -97,11 +104,13 @@ def make_targets(text):
             yield word
 
 
-def check_doc(root, doc, tops, targets):
+def check_doc(root, doc, tops, targets, seen):
+    """Appends what DOC names to SEEN (kind, name); returns what is missing."""
     problems = []
     lines = doc.read_text().splitlines()
     for n, line in enumerate(lines, 1):
         for path in candidate_paths(line, tops):
+            seen.append(("path", path))
             if not path_exists(root, path):
                 problems.append(f"{doc}:{n}: no such path: {path}")
         for link in LINK.findall(line):
@@ -110,10 +119,12 @@ def check_doc(root, doc, tops, targets):
                 continue
             if PLACEHOLDER.search(target):
                 continue
+            seen.append(("link", target))
             if not (doc.parent / target).exists():
                 problems.append(f"{doc}:{n}: broken link: {link}")
     for n, text in code_texts(lines):
         for target in make_targets(text):
+            seen.append(("make", target))
             if target not in targets:
                 problems.append(f"{doc}:{n}: no such make target: make {target}")
     return problems
@@ -134,12 +145,14 @@ def main():
     root = args.root.resolve()
     docs = args.docs or default_docs(root)
     tops, targets = top_level(root), makefile_targets(root)
-    problems = []
+    problems, seen = [], []
     for doc in docs:
-        problems += check_doc(root, doc, tops, targets)
+        problems += check_doc(root, doc, tops, targets, seen)
     for p in problems:
         print(p)
-    print(f"{len(docs)} docs, {len(problems)} missing")
+    kinds = {k: sum(1 for s in seen if s[0] == k) for k in ("path", "link", "make")}
+    print(f"{len(docs)} docs: {kinds['path']} paths, {kinds['link']} links, "
+          f"{kinds['make']} make targets named; {len(problems)} missing")
     return 1 if problems else 0
 
 

@@ -36,6 +36,7 @@ typedef enum ing_format {
 	ING_FORMAT_METRICKIT,  /* POST /api/v1/ingest/metrickit */
 	ING_FORMAT_KSCRASH,    /* POST /api/v1/ingest/kscrash */
 	ING_FORMAT_IPS,        /* POST /api/v1/ingest/ips */
+	ING_FORMAT_MATRIX,     /* POST /api/v1/ingest/matrix (ingest/matrix.h) */
 } ing_format;
 
 /* "native", "metrickit", "kscrash", "ips", "matrix" (also

@@ -92,8 +92,9 @@ static int required_dimension(ing_ctx *c, const json_t *root, const char *key, c
 static int parse_envelope(ing_ctx *c, const json_t *root, mx_env *env, const json_t **list)
 {
 	if (!json_is_object(root))
-		return ing_fail(c, ERR_BAD_FIELD, "body: expected {\"app_version\",\"build\",…,"
-						  "\"reports\":[…]}");
+		return ing_fail(c, ERR_BAD_FIELD,
+				"body: expected {\"app_version\",\"build\",…,"
+				"\"reports\":[…]}");
 	const char *user;
 	if (required_dimension(c, root, "app_version", &env->app_version) < 0 ||
 	    required_dimension(c, root, "build", &env->build) < 0 ||
@@ -364,8 +365,8 @@ static int evil_stacks(ing_ctx *c, const mx_env *env, const json_t *o, const cha
 	if (ing_threads_alloc(c, n, where, r) < 0)
 		return -1;
 	r->nthreads = n;
-	r->threads[0] = (ing_thread){.name = "main", .main = true,
-				     .stack = tree.nframes ? tree : text};
+	r->threads[0] =
+		(ing_thread){.name = "main", .main = true, .stack = tree.nframes ? tree : text};
 	if (n == 2)
 		r->threads[1] = (ing_thread){.name = "threadStack", .stack = text};
 	if (!tree.nframes)
@@ -373,8 +374,10 @@ static int evil_stacks(ing_ctx *c, const mx_env *env, const json_t *o, const cha
 	if (!(r->images = ing_arena_calloc(c->arena, 1, sizeof *r->images)))
 		return ing_nomem(c);
 	r->nimages = 1;
-	r->images[0] = (ing_image){.name = ING_MATRIX_IMAGE_NAME, .has_uuid = true,
-				   .arch = SYM_ARCH_UNKNOWN, .size = ING_MATRIX_IMAGE_SIZE};
+	r->images[0] = (ing_image){.name = ING_MATRIX_IMAGE_NAME,
+				   .has_uuid = true,
+				   .arch = SYM_ARCH_UNKNOWN,
+				   .size = ING_MATRIX_IMAGE_SIZE};
 	memcpy(r->images[0].uuid, env->mapping_uuid, 16);
 	return 0;
 }
@@ -401,9 +404,13 @@ static int new_measure(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t
 	ing_measure *m = ing_arena_alloc(c->arena, sizeof *m);
 	if (!m)
 		return ing_nomem(c);
-	*m = (ing_measure){.kind = kind, .key = e->report_id, .app_version = env->app_version,
-			   .build = env->build, .user_id = env->user_id,
-			   .os_version = env->os_version, .device = env->device};
+	*m = (ing_measure){.kind = kind,
+			   .key = e->report_id,
+			   .app_version = env->app_version,
+			   .build = env->build,
+			   .user_id = env->user_id,
+			   .os_version = env->os_version,
+			   .device = env->device};
 	*out = m;
 	return epoch_time(c, o, &m->time_ms, &ignored);
 }
@@ -556,6 +563,5 @@ int ing_parse_matrix_json(const json_t *root, const ing_limits *limits, const ch
 int ing_parse_matrix(const char *body, size_t len, const ing_limits *limits, const char *user_id,
 		     ing_batch **out_batch, ing_error *err)
 {
-	return ing_parse_text(ing_parse_matrix_json, body, len, limits, 0, user_id, out_batch,
-			      err);
+	return ing_parse_text(ing_parse_matrix_json, body, len, limits, 0, user_id, out_batch, err);
 }

@@ -9,13 +9,16 @@
  * measures (ing_entry.measure). Each element is accepted or refused on
  * its own; the envelope's failures fail the body (parse.h's contract).
  *
+ * The parsers, ing_parse_matrix and ing_parse_matrix_json, are declared
+ * in parse.h beside the other formats' (parse.c dispatches to them without
+ * depending on this module); is_batch is always true.
+ *
  * Memory: as every parser (parse.h): the batch's arena owns everything,
  * nothing points into the body or the json_t given.
  */
 #ifndef STALLSCOPE_INGEST_MATRIX_H
 #define STALLSCOPE_INGEST_MATRIX_H
 
-#include <jansson.h>
 #include <stdint.h>
 
 #include "ingest/parse.h"
@@ -25,12 +28,6 @@
  * ing_matrix_mapping_uuid; it spans every method id. */
 #define ING_MATRIX_IMAGE_NAME "java"
 #define ING_MATRIX_IMAGE_SIZE UINT64_C(1048575)
-
-/* Same contract as ing_parse_native (parse.h); is_batch is always true. */
-int ing_parse_matrix(const char *body, size_t len, const ing_limits *limits, const char *user_id,
-		     ing_batch **out_batch, ing_error *err);
-int ing_parse_matrix_json(const json_t *root, const ing_limits *limits, const char *user_id,
-			  ing_batch **out_batch, ing_error *err);
 
 /*
  * The UUID standing for the method mapping of (APP_VERSION, BUILD): XXH3_128

@@ -184,7 +184,7 @@ static bool plain(const char *p, const char *end)
 
 typedef struct ts_line {
 	const char *name, *name_end; /* "pkg.Class.method" or "pkg.Class:method" */
-	const char *colon;           /* Matrix's class:method separator, or NULL */
+	const char *colon;	     /* Matrix's class:method separator, or NULL */
 	const char *file, *file_end; /* NULL when none */
 	int64_t line;
 } ts_line;

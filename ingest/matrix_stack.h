@@ -17,7 +17,7 @@
 
 /* Method ids are 20 bits; 0xFFFFF itself is never emitted (AppMethodBeat
  * ignores ids at or above it) and 0xFFFFE is Handler.dispatchMessage. */
-#define ING_METHOD_ID_MAX 1048575u
+#define ING_METHOD_ID_MAX      1048575u
 #define ING_METHOD_ID_DISPATCH 1048574u
 /* Matrix trims a stack to 30 lines; more than this is not Matrix. */
 #define ING_MSTACK_MAX_LINES 4096u
@@ -29,9 +29,9 @@
 typedef struct ing_mnode {
 	uint32_t depth; /* as sent */
 	uint32_t method_id;
-	uint32_t count;  /* merged consecutive calls */
-	int64_t ms;      /* summed duration, 0 when it was garbage */
-	int32_t parent;  /* nearest preceding line of smaller depth */
+	uint32_t count; /* merged consecutive calls */
+	int64_t ms;	/* summed duration, 0 when it was garbage */
+	int32_t parent; /* nearest preceding line of smaller depth */
 	int32_t first_child, next_sibling;
 } ing_mnode;
 

@@ -4,7 +4,6 @@
  * parsers depend on field.c and nothing there depends on them. See parse.h.
  */
 #include "ingest/parse.h"
-#include "ingest/matrix.h"
 
 const char *ing_format_name(ing_format format)
 {

@@ -397,31 +397,10 @@ static int parse_evil(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t 
 
 /* ---- Trace_StartUp and Trace_FPS ------------------------------------ */
 
-static int new_measure(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t *o,
-		       ing_measure_kind kind, ing_measure **out)
-{
-	const char *ignored;
-	ing_measure *m = ing_arena_alloc(c->arena, sizeof *m);
-	if (!m)
-		return ing_nomem(c);
-	*m = (ing_measure){.kind = kind,
-			   .key = e->report_id,
-			   .app_version = env->app_version,
-			   .build = env->build,
-			   .user_id = env->user_id,
-			   .os_version = env->os_version,
-			   .device = env->device};
-	*out = m;
-	return epoch_time(c, o, &m->time_ms, &ignored);
-}
-
-static int parse_startup(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t *o,
-			 const char *where)
+static int startup_fields(ing_ctx *c, const json_t *o, const char *where, ing_measure *m)
 {
 	char path[ING_PATH_MAX];
-	ing_measure *m;
-	if (new_measure(c, env, e, o, ING_MEASURE_STARTUP, &m) < 0 ||
-	    ms_field(c, o, where, "startup_duration", true, &m->startup_ms) < 0 ||
+	if (ms_field(c, o, where, "startup_duration", true, &m->startup_ms) < 0 ||
 	    ms_field(c, o, where, "application_create", false, &m->application_create_ms) < 0 ||
 	    ms_field(c, o, where, "first_activity_create", false, &m->first_activity_create_ms) < 0)
 		return -1;
@@ -430,7 +409,6 @@ static int parse_startup(ing_ctx *c, const mx_env *env, ing_entry *e, const json
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected true or false",
 				ing_path_key(path, sizeof path, where, "is_warm_start_up"));
 	m->warm = json_is_true(warm);
-	e->measure = m;
 	return 0;
 }
 
@@ -455,13 +433,10 @@ static int drop_levels(ing_ctx *c, const json_t *o, const char *where, const cha
 	return 0;
 }
 
-static int parse_fps(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t *o,
-		     const char *where)
+static int fps_fields(ing_ctx *c, const json_t *o, const char *where, ing_measure *m)
 {
 	char path[ING_PATH_MAX];
-	ing_measure *m;
-	if (new_measure(c, env, e, o, ING_MEASURE_FRAMES, &m) < 0 ||
-	    ing_string_field(c, o, where, "scene", false, &m->scene) < 0 ||
+	if (ing_string_field(c, o, where, "scene", false, &m->scene) < 0 ||
 	    drop_levels(c, o, where, "dropLevel", m->drop_level) < 0 ||
 	    drop_levels(c, o, where, "dropSum", m->drop_sum) < 0)
 		return -1;
@@ -476,6 +451,29 @@ static int parse_fps(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t *
 		return ing_fail(c, ERR_BAD_FIELD, "%s: expected a number from 0 to %.0f", path,
 				MX_FPS_MAX);
 	m->fps = json_number_value(fps);
+	return 0;
+}
+
+/* O at WHERE as a measure of KIND into E, keyed and dimensioned as a
+ * report would be. */
+static int parse_measure(ing_ctx *c, const mx_env *env, ing_entry *e, const json_t *o,
+			 const char *where, ing_measure_kind kind)
+{
+	const char *ignored;
+	ing_measure *m = ing_arena_alloc(c->arena, sizeof *m);
+	if (!m)
+		return ing_nomem(c);
+	*m = (ing_measure){.kind = kind,
+			   .key = e->report_id,
+			   .app_version = env->app_version,
+			   .build = env->build,
+			   .user_id = env->user_id,
+			   .os_version = env->os_version,
+			   .device = env->device};
+	if (epoch_time(c, o, &m->time_ms, &ignored) < 0 ||
+	    (kind == ING_MEASURE_STARTUP ? startup_fields(c, o, where, m)
+					 : fps_fields(c, o, where, m)) < 0)
+		return -1;
 	e->measure = m;
 	return 0;
 }
@@ -498,9 +496,9 @@ static int parse_content(ing_ctx *c, const mx_env *env, ing_entry *e, const json
 	if (!strcmp(tag, "Trace_EvilMethod"))
 		return parse_evil(c, env, e, o, where);
 	if (!strcmp(tag, "Trace_StartUp"))
-		return parse_startup(c, env, e, o, where);
+		return parse_measure(c, env, e, o, where, ING_MEASURE_STARTUP);
 	if (!strcmp(tag, "Trace_FPS"))
-		return parse_fps(c, env, e, o, where);
+		return parse_measure(c, env, e, o, where, ING_MEASURE_FRAMES);
 	return ing_fail(c, ERR_UNSUPPORTED_REPORT,
 			"%s.tag: \"%.64s\" is not a report stallscope reads (Trace_EvilMethod, "
 			"Trace_StartUp, Trace_FPS)",

@@ -15,19 +15,24 @@ typedef struct measures_tx {
 	char *json;
 } measures_tx;
 
+int srv_days_from(st_conn *c, int64_t app_id, const char **from, char buf[ING_DAY_LEN])
+{
+	if (*from)
+		return 0;
+	int rc = srv_retention_oldest_kept(c, app_id, srv_now(), buf);
+	if (rc >= 0)
+		*from = buf;
+	return rc < 0 ? rc : 0;
+}
+
 static int measures_cb(st_conn *c, void *cls)
 {
 	measures_tx *t = cls;
 	free(t->json);
 	t->json = NULL;
 	st_measures_filter f = *t->f;
-	if (!f.from) {
-		int rc = srv_retention_oldest_kept(c, t->app_id, srv_now(), t->oldest_kept);
-		if (rc < 0)
-			return rc;
-		f.from = t->oldest_kept;
-	}
-	return t->read(c, t->app_id, &f, &t->json);
+	int rc = srv_days_from(c, t->app_id, &f.from, t->oldest_kept);
+	return rc < 0 ? rc : t->read(c, t->app_id, &f, &t->json);
 }
 
 enum MHD_Result srv_measures_reply(struct MHD_Connection *conn, srv_request *req, const char *name,

@@ -1,6 +1,6 @@
 /*
  * measures_reply.h — what GET …/startup and GET …/frames share (SPEC §13):
- * the day range's default and the read of the Android measures'
+ * the day range's default (/stats's too) and the read of the Android measures'
  * aggregates (store/measures.h), which are written at ingest and never
  * wait for the fold, so no as_of.
  *
@@ -11,8 +11,14 @@
 
 #include <microhttpd.h>
 
+#include "ingest/sampling.h"
 #include "server/http/http.h"
 #include "store/measures.h"
+
+/* The start of a stats route's day range, read on C: *FROM when given,
+ * else the oldest day APP_ID's retention keeps, written into BUF and
+ * *FROM pointed at it. 0, or a negative st_status. */
+int srv_days_from(st_conn *c, int64_t app_id, const char **from, char buf[ING_DAY_LEN]);
 
 /* A store read of the measures: st_startup_read or st_frames_read. */
 typedef int (*srv_measures_read)(st_conn *c, int64_t app_id, const st_measures_filter *f,

@@ -9,8 +9,10 @@ means and maxima exactly; p50/p90 by the fine histogram's documented rule
 durations in (1.04^(k-1), 1.04^k] ms, answered as round(2 × 1.04^k ÷ 2.04),
 or as the longest duration in the longest one's bucket."""
 
+import concurrent.futures
 import json
 import math
+import random
 import urllib.parse
 from fractions import Fraction
 
@@ -214,3 +216,33 @@ def test_days_default_to_retention_and_purge_removes_old_days(db, make_server):
     for table in ("measure_keys", "startup_days", "frame_days"):
         assert psql(db, f"SELECT DISTINCT t.day FROM {table} t JOIN apps a ON a.id = t.app_id"
                         f" WHERE a.bundle_id = '{app['app']}'") == TODAY, table
+
+
+def test_concurrent_resends_count_once(db, make_server):
+    """The same elements sent by several clients at once, in different
+    orders (so their batches touch the same keys and day rows in different
+    orders), are counted once, and every batch is answered."""
+    app = create_app(db)
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    allow_everyone(server, app)
+    durations = [500 + 37 * i for i in range(20)]
+    elements = [startup(ms, app_create=100, activity_create=200, at=i)
+                for i, ms in enumerate(durations)]
+    scenes = [(f"com.app.S{i % 4}", [10 + i, 1, 0, i % 3, i % 2], [0, 3, 0, 30, 50], 50.0 + i)
+              for i in range(12)]
+    elements += [fps_element(s, lv, sm, fps, at=100 + i) for i, (s, lv, sm, fps)
+                 in enumerate(scenes)]
+
+    def client(seed):
+        mine = list(elements)
+        random.Random(seed).shuffle(mine)
+        return send(server, app, mine)
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        list(pool.map(client, range(12)))
+    (version,) = get(server, app, "startup")["versions"]
+    assert version["cold"] == side([(ms, 100, 200) for ms in durations])
+    got = {s["scene"]: s for s in get(server, app, "frames")["scenes"]}
+    for name in {s[0] for s in scenes}:
+        mine = [(lv, sm, fps) for s, lv, sm, fps in scenes if s == name]
+        assert got[name] == frames_row(name, "1.0", mine)

@@ -131,30 +131,20 @@ static const st_stmt commit_stmt = {
 	2 + NCOLUMNS};
 /* clang-format on */
 
-typedef struct commit_tx {
-	int64_t app_id;
-	const char *day;
-	st_param params[2 + NCOLUMNS];
+/* The rows of the commit statement: the new elements' ordinals. */
+typedef struct fresh_rows {
+	bool *stored;
 	size_t n;
-	bool *fresh; /* this attempt's answer */
-} commit_tx;
+} fresh_rows;
 
 static int read_fresh(void *cls, const st_row *row)
 {
-	commit_tx *t = cls;
+	fresh_rows *f = cls;
 	int64_t i = st_row_int64(row, 0);
-	if (i < 1 || (uint64_t)i > t->n)
+	if (i < 1 || (uint64_t)i > f->n)
 		return -1;
-	t->fresh[i - 1] = true;
+	f->stored[i - 1] = true;
 	return 0;
-}
-
-static int commit_cb(st_conn *c, void *cls)
-{
-	commit_tx *t = cls;
-	memset(t->fresh, 0, t->n * sizeof *t->fresh);
-	int rc = st_exec(c, &commit_stmt, t->params, 2 + NCOLUMNS, read_fresh, t);
-	return rc < 0 ? rc : 1;
 }
 
 /* The NCOLUMNS arrays of M[0..N) into ARRAYS (freed by the caller). 0, or
@@ -176,8 +166,8 @@ static int commit_arrays(const st_measure *const *m, size_t n, cm_buf *arrays)
 	return rc;
 }
 
-int st_measures_commit(int64_t app_id, const char *day, const st_measure *const *m, size_t n,
-		       bool *stored)
+int st_measures_add(st_conn *c, int64_t app_id, const char *day, const st_measure *const *m,
+		    size_t n, bool *stored)
 {
 	if (n == 0)
 		return 1;
@@ -189,19 +179,43 @@ int st_measures_commit(int64_t app_id, const char *day, const st_measure *const 
 			return ST_HARD_ERROR;
 	cm_buf arrays[NCOLUMNS];
 	memset(arrays, 0, sizeof arrays);
-	commit_tx t = {.app_id = app_id, .day = day, .n = n, .fresh = calloc(n, sizeof(bool))};
-	int rc = t.fresh ? commit_arrays(m, n, arrays) : ST_HARD_ERROR;
+	st_param params[2 + NCOLUMNS] = {ST_INT64(app_id), ST_TEXT(day)};
+	int rc = commit_arrays(m, n, arrays);
 	if (rc == 0) {
-		t.params[0] = ST_INT64(app_id);
-		t.params[1] = ST_TEXT(day);
 		for (size_t col = 0; col < NCOLUMNS; col++)
-			t.params[2 + col] = ST_BYTES(arrays[col].data, arrays[col].len);
-		rc = st_run_tx("measures_commit", commit_cb, &t);
+			params[2 + col] = ST_BYTES(arrays[col].data, arrays[col].len);
+		memset(stored, 0, n * sizeof *stored);
+		fresh_rows f = {stored, n};
+		rc = st_exec(c, &commit_stmt, params, 2 + NCOLUMNS, read_fresh, &f);
 	}
-	if (rc >= 0)
-		memcpy(stored, t.fresh, n * sizeof *stored);
 	for (size_t col = 0; col < NCOLUMNS; col++)
 		free(arrays[col].data);
+	return rc < 0 ? rc : 1;
+}
+
+typedef struct commit_tx {
+	int64_t app_id;
+	const char *day;
+	const st_measure *const *m;
+	size_t n;
+	bool *fresh; /* this attempt's answer */
+} commit_tx;
+
+static int commit_cb(st_conn *c, void *cls)
+{
+	commit_tx *t = cls;
+	return st_measures_add(c, t->app_id, t->day, t->m, t->n, t->fresh);
+}
+
+int st_measures_commit(int64_t app_id, const char *day, const st_measure *const *m, size_t n,
+		       bool *stored)
+{
+	if (n == 0)
+		return 1;
+	commit_tx t = {app_id, day, m, n, calloc(n, sizeof(bool))};
+	int rc = t.fresh ? st_run_tx("measures_commit", commit_cb, &t) : ST_HARD_ERROR;
+	if (rc >= 0)
+		memcpy(stored, t.fresh, n * sizeof *stored);
 	free(t.fresh);
 	return rc;
 }

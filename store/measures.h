@@ -46,11 +46,17 @@ typedef struct st_measure {
 
 /*
  * Adds the N measurements M of APP_ID received on DAY to the aggregates,
- * each key once ever: STORED[i] is true when M[i] was counted now, false
- * when its key was counted before (a resend, or a repeat within M). One
- * transaction (st_run_tx). 1 (also for N = 0), or a negative st_status
- * (nothing written, STORED untouched).
+ * each key once ever, in one statement on C (inside the caller's
+ * transaction): STORED[i] is true when M[i]'s key was new (it is counted
+ * now; a startup without startup_ms only records its key), false when it
+ * was counted before (a resend, or a repeat within M). 1 (also for N = 0),
+ * or a negative st_status (STORED then means nothing).
  */
+int st_measures_add(st_conn *c, int64_t app_id, const char *day, const st_measure *const *m,
+		    size_t n, bool *stored);
+
+/* st_measures_add in a transaction of its own (st_run_tx); STORED is
+ * untouched on failure. */
 int st_measures_commit(int64_t app_id, const char *day, const st_measure *const *m, size_t n,
 		       bool *stored);
 

@@ -26,9 +26,13 @@ enum {
 /* Room for an int64 or a %.17g double as text. */
 #define NUM_LEN 32
 
+/* A figure of one element is at most this (measures.h says why). */
+#define FIGURE_MAX INT32_MAX
+#define FPS_MAX	   1000.0
+
 static const char *int_text(int64_t v, char *tmp)
 {
-	snprintf(tmp, NUM_LEN, "%lld", (long long)v);
+	snprintf(tmp, NUM_LEN, "%lld", (long long)(v > FIGURE_MAX ? FIGURE_MAX : v));
 	return tmp;
 }
 
@@ -51,7 +55,7 @@ static const char *frames_text(const st_measure *m, size_t col, char *tmp)
 		return int_text(m->drop_level[col - C_LEVEL], tmp);
 	if (col >= C_SUM && col < C_FPS)
 		return int_text(m->drop_sum[col - C_SUM], tmp);
-	if (col == C_FPS && isfinite(m->fps) && m->fps >= 0) {
+	if (col == C_FPS && isfinite(m->fps) && m->fps >= 0 && m->fps <= FPS_MAX) {
 		snprintf(tmp, NUM_LEN, "%.17g", m->fps);
 		return tmp;
 	}

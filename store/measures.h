@@ -32,13 +32,18 @@ typedef struct st_measure {
 	st_measure_kind kind;
 	/* The idempotency key (not NULL); the app version (NULL: none). */
 	const char *key, *app_version;
+	/* Every figure is the client's: any value is stored without
+	 * failing the batch. One above 2^31 - 1 counts as 2^31 - 1, so no
+	 * day's sum can overflow (it would take 2^32 such elements); the
+	 * parser refuses absurd ones first (SPEC §13). */
 	/* ST_MEASURE_STARTUP: durations in ms, -1 when absent (a startup
 	 * without startup_ms is not counted). */
 	bool warm;
 	int64_t startup_ms, application_create_ms, first_activity_create_ms;
 	/* ST_MEASURE_FRAMES: the scene (NULL or "": none), frames per drop
 	 * level, dropped frames summed per level (negatives count as 0), and
-	 * fps (a negative or non-finite one is left out of the mean). */
+	 * fps (one negative, above 1000 or not finite is left out of the
+	 * mean). */
 	const char *scene;
 	int64_t drop_level[ST_DROP_LEVELS], drop_sum[ST_DROP_LEVELS];
 	double fps;

@@ -60,14 +60,16 @@ static int validate_ids(const struct sym_methods *m, sym_error *err)
 		if (m->slots[id] == SYMM_NONE)
 			continue;
 		if (m->slots[id] != next++)
-			return sym_fail(err, SYM_ERR_FORMAT, "method table: slot of id %u is bad", id);
+			return sym_fail(err, SYM_ERR_FORMAT, "method table: slot of id %u is bad",
+					id);
 		max_id = id;
 	}
 	uint32_t prev = h->ndirect;
 	for (uint32_t k = 0; k < h->nsparse; k++) {
 		uint32_t id = m->sparse[k];
 		if (id < prev || id >= SYMM_ID_LIMIT || (k > 0 && id == prev))
-			return sym_fail(err, SYM_ERR_FORMAT, "method table: sparse id %u is bad", k);
+			return sym_fail(err, SYM_ERR_FORMAT, "method table: sparse id %u is bad",
+					k);
 		prev = max_id = id;
 	}
 	if ((uint64_t)next + h->nsparse != h->nrecords || max_id != h->max_id)
@@ -90,10 +92,12 @@ static int validate(struct sym_methods *m, sym_error *err)
 	if (memcmp(h->magic, SYMM_MAGIC, 8) != 0)
 		return sym_fail(err, SYM_ERR_FORMAT, "not a method table (bad magic)");
 	if (h->version != SYMM_VERSION)
-		return sym_fail(err, SYM_ERR_UNSUPPORTED, "method table version %u, this build reads %u",
-				h->version, SYMM_VERSION);
+		return sym_fail(err, SYM_ERR_UNSUPPORTED,
+				"method table version %u, this build reads %u", h->version,
+				SYMM_VERSION);
 	if (h->file_size != m->size)
-		return sym_fail(err, SYM_ERR_FORMAT, "method table: header says %llu bytes, file has %zu",
+		return sym_fail(err, SYM_ERR_FORMAT,
+				"method table: header says %llu bytes, file has %zu",
 				(unsigned long long)h->file_size, m->size);
 	if (h->checksum != table_checksum(m->data, m->size))
 		return sym_fail(err, SYM_ERR_FORMAT, "method table: checksum mismatch");
@@ -107,7 +111,8 @@ static int validate(struct sym_methods *m, sym_error *err)
 	m->strings = (const char *)m->data + h->strings_off;
 	for (uint32_t i = 0; i < h->nrecords; i++) {
 		const symm_record *r = &m->records[i];
-		if (!string_ok(h, r->class_off, r->class_len) || !string_ok(h, r->name_off, r->name_len) ||
+		if (!string_ok(h, r->class_off, r->class_len) ||
+		    !string_ok(h, r->name_off, r->name_len) ||
 		    !string_ok(h, r->desc_off, r->desc_len) || r->pad)
 			return sym_fail(err, SYM_ERR_FORMAT, "method table: record %u is bad", i);
 	}
@@ -190,17 +195,25 @@ bool sym_methods_lookup(const sym_methods *m, uint32_t id, sym_method *out)
 		/* GP/MethodCollector.java writes exactly this line. */
 		static const char cls[] = "android.os.Handler", name[] = "dispatchMessage",
 				  desc[] = "(Landroid.os.Message;)V";
-		*out = (sym_method){.id = id, .access = 1, .class_name = cls,
-				    .class_len = sizeof cls - 1, .name = name,
-				    .name_len = sizeof name - 1, .descriptor = desc,
+		*out = (sym_method){.id = id,
+				    .access = 1,
+				    .class_name = cls,
+				    .class_len = sizeof cls - 1,
+				    .name = name,
+				    .name_len = sizeof name - 1,
+				    .descriptor = desc,
 				    .descriptor_len = sizeof desc - 1};
 		return true;
 	}
 	const symm_record *r = &m->records[i];
-	*out = (sym_method){.id = id, .access = r->access,
-			    .class_name = m->strings + r->class_off, .class_len = r->class_len,
-			    .name = m->strings + r->name_off, .name_len = r->name_len,
-			    .descriptor = m->strings + r->desc_off, .descriptor_len = r->desc_len};
+	*out = (sym_method){.id = id,
+			    .access = r->access,
+			    .class_name = m->strings + r->class_off,
+			    .class_len = r->class_len,
+			    .name = m->strings + r->name_off,
+			    .name_len = r->name_len,
+			    .descriptor = m->strings + r->desc_off,
+			    .descriptor_len = r->desc_len};
 	return true;
 }
 

@@ -42,7 +42,7 @@
 #define SYM_METHODS_MAX_LINE 65535u
 /* Limits on what one mapping may cost: decompressed text (a 1,000,000-line
  * mapping is about 100 MiB) and distinct string bytes in the table. */
-#define SYM_METHODS_MAX_TEXT    (1ull << 30)
+#define SYM_METHODS_MAX_TEXT	(1ull << 30)
 #define SYM_METHODS_MAX_STRINGS (256u << 20)
 
 typedef struct sym_methods sym_methods;
@@ -60,7 +60,7 @@ typedef struct sym_method {
 } sym_method;
 
 typedef struct sym_methods_stats {
-	size_t lines;   /* every line read, comments and blank ones included */
+	size_t lines;	/* every line read, comments and blank ones included */
 	size_t methods; /* lines that became a method */
 	size_t skipped; /* malformed, duplicate or out-of-range lines */
 	uint32_t max_id;

@@ -25,7 +25,7 @@ _Static_assert(SYM_METHODS_MAX_LINE <= UINT16_MAX, "field lengths are u16 in rec
 
 typedef struct builder {
 	uint32_t *record_of_id; /* [SYMM_ID_LIMIT]: record index + 1, 0 = none */
-	symm_record *records;   /* in input order */
+	symm_record *records;	/* in input order */
 	size_t nrecords, cap;
 	sym_strtab strings;
 	XXH3_state_t hash;
@@ -149,10 +149,13 @@ static int add_method(builder *b, const fields *f, sym_error *err)
 	if (b->strings.len > SYM_METHODS_MAX_STRINGS)
 		return sym_fail(err, SYM_ERR_NOMEM, "method mapping: names pass %u MiB",
 				SYM_METHODS_MAX_STRINGS >> 20);
-	b->records[b->nrecords++] = (symm_record){
-		.access = f->access, .class_off = cls, .name_off = name, .desc_off = desc,
-		.class_len = (uint16_t)f->cls_len, .name_len = (uint16_t)f->name_len,
-		.desc_len = (uint16_t)f->desc_len};
+	b->records[b->nrecords++] = (symm_record){.access = f->access,
+						  .class_off = cls,
+						  .name_off = name,
+						  .desc_off = desc,
+						  .class_len = (uint16_t)f->cls_len,
+						  .name_len = (uint16_t)f->name_len,
+						  .desc_len = (uint16_t)f->desc_len};
 	b->record_of_id[f->id] = (uint32_t)b->nrecords;
 	if (b->stats.methods++ == 0 || f->id > b->stats.max_id)
 		b->stats.max_id = f->id;
@@ -245,8 +248,8 @@ static int finish_text(builder *b, sym_error *err)
 	memcpy(b->stats.content_hash, c.digest, sizeof c.digest);
 	if (rc == SYM_OK && b->nrecords == 0)
 		rc = sym_fail(err, SYM_ERR_FORMAT,
-			      "method mapping: no valid line (%zu lines, %zu skipped)", b->stats.lines,
-			      b->stats.skipped);
+			      "method mapping: no valid line (%zu lines, %zu skipped)",
+			      b->stats.lines, b->stats.skipped);
 	return rc;
 }
 

@@ -99,7 +99,8 @@ static void test_lines(void **state)
 	assert_string_equal(name_of(m, 4, false), "sample.Native.nativeInit");
 	assert_string_equal(name_of(m, 4, true), "sample.Native.nativeInit");
 	/* CRLF: the CR is not part of the descriptor. */
-	assert_string_equal(name_of(m, 5, true), "sample.Outer$Inner$1.access$000(Lsample.Outer;)I");
+	assert_string_equal(name_of(m, 5, true),
+			    "sample.Outer$Inner$1.access$000(Lsample.Outer;)I");
 	assert_string_equal(name_of(m, 1048574, false),
 			    "android.os.Handler.dispatchMessage(android.os.Message)");
 	assert_false(sym_methods_lookup(m, 0, &meth));
@@ -142,18 +143,18 @@ static void test_skipped_lines(void **state)
 	(void)state;
 	const char *text = "5,1,a.First m ()V\n"
 			   "3,1,a.Second m ()V\n"
-			   "5,1,a.Third m ()V\n"           /* duplicate: the first wins */
-			   "1048575,1,a.TooBig m ()V\n"    /* past Matrix's ids */
+			   "5,1,a.Third m ()V\n"	/* duplicate: the first wins */
+			   "1048575,1,a.TooBig m ()V\n" /* past Matrix's ids */
 			   "4294967296,1,a.Overflow m ()V\n"
 			   "x,1,a.NotANumber m ()V\n"
 			   "6,,a.NoAccess m ()V\n"
 			   "-6,1,a.Negative m ()V\n"
 			   "7,1,a.NoSpace\n"
 			   "8,1,a.EmptyName \n"
-			   "9,1, m ()V\n"                  /* empty class */
+			   "9,1, m ()V\n" /* empty class */
 			   "10\n"
-			   "11,1,a.Bad\xff m ()V\n"        /* not UTF-8 */
-			   "12,1,a.Ctl\x01 m ()V\n"        /* a control byte */
+			   "11,1,a.Bad\xff m ()V\n" /* not UTF-8 */
+			   "12,1,a.Ctl\x01 m ()V\n" /* a control byte */
 			   "13,1,a.Utf\xc3\xa9 m\xe2\x82\xac ()V\n"
 			   "2,1,a.Last m ()V\n";
 	uint8_t *buf = NULL;
@@ -331,8 +332,9 @@ static char *mapping_text(size_t lines, size_t *len)
 	assert_non_null(text);
 	size_t at = 0;
 	for (size_t i = lines; i >= 1; i--) /* backwards: order does not matter */
-		at += (size_t)sprintf(text + at, "%zu,1,pkg.Class%zu method%zu (ILjava.lang.String;)V\n",
-				      i, i / 7, i % 1000);
+		at += (size_t)sprintf(text + at,
+				      "%zu,1,pkg.Class%zu method%zu (ILjava.lang.String;)V\n", i,
+				      i / 7, i % 1000);
 	*len = at;
 	return text;
 }
@@ -379,12 +381,12 @@ static void test_convert_files(void **state)
 	write_file(tmp_path("mapping.txt.gz"), text, len, true);
 	sym_methods_stats plain, gz;
 	sym_error err = {{0}};
-	assert_int_equal(sym_methods_convert(tmp_path("plain.txt"), tmp_path("plain.tbl"), &plain,
-					     &err),
-			 SYM_OK);
-	assert_int_equal(sym_methods_convert(tmp_path("mapping.txt.gz"), tmp_path("gz.tbl"), &gz,
-					     &err),
-			 SYM_OK);
+	assert_int_equal(
+		sym_methods_convert(tmp_path("plain.txt"), tmp_path("plain.tbl"), &plain, &err),
+		SYM_OK);
+	assert_int_equal(
+		sym_methods_convert(tmp_path("mapping.txt.gz"), tmp_path("gz.tbl"), &gz, &err),
+		SYM_OK);
 	assert_int_equal(plain.lines, lines);
 	assert_int_equal(plain.methods, lines);
 	assert_int_equal(plain.max_id, lines);
@@ -436,13 +438,13 @@ static void test_convert_errors(void **state)
 	write_file(tmp_path("empty.txt"), "# nothing\n", 10, false);
 	assert_int_equal(sym_methods_convert(tmp_path("empty.txt"), tmp_path("x.tbl"), &st, &err),
 			 SYM_ERR_FORMAT);
-	assert_int_equal(sym_methods_convert(tmp_path("empty.txt"), "/nonexistent-dir/x.tbl", &st,
-					     &err),
-			 SYM_ERR_FORMAT);
+	assert_int_equal(
+		sym_methods_convert(tmp_path("empty.txt"), "/nonexistent-dir/x.tbl", &st, &err),
+		SYM_ERR_FORMAT);
 	write_file(tmp_path("one.txt"), "1,1,a.B c ()V\n", 14, false);
-	assert_int_equal(sym_methods_convert(tmp_path("one.txt"), "/nonexistent-dir/x.tbl", &st,
-					     &err),
-			 SYM_ERR_IO);
+	assert_int_equal(
+		sym_methods_convert(tmp_path("one.txt"), "/nonexistent-dir/x.tbl", &st, &err),
+		SYM_ERR_IO);
 	assert_int_equal(st.methods, 1);
 	assert_int_equal(access(tmp_path("x.tbl"), F_OK), -1);
 	free(text);
@@ -475,8 +477,12 @@ static void test_descriptors(void **state)
 	};
 	char out[256];
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		sym_method m = {.class_name = "a.B", .class_len = 3, .name = "m", .name_len = 1,
-				.descriptor = cases[i].desc, .descriptor_len = strlen(cases[i].desc)};
+		sym_method m = {.class_name = "a.B",
+				.class_len = 3,
+				.name = "m",
+				.name_len = 1,
+				.descriptor = cases[i].desc,
+				.descriptor_len = strlen(cases[i].desc)};
 		char want[256];
 		snprintf(want, sizeof want, "a.B.m%s", cases[i].readable);
 		assert_int_equal(sym_method_readable(&m, out, sizeof out), strlen(want));
@@ -498,8 +504,12 @@ static void test_descriptors(void **state)
 static void test_render_truncation(void **state)
 {
 	(void)state;
-	sym_method m = {.class_name = "pkg.Cls", .class_len = 7, .name = "run", .name_len = 3,
-			.descriptor = "(Landroid.os.Bundle;I)V", .descriptor_len = 23};
+	sym_method m = {.class_name = "pkg.Cls",
+			.class_len = 7,
+			.name = "run",
+			.name_len = 3,
+			.descriptor = "(Landroid.os.Bundle;I)V",
+			.descriptor_len = 23};
 	const char *full = "pkg.Cls.run(android.os.Bundle, int)";
 	const char *ident = "pkg.Cls.run(Landroid.os.Bundle;I)V";
 	char out[64];

@@ -21,8 +21,8 @@ struct sym_methods {
 	size_t size;
 	bool mapped;
 	const symm_header *h;
-	const uint32_t *slots, *sparse;
-	const symm_record *records;
+	const symm_record *direct, *records;
+	const uint32_t *sparse;
 	const char *strings;
 };
 
@@ -43,43 +43,50 @@ static uint64_t table_checksum(const uint8_t *data, size_t len)
  * bits so no count can wrap them. */
 static bool layout_ok(const symm_header *h, size_t size)
 {
-	uint64_t sparse = (uint64_t)sizeof *h + 4ull * h->ndirect;
+	uint64_t sparse = (uint64_t)sizeof *h + sizeof(symm_record) * (uint64_t)h->ndirect;
 	uint64_t records = sparse + 4ull * h->nsparse;
-	uint64_t strings = records + sizeof(symm_record) * (uint64_t)h->nrecords;
-	return h->slots_off == sizeof *h && h->sparse_off == sparse && h->records_off == records &&
+	uint64_t strings = records + sizeof(symm_record) * (uint64_t)h->nsparse;
+	return h->direct_off == sizeof *h && h->sparse_off == sparse && h->records_off == records &&
 	       h->strings_off == strings && strings + h->strings_len == size;
 }
 
-/* Direct slots number the records 0, 1, … in id order; sparse ids rise
- * strictly past them; together they name every record once. */
-static int validate_ids(const struct sym_methods *m, sym_error *err)
+static bool record_ok(const symm_header *h, const symm_record *r)
 {
-	const symm_header *h = m->h;
-	uint32_t next = 0, max_id = 0;
-	for (uint32_t id = 0; id < h->ndirect; id++) {
-		if (m->slots[id] == SYMM_NONE)
-			continue;
-		if (m->slots[id] != next++)
-			return sym_fail(err, SYM_ERR_FORMAT, "method table: slot of id %u is bad",
-					id);
-		max_id = id;
-	}
-	uint32_t prev = h->ndirect;
-	for (uint32_t k = 0; k < h->nsparse; k++) {
-		uint32_t id = m->sparse[k];
-		if (id < prev || id >= SYMM_ID_LIMIT || (k > 0 && id == prev))
-			return sym_fail(err, SYM_ERR_FORMAT, "method table: sparse id %u is bad",
-					k);
-		prev = max_id = id;
-	}
-	if ((uint64_t)next + h->nsparse != h->nrecords || max_id != h->max_id)
-		return sym_fail(err, SYM_ERR_FORMAT, "method table: ids and records disagree");
-	return SYM_OK;
+	return (uint64_t)r->class_off + r->class_len <= h->strings_len &&
+	       (uint64_t)r->name_off + r->name_len <= h->strings_len &&
+	       (uint64_t)r->desc_off + r->desc_len <= h->strings_len && r->class_len && !r->pad;
 }
 
-static bool string_ok(const symm_header *h, uint32_t off, uint16_t len)
+/* Direct records are methods or all zero; sparse ids rise strictly past
+ * them; the counts and the largest id agree with the header. */
+static int validate_records(const struct sym_methods *m, sym_error *err)
 {
-	return (uint64_t)off + len <= h->strings_len;
+	static const symm_record none;
+	const symm_header *h = m->h;
+	uint32_t count = 0, max_id = 0;
+	for (uint32_t id = 0; id < h->ndirect; id++) {
+		const symm_record *r = &m->direct[id];
+		if (!memcmp(r, &none, sizeof none))
+			continue;
+		if (!record_ok(h, r))
+			return sym_fail(err, SYM_ERR_FORMAT, "method table: record of id %u is bad",
+					id);
+		count++;
+		max_id = id;
+	}
+	for (uint32_t k = 0; k < h->nsparse; k++) {
+		uint32_t id = m->sparse[k];
+		if (id < h->ndirect || id >= SYMM_ID_LIMIT || (k > 0 && id <= max_id) ||
+		    !record_ok(h, &m->records[k]))
+			return sym_fail(err, SYM_ERR_FORMAT,
+					"method table: sparse record %u is bad", k);
+		count++;
+		max_id = id;
+	}
+	if (count != h->nrecords || max_id != h->max_id)
+		return sym_fail(err, SYM_ERR_FORMAT,
+				"method table: counts disagree with the records");
+	return SYM_OK;
 }
 
 static int validate(struct sym_methods *m, sym_error *err)
@@ -102,21 +109,14 @@ static int validate(struct sym_methods *m, sym_error *err)
 	if (h->checksum != table_checksum(m->data, m->size))
 		return sym_fail(err, SYM_ERR_FORMAT, "method table: checksum mismatch");
 	if (h->flags || h->pad || h->ndirect > SYMM_ID_LIMIT || h->nsparse > SYMM_ID_LIMIT ||
-	    h->nrecords > SYMM_ID_LIMIT || !layout_ok(h, m->size))
+	    !layout_ok(h, m->size))
 		return sym_fail(err, SYM_ERR_FORMAT, "method table: bad counts or section offsets");
 	m->h = h;
-	m->slots = (const uint32_t *)(m->data + h->slots_off);
+	m->direct = (const symm_record *)(m->data + h->direct_off);
 	m->sparse = (const uint32_t *)(m->data + h->sparse_off);
 	m->records = (const symm_record *)(m->data + h->records_off);
 	m->strings = (const char *)m->data + h->strings_off;
-	for (uint32_t i = 0; i < h->nrecords; i++) {
-		const symm_record *r = &m->records[i];
-		if (!string_ok(h, r->class_off, r->class_len) ||
-		    !string_ok(h, r->name_off, r->name_len) ||
-		    !string_ok(h, r->desc_off, r->desc_len) || r->pad)
-			return sym_fail(err, SYM_ERR_FORMAT, "method table: record %u is bad", i);
-	}
-	return validate_ids(m, err);
+	return validate_records(m, err);
 }
 
 int sym_methods_from_memory(const uint8_t *data, size_t len, sym_methods **out, sym_error *err)
@@ -167,12 +167,12 @@ size_t sym_methods_count(const sym_methods *m)
 	return m->h->nrecords;
 }
 
-/* The index of ID's record, or SYMM_NONE. */
-static uint32_t record_of(const sym_methods *m, uint32_t id)
+/* ID's record, or NULL. */
+static const symm_record *record_of(const sym_methods *m, uint32_t id)
 {
 	const symm_header *h = m->h;
 	if (id < h->ndirect)
-		return m->slots[id];
+		return m->direct[id].class_len ? &m->direct[id] : NULL;
 	size_t lo = 0, hi = h->nsparse;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -181,15 +181,13 @@ static uint32_t record_of(const sym_methods *m, uint32_t id)
 		else
 			hi = mid;
 	}
-	if (lo < h->nsparse && m->sparse[lo] == id)
-		return h->nrecords - h->nsparse + (uint32_t)lo;
-	return SYMM_NONE;
+	return lo < h->nsparse && m->sparse[lo] == id ? &m->records[lo] : NULL;
 }
 
 bool sym_methods_lookup(const sym_methods *m, uint32_t id, sym_method *out)
 {
-	uint32_t i = record_of(m, id);
-	if (i == SYMM_NONE) {
+	const symm_record *r = record_of(m, id);
+	if (!r) {
 		if (id != SYM_METHODS_DISPATCH_ID)
 			return false;
 		/* GP/MethodCollector.java writes exactly this line. */
@@ -205,7 +203,6 @@ bool sym_methods_lookup(const sym_methods *m, uint32_t id, sym_method *out)
 				    .descriptor_len = sizeof desc - 1};
 		return true;
 	}
-	const symm_record *r = &m->records[i];
 	*out = (sym_method){.id = id,
 			    .access = r->access,
 			    .class_name = m->strings + r->class_off,

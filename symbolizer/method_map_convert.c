@@ -23,9 +23,20 @@
 
 _Static_assert(SYM_METHODS_MAX_LINE <= UINT16_MAX, "field lengths are u16 in records");
 
+/* Which ids have a record, in pages allocated on first use: every mapping
+ * names the dispatch id 1048574, and a flat array up to it would cost a
+ * small one (or a fuzzer's input) 4 MiB to clear and walk. */
+#define PAGE_IDS 4096u
+#define NPAGES	 ((SYMM_ID_LIMIT + PAGE_IDS - 1) / PAGE_IDS)
+
+typedef struct id_page {
+	uint32_t record[PAGE_IDS];	 /* record index + 1, 0 = none */
+	uint64_t present[PAGE_IDS / 64]; /* the same as bits, walked in order */
+} id_page;
+
 typedef struct builder {
-	uint32_t *record_of_id; /* [SYMM_ID_LIMIT]: record index + 1, 0 = none */
-	symm_record *records;	/* in input order */
+	id_page *pages[NPAGES];
+	symm_record *records; /* in input order */
 	size_t nrecords, cap;
 	sym_strtab strings;
 	XXH3_state_t hash;
@@ -39,17 +50,41 @@ typedef struct builder {
 static int builder_init(builder *b, sym_error *err)
 {
 	memset(b, 0, sizeof *b);
-	b->record_of_id = calloc(SYMM_ID_LIMIT, sizeof *b->record_of_id);
 	b->line = malloc(SYM_METHODS_MAX_LINE + 1);
-	if (!b->record_of_id || !b->line || sym_strtab_init(&b->strings) != 0)
+	if (!b->line || sym_strtab_init(&b->strings) != 0)
 		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	XXH3_128bits_reset(&b->hash);
 	return SYM_OK;
 }
 
+/* ID's record index + 1, 0 = none. */
+static uint32_t record_of(const builder *b, uint32_t id)
+{
+	const id_page *p = b->pages[id / PAGE_IDS];
+	return p ? p->record[id % PAGE_IDS] : 0;
+}
+
+/* The first id ≥ FROM with a record, or SYMM_ID_LIMIT. */
+static uint32_t next_id(const builder *b, uint32_t from)
+{
+	while (from < SYMM_ID_LIMIT) {
+		const id_page *p = b->pages[from / PAGE_IDS];
+		if (!p) {
+			from = (from / PAGE_IDS + 1) * PAGE_IDS;
+			continue;
+		}
+		uint64_t bits = p->present[from % PAGE_IDS / 64] & (~0ull << (from % 64));
+		if (bits)
+			return (from & ~63u) + (uint32_t)__builtin_ctzll(bits);
+		from = (from | 63u) + 1;
+	}
+	return SYMM_ID_LIMIT;
+}
+
 static void builder_free(builder *b)
 {
-	free(b->record_of_id);
+	for (uint32_t i = 0; i < NPAGES; i++)
+		free(b->pages[i]);
 	free(b->records);
 	free(b->line);
 	sym_strtab_free(&b->strings);
@@ -133,6 +168,9 @@ static bool blank(const char *p, size_t len)
 
 static int add_method(builder *b, const fields *f, sym_error *err)
 {
+	id_page **page = &b->pages[f->id / PAGE_IDS];
+	if (!*page && !(*page = calloc(1, sizeof **page)))
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
 	if (b->nrecords == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 4096;
 		symm_record *r = realloc(b->records, cap * sizeof *r);
@@ -156,7 +194,8 @@ static int add_method(builder *b, const fields *f, sym_error *err)
 						  .class_len = (uint16_t)f->cls_len,
 						  .name_len = (uint16_t)f->name_len,
 						  .desc_len = (uint16_t)f->desc_len};
-	b->record_of_id[f->id] = (uint32_t)b->nrecords;
+	(*page)->record[f->id % PAGE_IDS] = (uint32_t)b->nrecords;
+	(*page)->present[f->id % PAGE_IDS / 64] |= 1ull << (f->id % 64);
 	if (b->stats.methods++ == 0 || f->id > b->stats.max_id)
 		b->stats.max_id = f->id;
 	return SYM_OK;
@@ -172,7 +211,7 @@ static int add_line(builder *b, const char *p, size_t len, bool unterminated, sy
 	if (blank(p, len) || p[0] == '#')
 		return SYM_OK;
 	fields f;
-	if (!split_line(p, len, &f) || f.id >= SYMM_ID_LIMIT || b->record_of_id[f.id] ||
+	if (!split_line(p, len, &f) || f.id >= SYMM_ID_LIMIT || record_of(b, f.id) ||
 	    (unterminated && !symm_descriptor_valid(f.desc, f.desc_len))) {
 		b->stats.skipped++;
 		return SYM_OK;
@@ -257,63 +296,66 @@ static int finish_text(builder *b, sym_error *err)
 
 typedef struct table {
 	symm_header h;
-	uint32_t *slots, *sparse;
-	symm_record *records;
+	symm_record *direct, *records; /* records: the sparse ids' */
+	uint32_t *sparse;
 } table;
 
 /* The direct array's length: the largest id + 1 whose prefix of the id
- * space holds records for at least a quarter of its ids. */
+ * space holds records for at least half of its ids. */
 static uint32_t direct_length(const builder *b)
 {
 	uint32_t n = 0, seen = 0;
-	for (uint32_t id = 0; id < SYMM_ID_LIMIT; id++)
-		if (b->record_of_id[id] && (uint64_t)++seen * 4 >= (uint64_t)id + 1)
+	for (uint32_t id = next_id(b, 0); id < SYMM_ID_LIMIT; id = next_id(b, id + 1))
+		if ((uint64_t)++seen * 2 >= (uint64_t)id + 1)
 			n = id + 1;
 	return n;
 }
 
-static int lay_out(const builder *b, table *t, sym_error *err)
+static void fill_header(symm_header *h, const builder *b, uint32_t ndirect, uint32_t nsparse)
 {
-	uint32_t ndirect = direct_length(b), nrecords = (uint32_t)b->nrecords;
-	uint32_t nsparse = 0;
-	for (uint32_t id = ndirect; id < SYMM_ID_LIMIT; id++)
-		nsparse += b->record_of_id[id] != 0;
-	t->slots = malloc(((size_t)ndirect + 1) * sizeof *t->slots);
-	t->sparse = malloc(((size_t)nsparse + 1) * sizeof *t->sparse);
-	t->records = malloc(b->nrecords * sizeof *t->records);
-	if (!t->slots || !t->sparse || !t->records)
-		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
-	uint32_t k = 0, s = 0;
-	for (uint32_t id = 0; id < SYMM_ID_LIMIT; id++) {
-		uint32_t r = b->record_of_id[id];
-		if (id < ndirect)
-			t->slots[id] = r ? k : SYMM_NONE;
-		else if (r)
-			t->sparse[s++] = id;
-		if (r)
-			t->records[k++] = b->records[r - 1];
-	}
-	symm_header *h = &t->h;
 	memset(h, 0, sizeof *h);
+	h->ndirect = ndirect;
+	h->nsparse = nsparse;
 	memcpy(h->magic, SYMM_MAGIC, 8);
 	h->version = SYMM_VERSION;
 	memcpy(h->content_hash, b->stats.content_hash, sizeof h->content_hash);
-	h->nrecords = nrecords;
-	h->ndirect = ndirect;
-	h->nsparse = nsparse;
+	h->nrecords = (uint32_t)b->nrecords;
 	h->max_id = b->stats.max_id;
-	h->slots_off = sizeof *h;
-	h->sparse_off = h->slots_off + 4 * ndirect;
-	h->records_off = h->sparse_off + 4 * nsparse;
-	h->strings_off = h->records_off + (uint32_t)sizeof(symm_record) * nrecords;
+	h->direct_off = sizeof *h;
+	h->sparse_off = h->direct_off + (uint32_t)sizeof(symm_record) * h->ndirect;
+	h->records_off = h->sparse_off + 4 * h->nsparse;
+	h->strings_off = h->records_off + (uint32_t)sizeof(symm_record) * h->nsparse;
 	h->strings_len = (uint32_t)b->strings.len;
 	h->file_size = (uint64_t)h->strings_off + h->strings_len;
+}
+
+static int lay_out(const builder *b, table *t, sym_error *err)
+{
+	uint32_t ndirect = direct_length(b), nsparse = (uint32_t)b->nrecords;
+	for (uint32_t id = next_id(b, 0); id < ndirect; id = next_id(b, id + 1))
+		nsparse--;
+	t->direct = calloc((size_t)ndirect + 1, sizeof *t->direct); /* zero = no method */
+	t->sparse = malloc(((size_t)nsparse + 1) * sizeof *t->sparse);
+	t->records = malloc(((size_t)nsparse + 1) * sizeof *t->records);
+	if (!t->direct || !t->sparse || !t->records)
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
+	uint32_t k = 0;
+	for (uint32_t id = next_id(b, 0); id < SYMM_ID_LIMIT; id = next_id(b, id + 1)) {
+		const symm_record *r = &b->records[record_of(b, id) - 1];
+		if (id < ndirect) {
+			t->direct[id] = *r;
+		} else {
+			t->sparse[k] = id;
+			t->records[k++] = *r;
+		}
+	}
+	fill_header(&t->h, b, ndirect, nsparse);
 	return SYM_OK;
 }
 
 static void table_free(table *t)
 {
-	free(t->slots);
+	free(t->direct);
 	free(t->sparse);
 	free(t->records);
 }
@@ -323,9 +365,9 @@ static void table_parts(table *t, const builder *b, struct iovec parts[5])
 {
 	const symm_header *h = &t->h;
 	parts[0] = (struct iovec){&t->h, sizeof t->h};
-	parts[1] = (struct iovec){t->slots, 4ull * h->ndirect};
+	parts[1] = (struct iovec){t->direct, sizeof(symm_record) * (size_t)h->ndirect};
 	parts[2] = (struct iovec){t->sparse, 4ull * h->nsparse};
-	parts[3] = (struct iovec){t->records, sizeof(symm_record) * (size_t)h->nrecords};
+	parts[3] = (struct iovec){t->records, sizeof(symm_record) * (size_t)h->nsparse};
 	parts[4] = (struct iovec){b->strings.blob, h->strings_len};
 	XXH3_state_t st;
 	XXH3_64bits_reset(&st);

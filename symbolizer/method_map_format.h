@@ -4,7 +4,7 @@
  * method_map.c (reader), and the descriptor check both use.
  *
  * Version history:
- *   1  header; direct slots; sparse ids; records; strings.
+ *   1  header; direct records; sparse ids; their records; strings.
  *
  * All integers are little-endian; the table is read in place from an
  * 8-byte aligned buffer, on little-endian hosts only. Sections follow each
@@ -13,21 +13,21 @@
  * file:
  *
  *   header    symm_header (88 bytes)
- *   slots     u32[ndirect]: for id < ndirect, the index of its record, or
- *             SYMM_NONE. The indexes that are not SYMM_NONE are 0, 1, 2, …
- *             in id order.
- *   sparse    u32[nsparse]: ids ≥ ndirect, strictly increasing; the k-th
- *             is record (nrecords - nsparse + k).
- *   records   symm_record[nrecords], in id order
+ *   direct    symm_record[ndirect]: the method of id i < ndirect at index
+ *             i; all zero (class_len 0) when there is none
+ *   sparse    u32[nsparse]: ids ≥ ndirect, strictly increasing
+ *   records   symm_record[nsparse]: the method of sparse[k] at index k
  *   strings   strings_len bytes: each distinct class, method name and
  *             descriptor once (followed by a NUL the reader does not need)
  *
  * Why two id sections: Matrix's ids are dense from 1, which a direct array
- * answers in one load, but every file also names the dispatch id 1048574
+ * answers with one memory access (lookups of random ids in a 1,000,000-
+ * method table are bound by cache misses, so a separate array of slots
+ * would cost one more), but every file also names the dispatch id 1048574
  * (and a hand-made file may name any id), which would stretch the array to
- * 4 MiB for a small app. The writer keeps in the direct array the longest
- * prefix of ids that fills at least a quarter of it and binary-searches the
- * rest, which are then few by construction (< 2^20 / 4).
+ * 24 MiB for a small app. The writer keeps in the direct array the longest
+ * prefix of ids that fills at least half of it, and binary-searches the
+ * rest, which are then few by construction (< 2^20 / 2).
  *
  * checksum is XXH3_64 of the whole file with the checksum field zeroed: a
  * table damaged on disk is refused at open even where its offsets still
@@ -46,7 +46,6 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 #define SYMM_MAGIC   "SSMETHOD"
 #define SYMM_VERSION 1u
-#define SYMM_NONE    UINT32_MAX
 /* Matrix ignores ids from METHOD_ID_MAX = 0xFFFFF on (FORMATS.md §6). */
 #define SYMM_ID_LIMIT 1048575u
 
@@ -59,7 +58,7 @@ typedef struct symm_header {
 	uint8_t content_hash[16]; /* XXH3_128 (canonical) of the source text */
 	uint32_t nrecords, ndirect, nsparse;
 	uint32_t max_id; /* the largest id with a record */
-	uint32_t slots_off, sparse_off, records_off, strings_off;
+	uint32_t direct_off, sparse_off, records_off, strings_off;
 	uint32_t strings_len;
 	uint32_t pad; /* 0 */
 } symm_header;
@@ -67,7 +66,8 @@ typedef struct symm_header {
 _Static_assert(sizeof(symm_header) == 88, "header layout");
 
 /* A method: offsets into the strings section; desc_len 0 = no descriptor
- * (then desc_off is 0). */
+ * (then desc_off is 0). A method's class is never empty: class_len 0
+ * marks an empty direct slot. */
 typedef struct symm_record {
 	uint32_t access;
 	uint32_t class_off, name_off, desc_off;

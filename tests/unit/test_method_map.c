@@ -601,14 +601,33 @@ static void test_corrupt_tables(void **state)
 	assert_true(refused > 0);
 	/* Offsets flipped past the strings: refused by the bounds checks. */
 	memcpy(buf, good, len);
-	symm_record *r = (symm_record *)(buf + h->records_off);
+	symm_record *r = (symm_record *)(buf + h->direct_off);
 	r[1].name_off = h->strings_len;
 	reseal(buf, len);
 	assert_int_equal(sym_methods_from_memory(buf, len, &m, &err), SYM_ERR_FORMAT);
-	assert_non_null(strstr(err.msg, "record 1"));
+	assert_non_null(strstr(err.msg, "record of id 1"));
 	memcpy(buf, good, len);
-	uint32_t *slots = (uint32_t *)(buf + h->slots_off);
-	slots[2] = 7;
+	r = (symm_record *)(buf + h->records_off);
+	r[1].desc_off = UINT32_MAX - 2;
+	reseal(buf, len);
+	assert_int_equal(sym_methods_from_memory(buf, len, &m, &err), SYM_ERR_FORMAT);
+	assert_non_null(strstr(err.msg, "sparse record 1"));
+	/* Id 0 has no method: its record must be all zero. */
+	memcpy(buf, good, len);
+	((symm_record *)(buf + h->direct_off))[0].name_off = 1;
+	reseal(buf, len);
+	assert_int_equal(sym_methods_from_memory(buf, len, &m, &err), SYM_ERR_FORMAT);
+	/* Sparse ids out of order. */
+	memcpy(buf, good, len);
+	uint32_t *sparse = (uint32_t *)(buf + h->sparse_off);
+	uint32_t swap = sparse[0];
+	sparse[0] = sparse[1];
+	sparse[1] = swap;
+	reseal(buf, len);
+	assert_int_equal(sym_methods_from_memory(buf, len, &m, &err), SYM_ERR_FORMAT);
+	/* A method counted that is not there. */
+	memcpy(buf, good, len);
+	((symm_header *)buf)->nrecords++;
 	reseal(buf, len);
 	assert_int_equal(sym_methods_from_memory(buf, len, &m, &err), SYM_ERR_FORMAT);
 	memcpy(buf, good, len);

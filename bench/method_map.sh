@@ -3,8 +3,10 @@
 # methodMapping.txt converts in under 2 s, and a table answers at least
 # 1,000,000 lookups a second, each rendered as a Java-readable name):
 #   (a) convert the plain text, (b) convert it gzip'ed (what a build
-#   uploads), then open the table and look up LOOKUPS random ids;
-# the median of RUNS (default 5) of each, by bench/method_map_speed.c.
+#   uploads), then open the table and look up LOOKUPS ids drawn uniformly
+#   from all of them (the worst case for caches: a stack's ids repeat);
+# the median of RUNS (default 5) of each, by bench/method_map_speed.c,
+# wall time and CPU time (the machine may be shared).
 # Not part of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,9 +35,9 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 med = lambda k: statistics.median(r[k] for r in rows)
 r = rows[0]
-print(f"{sys.argv[2]:6} convert {med('convert_s'):.3f} s ({r['methods']} methods, "
-      f"table {r['table_bytes']} bytes), open {med('open_s') * 1000:.1f} ms, "
-      f"{int(med('lookups_per_s')):,} lookups+names/s")
+print(f"{sys.argv[2]:6} convert {med('convert_s'):.3f} s (CPU {med('convert_cpu_s'):.3f} s; "
+      f"{r['methods']} methods, table {r['table_bytes']} bytes), open {med('open_s') * 1000:.1f} ms, "
+      f"{int(med('lookups_per_s')):,} lookups+names/s (per CPU second {int(med('lookups_per_cpu_s')):,})")
 PY
 }
 median plain "$work/methodMapping.txt"

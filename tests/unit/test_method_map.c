@@ -34,6 +34,15 @@ static sym_methods *build(const char *text, uint8_t **buf, sym_methods_stats *st
 	return m;
 }
 
+static void assert_stats(const sym_methods_stats *st, size_t lines, size_t methods, size_t skipped,
+			 uint32_t max_id)
+{
+	assert_int_equal(st->lines, lines);
+	assert_int_equal(st->methods, methods);
+	assert_int_equal(st->skipped, skipped);
+	assert_int_equal(st->max_id, max_id);
+}
+
 /* ID's readable (or, with LINKAGE, identity) name; "" when absent. */
 static const char *name_of(const sym_methods *m, uint32_t id, bool linkage)
 {
@@ -65,10 +74,7 @@ static void test_lines(void **state)
 	uint8_t *buf = NULL;
 	sym_methods_stats st;
 	sym_methods *m = build(text, &buf, &st);
-	assert_int_equal(st.lines, 9);
-	assert_int_equal(st.methods, 6);
-	assert_int_equal(st.skipped, 0);
-	assert_int_equal(st.max_id, 1048574);
+	assert_stats(&st, 9, 6, 0, 1048574);
 	assert_int_equal(sym_methods_count(m), 6);
 
 	sym_method meth;
@@ -160,10 +166,7 @@ static void test_skipped_lines(void **state)
 	uint8_t *buf = NULL;
 	sym_methods_stats st;
 	sym_methods *m = build(text, &buf, &st);
-	assert_int_equal(st.lines, 16);
-	assert_int_equal(st.methods, 4);
-	assert_int_equal(st.skipped, 12);
-	assert_int_equal(st.max_id, 13);
+	assert_stats(&st, 16, 4, 12, 13);
 	assert_string_equal(name_of(m, 5, false), "a.First.m()");
 	assert_string_equal(name_of(m, 3, false), "a.Second.m()");
 	assert_string_equal(name_of(m, 2, false), "a.Last.m()");

@@ -265,3 +265,12 @@ def test_call_tree_sums_ms_per_node(server, app, mapping):
         path.append((node["frame"], node["count"], node["ms"]))
     want = list(reversed(heaviest_path(lines)))
     assert path == [(mapping.identity(m), 3, 3 * ms) for m, ms, _ in want]
+
+
+def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping):
+    r = post_matrix(server, app, envelope([evil("NORMAL", SLOW, cost=1006, when=77)]))
+    (rid,) = accepted_ids(r)
+    t = server.request("GET", f"/api/v1/reports/{rid}/trace", token=app["admin_token"])
+    assert t.status == 200, t
+    begun = [e["name"] for e in t.json["traceEvents"] if e["ph"] == "B"]
+    assert begun == [mapping.readable(m) for m, _, _ in reversed(heaviest_path(SLOW))]

@@ -94,6 +94,9 @@ def test_every_kind_stored_with_kind_duration_and_frames(server, app, mapping):
                                          "thread_policy", "anr"]
     assert [x["duration_ms"] for x in reps] == [1006, 5200, None, 12000, None, None]
     assert all(x["source"] == "matrix" for x in reps)
+    # Matrix's own key and the element itself are kept with the report.
+    assert [x.get("client_key") for x in reps] == ["5|", "8|", None, "12|", None, None]
+    assert reps[1]["matrix"] == elements[1]
     check_path(reps[0], mapping, SLOW)
     check_path(reps[1], mapping, ANR)
     check_path(reps[3], mapping, STARTUP)

@@ -84,7 +84,8 @@ long bl_count_accepted(const char *resp)
 	if (!p || !(end = strchr(p, ']')))
 		return 0;
 	long n = 0;
-	for (; (p = strstr(p + 1, "\"report_id\"")) && p < end; n++)
+	/* A report's entry has its "id"; a measure's has none. */
+	for (; (p = strstr(p + 1, "\"id\":")) && p < end; n++)
 		;
 	return n;
 }

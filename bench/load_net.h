@@ -25,8 +25,9 @@ int bl_write_all(int fd, const void *p, size_t n);
  * dropped); returns its status, or -1 when the connection failed. */
 int bl_read_response(int fd, char *buf, size_t cap);
 
-/* How many entries the ingest reply RESP (as bl_read_response leaves it)
- * lists under "accepted"; 0 when it holds no such list. */
+/* How many reports the ingest reply RESP (as bl_read_response leaves it)
+ * lists under "accepted" (a Matrix measure there is not one); 0 when it
+ * holds no such list. */
 long bl_count_accepted(const char *resp);
 
 /* Opens Z for bl_gzip (deflateEnd closes it). */

@@ -35,7 +35,7 @@ def mappings(server, app):
     r = server.request("GET", f"/api/v1/apps/{app['app']}/method-mappings",
                        token=app["upload_token"])
     assert r.status == 200, r
-    return r.json["method_mappings"]
+    return r.json["mappings"]
 
 
 def test_uploads_under_version_and_build(server, db, tmp_path):

@@ -278,6 +278,10 @@ def discover(conn, today):
     image, _, function = frame.partition("!")
     image = image.split("+0x")[0]
     piece = (function or image)[:8]
+    if ANDROID:
+        # Every Java name starts with the app's package: its method name
+        # (onStep12346) is the piece that finds few groups.
+        piece = function.split("(")[0].rsplit(".", 1)[-1]
     user = page1["reports"][0]["user_id"]
     routes += [
         ("groups q=function", g(q=piece)),

@@ -133,8 +133,9 @@ static int check_keys(const app_keys *k, bool android)
 		return 2;
 	}
 	if (android && (!k->ingest[0] || !k->upload[0] || !k->admin[0])) {
-		fprintf(stderr, "stallscope demo: the Android app's keys file lacks its ingest key, "
-				"upload token or admin token\n");
+		fprintf(stderr,
+			"stallscope demo: the Android app's keys file lacks its ingest key, "
+			"upload token or admin token\n");
 		return 1;
 	}
 	if (!k->ingest[0] || !k->upload[0] || !k->admin[0]) {
@@ -408,8 +409,11 @@ static int fill_ios(session *s, const uint8_t *dwarf, size_t len, tally *t)
 	}
 	if (upload_dsym(s, dwarf, len, set) < 0 || (days = prepare_config(s)) < 0)
 		goto done;
-	srv_demo_options opt = {.app = s->keys->app, .seed = s->cfg->seed,
-				.reports = s->cfg->reports, .days = days, .now = time(NULL)};
+	srv_demo_options opt = {.app = s->keys->app,
+				.seed = s->cfg->seed,
+				.reports = s->cfg->reports,
+				.days = days,
+				.now = time(NULL)};
 	if (srv_demo_requests(set, &opt, &reqs, &nreqs) < 0) {
 		fprintf(stderr, "stallscope demo: out of memory\n");
 		goto done;
@@ -459,8 +463,8 @@ static int fill_android(session *s, tally *t)
 			return -1;
 	if ((days = prepare_config(s)) < 0)
 		return -1;
-	srv_demo_options opt = {.app = s->keys->app, .seed = s->cfg->seed, .days = days,
-				.now = time(NULL)};
+	srv_demo_options opt = {
+		.app = s->keys->app, .seed = s->cfg->seed, .days = days, .now = time(NULL)};
 	if (srv_demo_android_requests(&opt, &reqs, &nreqs) < 0)
 		fprintf(stderr, "stallscope demo: out of memory\n");
 	else if (send_all(s, reqs, nreqs, t, &sent) == 0) {
@@ -504,8 +508,8 @@ int srv_cmd_demo(int argc, char **argv)
 	s.keys = &cfg.android;
 	if (cfg.android.app[0] && fill_android(&s, &android) < 0)
 		goto done;
-	printf("demo: open %s/ and sign in with %s%s%s and its admin token\n", cfg.url,
-	       cfg.ios.app, cfg.android.app[0] ? " or " : "", cfg.android.app);
+	printf("demo: open %s/ and sign in with %s%s%s and its admin token\n", cfg.url, cfg.ios.app,
+	       cfg.android.app[0] ? " or " : "", cfg.android.app);
 	rc = ios.rejected || android.rejected ? 1 : 0;
 done:
 	srv_demo_http_free(s.http);

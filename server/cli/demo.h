@@ -114,7 +114,7 @@ typedef struct srv_demo_rng {
 } srv_demo_rng;
 uint64_t srv_demo_rand(srv_demo_rng *r);
 uint64_t srv_demo_below(srv_demo_rng *r, uint64_t n); /* [0, N); 0 when N is 0 */
-double srv_demo_unit(srv_demo_rng *r);                /* [0, 1) */
+double srv_demo_unit(srv_demo_rng *r);		      /* [0, 1) */
 
 /* Requests being made; V is malloc (srv_demo_requests_free). */
 typedef struct srv_demo_list {
@@ -124,8 +124,8 @@ typedef struct srv_demo_list {
 
 /* Appends a request with BODY (stolen; NULL is out of memory) holding
  * REPORTS reports; -1 when out of memory. */
-int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user,
-		  json_t *body, size_t reports);
+int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
+		  size_t reports);
 
 /* ---- The Android data set (demo_android.c) -------------------------------- */
 
@@ -138,8 +138,7 @@ int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char 
  * drawn anew per build, as Matrix's gradle plugin assigns them. NULL when
  * out of memory.
  */
-char *srv_demo_android_mapping(size_t i, const char **version, const char **build,
-			       size_t *out_len);
+char *srv_demo_android_mapping(size_t i, const char **version, const char **build, size_t *out_len);
 
 /*
  * The Android app's requests for OPT, in sending order (check-ins and
@@ -147,7 +146,6 @@ char *srv_demo_android_mapping(size_t i, const char **version, const char **buil
  * thread policy changes, startups and frames), into *OUT as
  * srv_demo_requests does. -1 when out of memory.
  */
-int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **out,
-			      size_t *out_n);
+int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **out, size_t *out_n);
 
 #endif

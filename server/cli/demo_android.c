@@ -24,17 +24,17 @@
 #include "ingest/sampling.h"
 #include "server/cli/demo.h"
 
-#define DAY_SECONDS 86400
-#define USERS	    300
+#define DAY_SECONDS	 86400
+#define USERS		 300
 #define ACTIVE_PER_MILLE 800
 /* Per mille of a day's eligible users who send an envelope. */
 #define SENDING_PER_MILLE 550
-#define PKG "com.example.android."
+#define PKG		  "com.example.android."
 /* Matrix's id for android.os.Handler.dispatchMessage, the root of every
  * main-looper stack (FORMATS.md §6). */
 #define METHOD_ID_DISPATCH 1048574
-#define MAX_PATH 8
-#define MAX_METHODS 512
+#define MAX_PATH	   8
+#define MAX_METHODS	   512
 
 /* ---- tables ----------------------------------------------------------------- */
 
@@ -50,12 +50,29 @@ static const build_row builds[SRV_DEMO_ANDROID_BUILDS] = {
 };
 
 static const char *const classes[] = {
-	"App", "ui.MainActivity", "ui.SettingsActivity", "ui.BaseFragment",
-	"feed.FeedActivity", "feed.FeedAdapter", "feed.FeedRepository", "feed.FeedViewModel",
-	"image.ImageLoader", "image.BitmapDecoder", "image.DiskCache", "net.ApiClient",
-	"net.HttpConnection", "json.FeedParser", "db.ArticleDao", "db.AppDatabase",
-	"prefs.SettingsStore", "sync.SyncManager", "analytics.Tracker", "player.VideoPlayer",
-	"player.PlayerActivity", "search.SearchIndex", "search.SearchActivity",
+	"App",
+	"ui.MainActivity",
+	"ui.SettingsActivity",
+	"ui.BaseFragment",
+	"feed.FeedActivity",
+	"feed.FeedAdapter",
+	"feed.FeedRepository",
+	"feed.FeedViewModel",
+	"image.ImageLoader",
+	"image.BitmapDecoder",
+	"image.DiskCache",
+	"net.ApiClient",
+	"net.HttpConnection",
+	"json.FeedParser",
+	"db.ArticleDao",
+	"db.AppDatabase",
+	"prefs.SettingsStore",
+	"sync.SyncManager",
+	"analytics.Tracker",
+	"player.VideoPlayer",
+	"player.PlayerActivity",
+	"search.SearchIndex",
+	"search.SearchActivity",
 	"util.TextUtils",
 };
 #define NCLASSES (sizeof classes / sizeof classes[0])
@@ -85,7 +102,8 @@ static const struct {
  * mapping holds besides: a native method (no descriptor) and a Kotlin
  * name with spaces. */
 static const char *const named[] = {
-	"feed.FeedAdapter onBindViewHolder (Landroidx.recyclerview.widget.RecyclerView$ViewHolder;I)V",
+	"feed.FeedAdapter onBindViewHolder "
+	"(Landroidx.recyclerview.widget.RecyclerView$ViewHolder;I)V",
 	"image.ImageLoader loadInto (Ljava.lang.String;Landroid.widget.ImageView;)V",
 	"image.BitmapDecoder decode ([BII)Landroid.graphics.Bitmap;",
 	"feed.FeedRepository fetchLatest (Z)Ljava.util.List;",
@@ -116,47 +134,88 @@ static const char *const named[] = {
 typedef struct stall_row {
 	const char *what; /* for the reader of this table */
 	const char *detail;
-	int since;                    /* first build (index) it appears in */
-	int path[MAX_PATH];           /* named[] + 1, outermost first; 0 ends */
-	bool looper;                  /* under Handler.dispatchMessage */
-	bool stack, thread_stack;     /* which of the two it carries */
-	int64_t min_ms, max_ms;       /* its cost; 0: none sent */
+	int since;		  /* first build (index) it appears in */
+	int path[MAX_PATH];	  /* named[] + 1, outermost first; 0 ends */
+	bool looper;		  /* under Handler.dispatchMessage */
+	bool stack, thread_stack; /* which of the two it carries */
+	int64_t min_ms, max_ms;	  /* its cost; 0: none sent */
 } stall_row;
 
 /* Most frequent first: the k-th (from 1) is drawn with weight 1/k. */
 static const stall_row stalls[] = {
-	{"images decoded while binding feed rows", "NORMAL", 0, {1, 2, 3}, true, true, false,
-	 700, 4000},
-	{"feed JSON parsed on the main thread", "NORMAL", 0, {4, 5, 6, 7}, true, true, false,
-	 700, 3000},
+	{"images decoded while binding feed rows",
+	 "NORMAL",
+	 0,
+	 {1, 2, 3},
+	 true,
+	 true,
+	 false,
+	 700,
+	 4000},
+	{"feed JSON parsed on the main thread",
+	 "NORMAL",
+	 0,
+	 {4, 5, 6, 7},
+	 true,
+	 true,
+	 false,
+	 700,
+	 3000},
 	{"database query on a tap", "ANR", 0, {11, 12, 13}, true, true, true, 5000, 5900},
 	{"settings XML read on resume", "NORMAL", 0, {8, 9, 10}, true, true, false, 700, 2500},
 	{"waiting for a sync", "LAG", 0, {14, 15}, false, false, true, 0, 0},
-	{"search index rebuilt while typing", "NORMAL", 1, {16, 17, 18}, true, true, false, 700,
+	{"search index rebuilt while typing",
+	 "NORMAL",
+	 1,
+	 {16, 17, 18},
+	 true,
+	 true,
+	 false,
+	 700,
 	 6000},
-	{"analytics set up in Application.onCreate", "STARTUP", 0, {19, 20, 21}, false, true,
-	 false, 10100, 14000},
-	{"sync wait seen by the SIGQUIT hook", "SIGNAL_ANR", 0, {14, 15}, false, false, true, 0,
-	 0},
+	{"analytics set up in Application.onCreate",
+	 "STARTUP",
+	 0,
+	 {19, 20, 21},
+	 false,
+	 true,
+	 false,
+	 10100,
+	 14000},
+	{"sync wait seen by the SIGQUIT hook", "SIGNAL_ANR", 0, {14, 15}, false, false, true, 0, 0},
 	{"feed row bound late after a touch", "LAG_TOUCH", 0, {1, 2}, false, false, true, 0, 0},
 	{"feed paging in an idle handler", "LAG_IDLE_HANDLER", 0, {24}, false, false, true, 0, 0},
-	{"player thread priority raised", "PRIORITY_MODIFIED", 0, {19, 20}, false, false, true, 0,
+	{"player thread priority raised",
+	 "PRIORITY_MODIFIED",
+	 0,
+	 {19, 20},
+	 false,
+	 false,
+	 true,
+	 0,
 	 0},
-	{"timer slack changed by the tracker", "TIMERSLACK_MODIFIED", 0, {20, 21}, false, false,
-	 true, 0, 0},
+	{"timer slack changed by the tracker",
+	 "TIMERSLACK_MODIFIED",
+	 0,
+	 {20, 21},
+	 false,
+	 false,
+	 true,
+	 0,
+	 0},
 };
 #define NSTALLS (sizeof stalls / sizeof stalls[0])
 
 static const char *const scenes[] = {
-	PKG "feed.FeedActivity", PKG "ui.MainActivity", PKG "player.PlayerActivity",
+	PKG "feed.FeedActivity",     PKG "ui.MainActivity",	PKG "player.PlayerActivity",
 	PKG "search.SearchActivity", PKG "ui.SettingsActivity",
 };
 #define NSCENES (sizeof scenes / sizeof scenes[0])
 /* Per mille of a scene's frames that are frozen: the player janks most. */
 static const int scene_frozen[NSCENES] = {8, 3, 25, 12, 1};
 
-static const char *const devices[] = {"Pixel 7", "Pixel 6a", "SM-S911B", "SM-A536B",
-				      "M2101K6G", "CPH2447"};
+static const char *const devices[] = {"Pixel 7",  "Pixel 6a", "SM-S911B",
+				      "SM-A536B", "M2101K6G", "CPH2447"};
 #define NDEVICES (sizeof devices / sizeof devices[0])
 static const char *const os_versions[] = {"12", "13", "14"};
 #define NOSES (sizeof os_versions / sizeof os_versions[0])
@@ -222,8 +281,7 @@ static int by_id(const void *a, const void *b)
 	return ((const id_line *)a)->id - ((const id_line *)b)->id;
 }
 
-char *srv_demo_android_mapping(size_t i, const char **version, const char **build,
-			       size_t *out_len)
+char *srv_demo_android_mapping(size_t i, const char **version, const char **build, size_t *out_len)
 {
 	static method_table t;
 	int ids[MAX_METHODS];
@@ -363,8 +421,8 @@ static json_t *evil_method(gen *g, int b, time_t at)
 	const stall_row *s = pick_stall(g, b);
 	json_t *o = content(g, "Trace_EvilMethod", at);
 	json_object_set_new(o, "detail", json_string(s->detail));
-	int64_t cost = s->min_ms + (int64_t)srv_demo_below(
-					   &g->r, (uint64_t)(s->max_ms - s->min_ms + 1));
+	int64_t cost =
+		s->min_ms + (int64_t)srv_demo_below(&g->r, (uint64_t)(s->max_ms - s->min_ms + 1));
 	if (s->max_ms)
 		json_object_set_new(o, "cost", json_integer(cost));
 	if (strcmp(s->detail, "STARTUP") != 0)
@@ -463,17 +521,16 @@ static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
 		const user_row *u = &g->users[i];
 		if (srv_demo_below(&g->r, 1000) >= ACTIVE_PER_MILLE)
 			continue;
-		json_array_append_new(calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id,
-						       "app_version",
-						       builds[build_of(u, ago)].version,
-						       "os_version", os_versions[u->os], "device",
-						       devices[u->device]));
+		json_array_append_new(
+			calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id, "app_version",
+					 builds[build_of(u, ago)].version, "os_version",
+					 os_versions[u->os], "device", devices[u->device]));
 		if (ing_sampled(g->opt->app, u->id, day, SRV_DEMO_SAMPLE_RATE))
 			g->eligible[g->neligible++] = i;
 	}
 	time_t at = ago ? start + 3600 : 0;
-	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL, json_pack("{s:o}", "check_ins", calls),
-			     0);
+	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL,
+			     json_pack("{s:o}", "check_ins", calls), 0);
 }
 
 /* The day's envelopes over the SPAN seconds from START (before today,
@@ -495,8 +552,7 @@ static int day_envelopes(gen *g, srv_demo_list *l, time_t start, time_t span, in
 	return rc;
 }
 
-int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **out,
-			      size_t *out_n)
+int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **out, size_t *out_n)
 {
 	gen *g = calloc(1, sizeof *g);
 	if (!g)

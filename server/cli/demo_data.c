@@ -827,8 +827,8 @@ static json_t *kscrash_report(gen *g, time_t at, int ago)
 
 /* ---- the requests ------------------------------------------------------------- */
 
-int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user,
-		  json_t *body, size_t reports)
+int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
+		  size_t reports)
 {
 	if (!body)
 		return -1;
@@ -885,7 +885,8 @@ static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
 	}
 	/* An hour into the day: the backfill takes no time in the future. */
 	time_t at = ago ? start + 3600 : 0;
-	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL, json_pack("{s:o}", "check_ins", calls), 0);
+	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL,
+			     json_pack("{s:o}", "check_ins", calls), 0);
 }
 
 /* The day's MetricKit payloads and KSCrash reports, at random times of
@@ -897,7 +898,7 @@ static int other_formats(gen *g, srv_demo_list *l, time_t start, time_t span, in
 		const user_row *u = pick_user(g, ago);
 		time_t at = start + (time_t)((double)span * srv_demo_unit(&g->r));
 		rc = srv_demo_push(l, SRV_DEMO_METRICKIT, ago ? at : 0, u->id,
-			  metrickit_payload(g, u, at, ago), 1);
+				   metrickit_payload(g, u, at, ago), 1);
 	}
 	json_t *ks = json_array();
 	time_t at = start + (time_t)((double)span * srv_demo_unit(&g->r));
@@ -965,7 +966,8 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 			size_t n = h == 23 ? day_reports - placed
 					   : (size_t)day_reports * hourly[h] / hour_total;
 			placed += n;
-			time_t at = start + (time_t)((double)span * (h + srv_demo_unit(&g.r)) / 24.0);
+			time_t at =
+				start + (time_t)((double)span * (h + srv_demo_unit(&g.r)) / 24.0);
 			/* Today's reports arrive now, through the devices' route. */
 			time_t via = ago ? at : 0;
 			json_t *batch = json_array();
@@ -973,7 +975,7 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 				json_array_append_new(batch, native_report(&g, at, ago));
 			if (n)
 				rc = srv_demo_push(&l, SRV_DEMO_NATIVE, via, NULL,
-					  json_pack("{s:o}", "reports", batch), n);
+						   json_pack("{s:o}", "reports", batch), n);
 			else
 				json_decref(batch);
 		}

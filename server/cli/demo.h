@@ -127,6 +127,24 @@ typedef struct srv_demo_list {
 int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
 		  size_t reports);
 
+/* A user as a day's check-in names them; a tester (whitelisted) opens the
+ * app every day and is never sampled out. */
+typedef struct srv_demo_user {
+	const char *id, *app_version, *os_version, *device;
+	bool tester;
+} srv_demo_user;
+
+/*
+ * The day starting at START (AGO days before today) of APP: who of the N
+ * USERS opens the app (most, drawn with R) checks in, in a request of its
+ * own before the day's reports (the device route today, the backfill
+ * before), and ELIGIBLE receives the indexes of those the app samples
+ * that day and of the testers (*NELIGIBLE of them; room for N). 0, or -1
+ * when out of memory.
+ */
+int srv_demo_open_day(srv_demo_list *l, srv_demo_rng *r, const char *app, time_t start, int ago,
+		      const srv_demo_user *users, size_t n, int *eligible, size_t *neligible);
+
 /* ---- The Android data set (demo_android.c) -------------------------------- */
 
 /* The Android app's versions, each one build with its own mapping. */

@@ -21,12 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest/sampling.h"
 #include "server/cli/demo.h"
 
 #define DAY_SECONDS	 86400
 #define USERS		 300
-#define ACTIVE_PER_MILLE 800
 /* Per mille of a day's eligible users who send an envelope. */
 #define SENDING_PER_MILLE 550
 #define PKG		  "com.example.android."
@@ -508,29 +506,18 @@ static json_t *envelope(gen *g, const user_row *u, int ago, time_t at, size_t *n
 			 "device", devices[u->device], "reports", list);
 }
 
-/* The day starting at START (AGO days before today): who opens the app
- * checks in (the device route today, the backfill before), and G's
- * eligible users become those the app samples that day. */
+/* The day starting at START (AGO days before today) for G's users, as
+ * srv_demo_open_day. */
 static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
 {
-	char day[ING_DAY_LEN];
-	ing_utc_day(start, day);
-	json_t *calls = json_array();
-	g->neligible = 0;
-	for (int i = 0; i < USERS && calls; i++) {
+	srv_demo_user users[USERS];
+	for (int i = 0; i < USERS; i++) {
 		const user_row *u = &g->users[i];
-		if (srv_demo_below(&g->r, 1000) >= ACTIVE_PER_MILLE)
-			continue;
-		json_array_append_new(
-			calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id, "app_version",
-					 builds[build_of(u, ago)].version, "os_version",
-					 os_versions[u->os], "device", devices[u->device]));
-		if (ing_sampled(g->opt->app, u->id, day, SRV_DEMO_SAMPLE_RATE))
-			g->eligible[g->neligible++] = i;
+		users[i] = (srv_demo_user){u->id, builds[build_of(u, ago)].version,
+					   os_versions[u->os], devices[u->device], false};
 	}
-	time_t at = ago ? start + 3600 : 0;
-	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL,
-			     json_pack("{s:o}", "check_ins", calls), 0);
+	return srv_demo_open_day(l, &g->r, g->opt->app, start, ago, users, USERS, g->eligible,
+				 &g->neligible);
 }
 
 /* The day's envelopes over the SPAN seconds from START (before today,

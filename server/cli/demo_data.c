@@ -856,37 +856,43 @@ int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char 
 	return 0;
 }
 
-/*
- * The day starting at START (AGO days before today): who opens the app
- * checks in (a request of its own, before the day's reports: the device
- * route today, the backfill before), and G's eligible users become those
- * of them the app samples that day, and the testers. 0, or -1 when out of
- * memory.
- */
-static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
+int srv_demo_open_day(srv_demo_list *l, srv_demo_rng *r, const char *app, time_t start, int ago,
+		      const srv_demo_user *users, size_t n, int *eligible, size_t *neligible)
 {
 	char day[ING_DAY_LEN];
 	ing_utc_day(start, day);
 	json_t *calls = json_array();
-	g->neligible = 0;
-	for (int i = 0; i < USERS + SRV_DEMO_WHITELISTED && calls; i++) {
-		const user_row *u = &g->users[i];
-		bool tester = i >= USERS;
-		if (!tester && srv_demo_below(&g->r, 1000) >= ACTIVE_PER_MILLE)
+	*neligible = 0;
+	for (size_t i = 0; i < n && calls; i++) {
+		const srv_demo_user *u = &users[i];
+		if (!u->tester && srv_demo_below(r, 1000) >= ACTIVE_PER_MILLE)
 			continue;
 		/* As the native client: the OS version and device too, so rates
 		 * under those filters have their own denominators (SPEC §10.2). */
-		json_array_append_new(
-			calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id, "app_version",
-					 versions[version_of(u, ago)].version, "os_version",
-					 oses[u->os].version, "device", devices[u->device]));
-		if (tester || ing_sampled(g->opt->app, u->id, day, SRV_DEMO_SAMPLE_RATE))
-			g->eligible[g->neligible++] = i;
+		json_array_append_new(calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id,
+						       "app_version", u->app_version, "os_version",
+						       u->os_version, "device", u->device));
+		if (u->tester || ing_sampled(app, u->id, day, SRV_DEMO_SAMPLE_RATE))
+			eligible[(*neligible)++] = (int)i;
 	}
 	/* An hour into the day: the backfill takes no time in the future. */
 	time_t at = ago ? start + 3600 : 0;
 	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL,
 			     json_pack("{s:o}", "check_ins", calls), 0);
+}
+
+/* The day starting at START (AGO days before today) for G's users and
+ * testers, as srv_demo_open_day. */
+static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
+{
+	srv_demo_user users[USERS + SRV_DEMO_WHITELISTED];
+	for (int i = 0; i < USERS + SRV_DEMO_WHITELISTED; i++) {
+		const user_row *u = &g->users[i];
+		users[i] = (srv_demo_user){u->id, versions[version_of(u, ago)].version,
+					   oses[u->os].version, devices[u->device], i >= USERS};
+	}
+	return srv_demo_open_day(l, &g->r, g->opt->app, start, ago, users,
+				 USERS + SRV_DEMO_WHITELISTED, g->eligible, &g->neligible);
 }
 
 /* The day's MetricKit payloads and KSCrash reports, at random times of

@@ -127,6 +127,11 @@ typedef struct srv_demo_list {
 int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
 		  size_t reports);
 
+/* Day D of OPT (0 the oldest): its START, AGO days before today, and the
+ * SPAN seconds of it that reports spread over (today: what has passed,
+ * a minute's margin before now). */
+void srv_demo_day(const srv_demo_options *opt, int d, time_t *start, int *ago, time_t *span);
+
 /* A user as a day's check-in names them; a tester (whitelisted) opens the
  * app every day and is never sampled out. */
 typedef struct srv_demo_user {

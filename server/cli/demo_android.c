@@ -23,8 +23,7 @@
 
 #include "server/cli/demo.h"
 
-#define DAY_SECONDS	 86400
-#define USERS		 300
+#define USERS 300
 /* Per mille of a day's eligible users who send an envelope. */
 #define SENDING_PER_MILLE 550
 #define PKG		  "com.example.android."
@@ -556,16 +555,12 @@ int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **ou
 		u->device = (int)srv_demo_below(&g->r, NDEVICES);
 		u->lag = (int)srv_demo_below(&g->r, 3);
 	}
-	time_t today = opt->now - opt->now % DAY_SECONDS;
 	srv_demo_list l = {0};
 	int rc = 0;
 	for (int d = 0; d < opt->days && rc == 0; d++) {
-		int ago = opt->days - 1 - d;
-		time_t start = today - (time_t)ago * DAY_SECONDS;
-		/* Today: what has passed, a minute's margin before now. */
-		time_t span = ago ? DAY_SECONDS : opt->now - 60 - start;
-		if (span < 1)
-			span = 1;
+		int ago;
+		time_t start, span;
+		srv_demo_day(opt, d, &start, &ago, &span);
 		rc = open_day(g, &l, start, ago);
 		if (rc == 0)
 			rc = day_envelopes(g, &l, start, span, ago);

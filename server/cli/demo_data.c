@@ -856,6 +856,17 @@ int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char 
 	return 0;
 }
 
+void srv_demo_day(const srv_demo_options *opt, int d, time_t *start, int *ago, time_t *span)
+{
+	time_t today = opt->now - opt->now % DAY_SECONDS;
+	*ago = opt->days - 1 - d;
+	*start = today - (time_t)*ago * DAY_SECONDS;
+	/* Today so far, a minute's margin before now. */
+	*span = *ago ? DAY_SECONDS : opt->now - 60 - *start;
+	if (*span < 1)
+		*span = 1;
+}
+
 int srv_demo_open_day(srv_demo_list *l, srv_demo_rng *r, const char *app, time_t start, int ago,
 		      const srv_demo_user *users, size_t n, int *eligible, size_t *neligible)
 {
@@ -954,13 +965,10 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 	size_t made = 0;
 	int rc = 0;
 	for (int d = 0; d < opt->days && rc == 0; d++) {
-		int ago = opt->days - 1 - d;
-		time_t start = today - (time_t)ago * DAY_SECONDS;
-		/* Today so far: the day's hours squeezed into what has passed,
-		 * a minute's margin before now. */
-		time_t span = ago ? DAY_SECONDS : opt->now - 60 - start;
-		if (span < 1)
-			span = 1;
+		int ago;
+		time_t start, span;
+		/* Today: the day's hours squeezed into what has passed. */
+		srv_demo_day(opt, d, &start, &ago, &span);
 		rc = open_day(&g, &l, start, ago);
 		if (rc < 0)
 			break;

@@ -53,6 +53,14 @@ function levelsBar(frames, total) {
   }));
 }
 
+// An activity by its class name, its package below in small print.
+function sceneName(scene) {
+  if (!scene) return h('span', { class: 'muted' }, '(not set)');
+  const dot = scene.lastIndexOf('.');
+  return [h('span', { class: 'scene-class', title: scene }, scene.slice(dot + 1)),
+    dot > 0 ? h('span', { class: 'scene-package muted' }, scene.slice(0, dot)) : null];
+}
+
 const totalOf = (frames) => LEVELS.reduce((a, [k]) => a + (frames?.[k] || 0), 0);
 
 function scenesTable(scenes) {
@@ -69,7 +77,7 @@ function scenesTable(scenes) {
       const raw = Object.fromEntries(LEVELS.map(([k]) => [k, String(r.frames?.[k] ?? 0)]));
       return h('tr', { dataset: { scene: r.scene, version: r.app_version, elements: String(r.elements ?? ''),
         frozenShare: String(r.frozen_share ?? ''), meanFps: String(r.mean_fps ?? ''), ...raw } },
-      h('td', { class: 'mono scene', dataset: { label: 'Scene' } }, r.scene || '(not set)'),
+      h('td', { class: 'scene', dataset: { label: 'Scene' } }, sceneName(r.scene)),
       h('td', { dataset: { label: 'Version' } }, r.app_version ?? '—'),
       h('td', { class: 'num', dataset: { label: 'Reports' } }, num(r.elements)),
       h('td', { class: 'num', dataset: { label: 'Frames' } }, num(total)),

@@ -23,6 +23,7 @@
 
 #include "server/cli/demo.h"
 
+#define DAY_SECONDS 86400
 #define USERS 300
 /* Per mille of a day's eligible users who send an envelope. */
 #define SENDING_PER_MILLE 550
@@ -519,21 +520,26 @@ static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
 				 &g->neligible);
 }
 
-/* The day's envelopes over the SPAN seconds from START (before today,
- * from an hour in: after the backfilled check-ins), in time order. */
-static int day_envelopes(gen *g, srv_demo_list *l, time_t start, time_t span, int ago)
+/* The day's envelopes from START (AGO days before today), from an hour in
+ * (after the backfilled check-ins), in time order. Today's are drawn as
+ * for a whole day and those not yet due left out: their contents, and so
+ * the ids the server derives from them, do not depend on the clock, and a
+ * second run the same day sends only what became due meanwhile. */
+static int day_envelopes(gen *g, srv_demo_list *l, time_t start, int ago)
 {
 	int rc = 0;
-	time_t lead = ago ? 3600 : 0;
 	for (size_t i = 0; i < g->neligible && rc == 0; i++) {
 		if (srv_demo_below(&g->r, 1000) >= SENDING_PER_MILLE)
 			continue;
-		time_t at = start + lead +
-			    (time_t)((double)(span - lead) * ((double)i + srv_demo_unit(&g->r)) /
-				     (double)g->neligible);
+		time_t at = start + 3600 +
+			    (time_t)((double)(DAY_SECONDS - 3600) *
+				     ((double)i + srv_demo_unit(&g->r)) / (double)g->neligible);
 		size_t n = 0;
 		json_t *body = envelope(g, &g->users[g->eligible[i]], ago, at, &n);
-		rc = srv_demo_push(l, SRV_DEMO_MATRIX, ago ? at : 0, NULL, body, n);
+		if (!ago && at > g->opt->now - 60)
+			json_decref(body);
+		else
+			rc = srv_demo_push(l, SRV_DEMO_MATRIX, ago ? at : 0, NULL, body, n);
 	}
 	return rc;
 }
@@ -563,7 +569,7 @@ int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **ou
 		srv_demo_day(opt, d, &start, &ago, &span);
 		rc = open_day(g, &l, start, ago);
 		if (rc == 0)
-			rc = day_envelopes(g, &l, start, span, ago);
+			rc = day_envelopes(g, &l, start, ago);
 	}
 	free(g);
 	if (rc < 0) {

@@ -256,14 +256,14 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	 * keeps every group's union state at once, about 16 KB each whatever
 	 * its users: at 1,000,000 reports 8,600 groups spilled 21 batches to
 	 * disk even with 256 MB. Sorted by key, one union state lives at a
-	 * time (docs/PERFORMANCE.md: 20 ms of ~115 under two filters). */
+	 * time (docs/journal/performance.md: 20 ms of ~115 under two filters). */
 	if (rc >= 0 && sort == ST_SORT_USERS)
 		rc = st_exec_script(c, "SET LOCAL enable_hashagg = off", "groups_page_users");
 	/* Two or more filters: the matching combinations' rows (DIMS) are
 	 * thousands spread over the table, one index range per combination.
 	 * PostgreSQL read them in index order, a heap page per row; as a bitmap
 	 * it reads each page once (at 1,000,000 reports 17 against 32 ms of
-	 * the scan, 85 against 115 ms for sort=users: docs/PERFORMANCE.md). */
+	 * the scan, 85 against 115 ms for sort=users: docs/journal/performance.md). */
 	if (rc >= 0 && dimensions(f) > 1)
 		rc = st_exec_script(c, "SET LOCAL enable_indexscan = off", "groups_page_dims");
 	if (rc < 0)
@@ -359,7 +359,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 	 * partitions, and the generic plan PostgreSQL may switch to from the
 	 * sixth call keeps "$5 = 0 OR …" as a filter, sorting every report of
 	 * the group (at 1,000,000 reports 565 ms against 0.5 ms for the
-	 * largest group: docs/PERFORMANCE.md). */
+	 * largest group: docs/journal/performance.md). */
 	/* clang-format off */
 	static const st_stmt q = {
 		"group_reports_page",

@@ -63,6 +63,7 @@ static bool parse_format(const char *name, ing_format *out)
 		{"metrickit", ING_FORMAT_METRICKIT},
 		{"kscrash", ING_FORMAT_KSCRASH},
 		{"ips", ING_FORMAT_IPS},
+		{"matrix", ING_FORMAT_MATRIX},
 	};
 	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
 		if (!strcmp(name, formats[i].name)) {

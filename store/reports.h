@@ -333,7 +333,8 @@ typedef int (*st_app_id_cb)(void *cls, int64_t app_id);
 int st_app_ids(st_conn *c, st_app_id_cb cb, void *cls);
 
 /* Drops APP_ID's report partitions of days before BEFORE_DAY and the index
- * rows (report_keys, user_quota, image_waits) of those days; returns the
+ * rows (report_keys, user_quota, image_waits) and the Android measures
+ * (st_measures_purge) of those days; returns the
  * number of partitions dropped. Group counters stay. */
 int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day);
 

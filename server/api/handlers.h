@@ -86,6 +86,12 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req);
  * group of two versions with its affected users, rates and verdict. */
 enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req);
 
+/* GET /api/v1/apps/{app}/startup?from=&to=&version= and …/frames?from=&to=
+ * &version=&scene=&limit= — Android startups and frame drops from their
+ * per-day aggregates (SPEC §13). */
+enum MHD_Result srv_h_startup_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_frames_get(struct MHD_Connection *conn, srv_request *req);
+
 /* GET /api/v1/apps/{app}/dsyms/missing */
 enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);
 

@@ -52,6 +52,8 @@ static const srv_route routes[] = {
 	 SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/stats", srv_h_stats_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"GET", "/api/v1/apps/{app}/compare", srv_h_compare_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/startup", srv_h_startup_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
+	{"GET", "/api/v1/apps/{app}/frames", srv_h_frames_get, SRV_AUTH_ADMIN, SRV_BODY_NONE},
 	{"PATCH", "/api/v1/apps/{app}/groups/{key1}", srv_h_group_patch, SRV_AUTH_ADMIN,
 	 SRV_BODY_JSON},
 	{"GET", "/api/v1/apps/{app}/groups/{key1}/events", srv_h_group_events_get, SRV_AUTH_ADMIN,

@@ -394,21 +394,6 @@ int sym_cache_build_split(const sym_object *obj, size_t i, const sym_object *dwa
 	return rc;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int sym_cache_write(const sym_object *obj, size_t i, const char *path,
 		    mode_t mode, sym_cache_stats *stats, sym_error *err)
 {
@@ -417,29 +402,8 @@ int sym_cache_write(const sym_object *obj, size_t i, const char *path,
 	int rc = sym_cache_build(obj, i, &buf, &len, stats, err);
 	if (rc)
 		return rc;
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 32);
-	if (!tmp) {
-		free(buf);
-		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
-	}
-	/* A temporary beside PATH, so the rename cannot cross file systems and
-	 * nobody ever opens a half-written cache. */
-	snprintf(tmp, plen + 32, "%s.tmp.XXXXXX", path);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
-	} else {
-		if (fchmod(fd, mode) != 0 || write_all(fd, buf, len) != 0 || fsync(fd) != 0)
-			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
-		if (close(fd) != 0 && rc == SYM_OK)
-			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
-		if (rc == SYM_OK && rename(tmp, path) != 0)
-			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", path, strerror(errno));
-		if (rc)
-			unlink(tmp);
-	}
-	free(tmp);
+	struct iovec part = {.iov_base = buf, .iov_len = len};
+	rc = sym_write_atomic(path, mode, &part, 1, err);
 	free(buf);
 	return rc;
 }

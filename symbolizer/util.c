@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,4 +45,48 @@ int sym_map_file(const char *path, size_t min_size, const char *what,
 	*out_data = map;
 	*out_len = len;
 	return SYM_OK;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int sym_write_atomic(const char *path, mode_t mode, const struct iovec *parts, size_t nparts,
+		     sym_error *err)
+{
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 32);
+	if (!tmp)
+		return sym_fail(err, SYM_ERR_NOMEM, "out of memory");
+	snprintf(tmp, plen + 32, "%s.tmp.XXXXXX", path);
+	int rc = SYM_OK;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
+	} else {
+		bool ok = fchmod(fd, mode) == 0;
+		for (size_t i = 0; ok && i < nparts; i++)
+			ok = write_all(fd, parts[i].iov_base, parts[i].iov_len) == 0;
+		if (!ok || fsync(fd) != 0)
+			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
+		if (close(fd) != 0 && rc == SYM_OK)
+			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
+		if (rc == SYM_OK && rename(tmp, path) != 0)
+			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", path, strerror(errno));
+		if (rc)
+			unlink(tmp);
+	}
+	free(tmp);
+	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * util.h — internal to symbolizer/: unaligned little/big-endian reads
- * (callers have checked bounds; these only decode), error reporting and
- * read-only file mapping shared by the modules.
+ * (callers have checked bounds; these only decode), error reporting,
+ * read-only file mapping and atomic file writing shared by the modules.
  */
 #ifndef STALLSCOPE_SYMBOLIZER_UTIL_H
 #define STALLSCOPE_SYMBOLIZER_UTIL_H
@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "symbolizer/symbolizer.h"
 
@@ -23,6 +25,15 @@ int sym_fail(sym_error *err, int code, const char *fmt, ...)
  */
 int sym_map_file(const char *path, size_t min_size, const char *what,
 		 const uint8_t **out_data, size_t *out_len, sym_error *err);
+
+/*
+ * Writes the NPARTS pieces of PARTS, in order, to PATH atomically: a
+ * temporary file beside PATH (so the rename cannot cross file systems and
+ * nobody ever opens a half-written file), MODE whatever the umask, fsync,
+ * rename. The temporary is removed on failure.
+ */
+int sym_write_atomic(const char *path, mode_t mode, const struct iovec *parts, size_t nparts,
+		     sym_error *err);
 
 static inline uint16_t sym_rd16(const uint8_t *p)
 {

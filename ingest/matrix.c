@@ -374,9 +374,15 @@ static int evil_stacks(ing_ctx *c, const mx_env *env, const json_t *o, const cha
 	if (!(r->images = ing_arena_calloc(c->arena, 1, sizeof *r->images)))
 		return ing_nomem(c);
 	r->nimages = 1;
-	r->images[0] = (ing_image){.name = ING_MATRIX_IMAGE_NAME,
+	size_t len = strlen(ING_MATRIX_IMAGE_DIR) + strlen(env->build) + 1 +
+		     strlen(ING_MATRIX_IMAGE_FILE) + 1;
+	char *name = ing_arena_alloc(c->arena, len);
+	if (!name)
+		return ing_nomem(c);
+	snprintf(name, len, ING_MATRIX_IMAGE_DIR "%s/" ING_MATRIX_IMAGE_FILE, env->build);
+	r->images[0] = (ing_image){.name = name,
 				   .has_uuid = true,
-				   .arch = SYM_ARCH_UNKNOWN,
+				   .arch = SYM_ARCH_JAVA,
 				   .size = ING_MATRIX_IMAGE_SIZE};
 	memcpy(r->images[0].uuid, env->mapping_uuid, 16);
 	return 0;
@@ -562,4 +568,33 @@ int ing_parse_matrix(const char *body, size_t len, const ing_limits *limits, con
 		     ing_batch **out_batch, ing_error *err)
 {
 	return ing_parse_text(ing_parse_matrix_json, body, len, limits, 0, user_id, out_batch, err);
+}
+
+/* The stored text as the envelope it came in (one element): the
+ * dimensions are the envelope's, the element is kept whole. */
+static int stored_envelope(const json_t *stored, const ing_limits *limits, const char *user_id,
+			   ing_batch **out_batch, ing_error *err)
+{
+	static const char *const keys[] = {"app_version", "build", "user_id", "os_version",
+					   "device"};
+	const json_t *content = json_object_get(stored, "matrix");
+	json_t *env = json_object();
+	json_t *list = json_array();
+	bool ok = env && list && json_is_object(content) &&
+		  json_array_append(list, (json_t *)content) == 0 &&
+		  json_object_set(env, "reports", list) == 0;
+	for (size_t i = 0; ok && i < sizeof keys / sizeof keys[0]; i++) {
+		const json_t *v = json_object_get(stored, keys[i]);
+		ok = !json_is_string(v) || json_object_set(env, keys[i], (json_t *)v) == 0;
+	}
+	int rc = ok ? ing_parse_matrix_json(env, limits, user_id, out_batch, err)
+		    : ing_error_set(err, ERR_BAD_FIELD, "matrix: not a stored Matrix report");
+	json_decref(list);
+	json_decref(env);
+	return rc;
+}
+
+int ing_parse_matrix_stored(const char *text, size_t len, ing_batch **out_batch, ing_error *err)
+{
+	return ing_parse_text(stored_envelope, text, len, NULL, 0, NULL, out_batch, err);
 }

@@ -24,9 +24,13 @@
 #include "ingest/parse.h"
 
 /* Image 0 of a report with a method-id stack: the method mapping of the
- * report's build stands in for a binary, its UUID from
- * ing_matrix_mapping_uuid; it spans every method id. */
-#define ING_MATRIX_IMAGE_NAME "java"
+ * report's build stands in for a binary — arch SYM_ARCH_JAVA, its UUID from
+ * ing_matrix_mapping_uuid, spanning every method id — named
+ * "matrix/BUILD/methodMapping.txt", so dsyms/missing can say which build's
+ * mapping is missing (store/groups.c). Its frames' identities are
+ * "java!…" whatever its name (ingest/symbolicate.c). */
+#define ING_MATRIX_IMAGE_DIR  "matrix/"
+#define ING_MATRIX_IMAGE_FILE "methodMapping.txt"
 #define ING_MATRIX_IMAGE_SIZE UINT64_C(1048575)
 
 /*
@@ -37,5 +41,15 @@
  * under it. NULL strings count as empty.
  */
 void ing_matrix_mapping_uuid(const char *app_version, const char *build, uint8_t out[16]);
+
+/*
+ * A stored Android report made again (reprocessing): TEXT is the report as
+ * storage returns it (report_raw(): the metadata columns, then the stacks
+ * and, under "matrix", the Matrix element it was made from,
+ * ing_report_to_native). The element is parsed again under the stored
+ * envelope fields, so the report is the one ingest made — same id, same
+ * frames — symbolized anew. Contract as ing_parse_matrix (one entry).
+ */
+int ing_parse_matrix_stored(const char *text, size_t len, ing_batch **out_batch, ing_error *err);
 
 #endif

@@ -431,6 +431,8 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 	static const st_stmt q = {
 		"dsyms_missing",
 		"SELECT coalesce(json_agg(json_build_object('uuid', m.uuid, 'arch', m.arch,"
+		" 'kind', CASE WHEN m.arch = 'java' THEN 'method_mapping' ELSE 'image' END,"
+		" 'build', substring(m.image FROM '^matrix/(.*)/methodMapping[.]txt$'),"
 		" 'name', regexp_replace(m.image, '^.*/', ''),"
 		" 'path', CASE WHEN strpos(m.image, '/') > 0 THEN m.image END,"
 		" 'system', $2::boolean, 'reports', m.reports,"

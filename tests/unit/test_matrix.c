@@ -124,10 +124,10 @@ static void assert_mapping_image(const ing_report *r)
 	uint8_t uuid[16];
 	ing_matrix_mapping_uuid("2.1.0", "2100", uuid);
 	assert_int_equal(r->nimages, 1);
-	assert_string_equal(r->images[0].name, "java");
+	assert_string_equal(r->images[0].name, "matrix/2100/methodMapping.txt");
+	assert_int_equal(r->images[0].arch, SYM_ARCH_JAVA);
 	assert_true(r->images[0].has_uuid);
 	assert_memory_equal(r->images[0].uuid, uuid, 16);
-	assert_int_equal(r->images[0].arch, SYM_ARCH_UNKNOWN);
 	assert_int_equal(r->images[0].load_address, 0);
 	assert_int_equal(r->images[0].size, 1048575);
 }

@@ -12,11 +12,14 @@ import { current } from './lib-router.js';
 // A build's missing methodMapping.txt names its version and build: the
 // mapping is per build, and no UUID is in a Matrix report.
 const isMapping = (m) => m.kind === 'method_mapping';
-const buildOf = (m) => `${m.app_version ?? '—'} (build ${m.build ?? '—'})`;
+// A missing mapping's row names the versions of its waiting reports; an
+// uploaded one its own.
+const versionOf = (m) => m.app_version ?? (m.app_versions?.length ? m.app_versions.join(', ') : null);
+const buildOf = (m) => `${versionOf(m) ?? '—'} (build ${m.build ?? '—'})`;
 
 function missingRow(m) {
   const mapping = isMapping(m);
-  return h('tr', { dataset: { uuid: m.uuid, kind: m.kind ?? 'dsym', ...(mapping ? { version: m.app_version, build: m.build } : {}) } },
+  return h('tr', { dataset: { uuid: m.uuid, kind: m.kind ?? 'image', ...(mapping ? { version: versionOf(m), build: m.build } : {}) } },
     h('td', { class: 'mono uuid', title: m.uuid, dataset: { label: 'UUID' } }, m.uuid ?? '—'),
     h('td', { class: 'mono path', dataset: { label: 'Image' } },
       mapping ? h('span', { class: 'image-name' }, m.name) : imageName(m.path ?? m.name, 'image-name')),

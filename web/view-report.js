@@ -172,8 +172,8 @@ export async function reportView(id, f) {
       row('Samples', r.has_samples ? 'yes' : 'no'),
       row('Group', groupLink),
       row('Grouping frames', identities(r.frames))),
-    // A Java stack loads no images: its names come from the mapping.
-    r.images?.length || r.source !== 'matrix' ? [h('h2', {}, 'Images'), imagesTable(r.images || [])] : null,
+    h('h2', {}, 'Images'),
+    imagesTable(r.images || []),
     h('h2', {}, 'Threads'),
     h('div', { class: 'threads' }, threadsOf(r)));
 }

@@ -321,13 +321,20 @@ static int send_check_ins(session *s, const srv_demo_request *r)
 	int rc = body ? 0 : -1;
 	for (size_t i = 0; rc == 0 && i < json_array_size(calls); i++) {
 		const json_t *c = json_array_get(calls, i);
-		/* Demo user ids, versions and devices need no escaping. */
+		/* Demo values need no escaping but the spaces of Android's
+		 * device models ("Pixel 7"). */
+		char device[96];
+		size_t n = 0;
+		for (const char *p = json_string_value(json_object_get(c, "device"));
+		     p && *p && n + 4 < sizeof device; p++)
+			n += (size_t)snprintf(device + n, sizeof device - n,
+					      *p == ' ' ? "%%20" : "%c", *p);
+		device[n] = '\0';
 		snprintf(path, sizeof path,
 			 "/api/v1/sampling?user_id=%s&app_version=%s&os_version=%s&device=%s",
 			 json_string_value(json_object_get(c, "user_id")),
 			 json_string_value(json_object_get(c, "app_version")),
-			 json_string_value(json_object_get(c, "os_version")),
-			 json_string_value(json_object_get(c, "device")));
+			 json_string_value(json_object_get(c, "os_version")), device);
 		rc = call(s, "GET", path, headers, NULL, 0, 200, 0, NULL);
 	}
 	json_decref(body);

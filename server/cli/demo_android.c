@@ -24,7 +24,7 @@
 #include "server/cli/demo.h"
 
 #define DAY_SECONDS 86400
-#define USERS 300
+#define USERS	    300
 /* Per mille of a day's eligible users who send an envelope. */
 #define SENDING_PER_MILLE 550
 #define PKG		  "com.example.android."
@@ -182,7 +182,7 @@ static const stall_row stalls[] = {
 	 14000},
 	{"sync wait seen by the SIGQUIT hook", "SIGNAL_ANR", 0, {14, 15}, false, false, true, 0, 0},
 	{"feed row bound late after a touch", "LAG_TOUCH", 0, {1, 2}, false, false, true, 0, 0},
-	{"feed paging in an idle handler", "LAG_IDLE_HANDLER", 0, {24}, false, false, true, 0, 0},
+	{"feed paging in an idle handler", "LAG_IDLE_HANDLER", 0, {4, 5}, false, false, true, 0, 0},
 	{"player thread priority raised",
 	 "PRIORITY_MODIFIED",
 	 0,

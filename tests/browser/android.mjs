@@ -63,7 +63,7 @@ try {
     await page.waitForSelector('#groups tr[data-key1], #view p.empty:not([hidden])');
     return {
       keys: await page.$$eval('#groups tr[data-key1]', (rows) => rows.map((r) => r.dataset.key1)),
-      summary: await page.innerText('#filter-summary'),
+      chosen: await page.$eval('#filter-kind', (el) => el.selectedOptions[0].textContent),
     };
   });
 
@@ -86,7 +86,7 @@ try {
     return {
       id: new URL(page.url()).hash.split('/')[2].split('?')[0],
       frames: await page.$$eval('#report .representative li.frame', (fs) => fs.map((f) => f.innerText)),
-      images_heading: await page.$$eval('#report h2', (hs) => hs.map((x) => x.textContent)),
+      images: await page.$$eval('#report table.images tbody tr', (rows) => rows.map((r) => r.innerText)),
     };
   });
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ingest variants: the work per report of several schemas (and builds),
 # alternated run after run, since this machine's rate moves by a third
-# between two runs of the same build (docs/PERFORMANCE.md, "Ingest after
+# between two runs of the same build (docs/journal/performance.md, "Ingest after
 # issues 25 and 26").
 #
 #   bench/ingest-variants.sh ROUNDS DIR...

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Ingest work per report: the server under callgrind, so two builds can be
 # compared on a busy machine, where reports/s move with whatever else runs
-# (docs/PERFORMANCE.md, "Where the 11% went"). Instructions, cache misses
+# (docs/journal/performance.md, "Where the 11% went"). Instructions, cache misses
 # and branches are counted only during a LOAD_SECONDS load after a warm-up,
 # then divided by the reports stored meanwhile.
 #

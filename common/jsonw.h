@@ -4,7 +4,7 @@
  * The ingest hot path turns every report into about 14 KB of JSON (its
  * native form, its symbolized form). Building jansson trees first and
  * printing them cost the server half of its CPU in allocations, frees and
- * tree walks (docs/PERFORMANCE.md); writing the text as the values are
+ * tree walks (docs/journal/performance.md); writing the text as the values are
  * known costs a memcpy each. Strings are escaped exactly as jansson's
  * json_dumps does, so text read back by jansson and printed again is
  * unchanged.

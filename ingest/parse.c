@@ -1,5 +1,5 @@
 /*
- * parse.c — one entry point for every format: the dispatcher to the four
+ * parse.c — one entry point for every format: the dispatcher to the five
  * parsers, kept apart from the helpers they share (field.c) so that the
  * parsers depend on field.c and nothing there depends on them. See parse.h.
  */
@@ -12,6 +12,7 @@ const char *ing_format_name(ing_format format)
 	case ING_FORMAT_METRICKIT: return "metrickit";
 	case ING_FORMAT_KSCRASH: return "kscrash";
 	case ING_FORMAT_IPS: return "ips";
+	case ING_FORMAT_MATRIX: return "matrix";
 	}
 	return "unknown";
 }
@@ -26,6 +27,7 @@ static int parse_format(ing_format format, const char *body, size_t len, const i
 	case ING_FORMAT_KSCRASH:
 		return ing_parse_kscrash(body, len, limits, user_id, out_batch, err);
 	case ING_FORMAT_IPS: return ing_parse_ips(body, len, limits, user_id, out_batch, err);
+	case ING_FORMAT_MATRIX: return ing_parse_matrix(body, len, limits, user_id, out_batch, err);
 	}
 	*out_batch = NULL;
 	return ing_error_set(err, ERR_INTERNAL, "unknown format");

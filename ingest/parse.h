@@ -35,7 +35,8 @@ typedef enum ing_format {
 	ING_FORMAT_NATIVE = 0, /* POST /api/v1/ingest */
 	ING_FORMAT_METRICKIT,  /* POST /api/v1/ingest/metrickit */
 	ING_FORMAT_KSCRASH,    /* POST /api/v1/ingest/kscrash */
-	ING_FORMAT_IPS,        /* POST /api/v1/ingest/ips */
+	ING_FORMAT_IPS,	       /* POST /api/v1/ingest/ips */
+	ING_FORMAT_MATRIX,     /* POST /api/v1/ingest/matrix (ingest/matrix.h) */
 } ing_format;
 
 /* "native", "metrickit", "kscrash", "ips", "matrix" (also
@@ -117,6 +118,10 @@ int ing_parse_kscrash(const char *body, size_t len, const ing_limits *limits,
 /* .ips: a one-line JSON header, a newline, then the JSON body. */
 int ing_parse_ips(const char *body, size_t len, const ing_limits *limits,
 		  const char *user_id, ing_batch **out_batch, ing_error *err);
+/* Matrix TraceCanary's envelope of Android elements (ingest/matrix.h);
+ * is_batch is always true. */
+int ing_parse_matrix(const char *body, size_t len, const ing_limits *limits, const char *user_id,
+		     ing_batch **out_batch, ing_error *err);
 
 /*
  * The JSON formats over an already parsed value (the caller parsed it with
@@ -131,6 +136,8 @@ int ing_parse_metrickit_json(const json_t *root, const ing_limits *limits,
 int ing_parse_kscrash_json(const json_t *root, const ing_limits *limits,
 			   const char *user_id, ing_batch **out_batch,
 			   ing_error *err);
+int ing_parse_matrix_json(const json_t *root, const ing_limits *limits, const char *user_id,
+			  ing_batch **out_batch, ing_error *err);
 
 /*
  * The idempotency key of one MetricKit diagnostic entry (an element of

@@ -1,5 +1,7 @@
 /* report_json.c — see report_json.h. Written as text directly
  * (common/jsonw.h): this runs for every ingested report. */
+#include <string.h>
+
 #include "common/jsonw.h"
 #include "ingest/report_json.h"
 
@@ -101,6 +103,13 @@ char *ing_report_to_native(const ing_report *r, ing_native_part part, size_t *le
 			cm_jw_object_end(&w);
 		}
 		cm_jw_array_end(&w);
+	}
+	if (r->matrix_content) {
+		/* An Android report is made again from its Matrix element
+		 * (reprocessing, ingest/matrix.h); its frames above are what
+		 * storage shares between reports. */
+		cm_jw_key(&w, "matrix");
+		cm_jw_raw(&w, r->matrix_content, strlen(r->matrix_content));
 	}
 	cm_jw_object_end(&w);
 	return cm_jw_finish(&w, len);

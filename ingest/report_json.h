@@ -27,7 +27,10 @@ typedef enum ing_native_part {
  * stacks (images, threads, samples) as the JSON text of a native v1 object,
  * in that order; addresses as "0x…" strings. The client timestamp is left
  * out: it is kept as metadata beside the stored report, and formats other
- * than native may give it in other spellings. Returns malloc'ed text
+ * than native may give it in other spellings. An Android report also
+ * carries its Matrix element ("matrix", ing_report.matrix_content), which
+ * the native parser does not read: reprocessing makes such a report from
+ * it again (ingest/matrix.h). Returns malloc'ed text
  * (caller frees) with its length in *LEN (may be NULL), or NULL when out of
  * memory. OUT_STACKS (NULL, or room for 1 + R->nthreads) gets where the
  * "images" array and each thread lie in the text: what reports share, kept

@@ -5,6 +5,7 @@
  * samples and sibling reports repeat the same frames many times — JSON
  * text written as we go.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,7 +274,7 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 			g->image = img->name ? img->name : "?";
 			g->offset = offset;
 		}
-		if (c->images[i].status != ING_IMAGE_FOUND) {
+		if (c->images[i].status != ING_IMAGE_FOUND || !c->images[i].cache) {
 			c->out->image_needed[i] = true;
 			c->out->unsymbolized_frames += count;
 			status = "missing_symbols";
@@ -309,16 +310,150 @@ static int frame_visit(ctx *c, const ing_frame *fr, size_t index, ing_gframe *g,
 	return g ? culprit_offer(c, i, e, g) : 0;
 }
 
+/* The packages of Android and its languages: a frame in them is never an
+ * Android report's culprit (SPEC §13). */
+static bool java_platform_frame(const char *name)
+{
+	static const char *const prefixes[] = {"android.", "java.", "kotlin.", "androidx.",
+					       "com.android."};
+	for (size_t i = 0; name && i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* A Java frame's names: the readable FUNCTION shown and the SYMBOL it is
+ * grouped by, for method id ID of the mapping M (arena copies). False
+ * when M has no such method; -1 in *OOM when out of memory. */
+static bool java_names(ctx *c, const sym_methods *m, uint32_t id, const char **function,
+		       const char **symbol, bool *oom)
+{
+	sym_method method;
+	if (!m || !sym_methods_lookup(m, id, &method))
+		return false;
+	size_t nf = sym_method_readable(&method, NULL, 0) + 1;
+	size_t ns = sym_method_linkage(&method, NULL, 0) + 1;
+	char *f = ing_arena_alloc(c->arena, nf), *s = ing_arena_alloc(c->arena, ns);
+	if (!f || !s) {
+		*oom = true;
+		return false;
+	}
+	sym_method_readable(&method, f, nf);
+	sym_method_linkage(&method, s, ns);
+	*function = f;
+	*symbol = s;
+	return true;
+}
+
+static void java_chain_write(cm_jw *w, const char *function, const char *symbol,
+			     const ing_java_frame *jf)
+{
+	cm_jw_array(w);
+	if (function) {
+		cm_jw_object(w);
+		cm_jw_key(w, "function");
+		cm_jw_string(w, function);
+		cm_jw_key(w, "symbol");
+		cm_jw_string(w, symbol);
+		cm_jw_optional_string(w, "file", jf->file);
+		if (jf->line > 0) {
+			cm_jw_key(w, "line");
+			cm_jw_int(w, jf->line);
+		}
+		cm_jw_key(w, "inlined");
+		cm_jw_bool(w, false);
+		cm_jw_object_end(w);
+	}
+	cm_jw_array_end(w);
+}
+
+/* An Android frame (SPEC §13), as frame_visit does a native one: a
+ * threadStack frame is named already; a method id is named by the
+ * mapping of the report's build (image 0), and makes the report wait for
+ * it while it is missing. Its identity is java!SYMBOL, or java!#ID. */
+static int java_frame_visit(ctx *c, const ing_frame *fr, const ing_java_frame *jf, ing_gframe *g,
+			    bool count, cm_jw *w)
+{
+	const char *function = jf->name, *symbol = jf->name, *status = "symbolicated";
+	bool has_mapping = c->r->nimages > 0, oom = false;
+	uint32_t id = (uint32_t)fr->address;
+	if (!jf->name) {
+		if (has_mapping)
+			c->out->image_used[0] = true;
+		if (!has_mapping || c->images[0].status != ING_IMAGE_FOUND) {
+			if (has_mapping)
+				c->out->image_needed[0] = true;
+			c->out->unsymbolized_frames += count;
+			status = "missing_symbols";
+		} else if (!java_names(c, c->images[0].methods, id, &function, &symbol, &oom)) {
+			if (oom)
+				return -1;
+			status = "unknown_method";
+		}
+	}
+	if (w) {
+		cm_jw_object(w);
+		if (!jf->name) {
+			cm_jw_key(w, "method_id");
+			cm_jw_int(w, id);
+		}
+		cm_jw_key(w, "image");
+		cm_jw_string(w, "java");
+		cm_jw_key(w, "status");
+		cm_jw_string(w, status);
+		if (jf->ms >= 0) {
+			cm_jw_key(w, "ms");
+			cm_jw_int(w, jf->ms);
+			cm_jw_key(w, "count");
+			cm_jw_int(w, jf->count);
+		}
+		cm_jw_key(w, "frames");
+		java_chain_write(w, function, symbol, jf);
+		cm_jw_object_end(w);
+	}
+	if (!g)
+		return 0;
+	memset(g, 0, sizeof *g);
+	g->image = "java";
+	g->offset = id;
+	if (symbol) {
+		const char **names = ing_arena_calloc(c->arena, 1, sizeof *names);
+		if (!names)
+			return -1;
+		names[0] = symbol;
+		g->functions = names;
+		g->nfunctions = 1;
+	} else {
+		char hint[16];
+		snprintf(hint, sizeof hint, "#%u", id);
+		if (!(g->hint = ing_arena_strdup(c->arena, hint)))
+			return -1;
+	}
+	ing_culprit *cu = &c->out->culprit;
+	if (cu->frame || java_platform_frame(function))
+		return 0;
+	if (!(cu->frame = ing_frame_identity(g, 0, c->arena)))
+		return -1;
+	cu->function = function;
+	cu->file = jf->file;
+	cu->line = jf->line > 0 ? (uint32_t)jf->line : 0;
+	return 0;
+}
+
 /* STACK's frames, as a JSON array to W unless W is NULL; GFRAMES (may be
  * NULL) receives one grouping frame per stack frame. */
 static int stack_visit(ctx *c, const ing_stack *stack, ing_gframe *gframes, bool count, cm_jw *w)
 {
 	if (w)
 		cm_jw_array(w);
-	for (size_t k = 0; k < stack->nframes; k++)
-		if (frame_visit(c, &stack->frames[k], k, gframes ? &gframes[k] : NULL, count, w) !=
-		    0)
+	for (size_t k = 0; k < stack->nframes; k++) {
+		ing_gframe *g = gframes ? &gframes[k] : NULL;
+		int rc = stack->java ? java_frame_visit(c, &stack->frames[k], &stack->java[k], g,
+							count, w)
+				     : frame_visit(c, &stack->frames[k], k, g, count, w);
+		if (rc != 0)
 			return -1;
+	}
 	if (w)
 		cm_jw_array_end(w);
 	return 0;
@@ -384,7 +519,7 @@ static int run(ctx *c)
 	for (size_t i = 0; i < r->nimages; i++) {
 		if (r->images[i].arch == SYM_ARCH_ARM64E)
 			c->strip_pac = true;
-		if (c->images[i].status == ING_IMAGE_FOUND)
+		if (c->images[i].status == ING_IMAGE_FOUND && c->images[i].cache)
 			sym_cache_get_info(c->images[i].cache, &c->info[i]);
 		c->order[i] = (uint32_t)i;
 	}

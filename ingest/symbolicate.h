@@ -24,6 +24,7 @@
 #include "ingest/grouping.h"
 #include "ingest/report.h"
 #include "ingest/representative.h"
+#include "symbolizer/method_map.h"
 #include "symbolizer/symbolizer.h"
 
 typedef enum ing_image_status {
@@ -40,6 +41,9 @@ typedef struct ing_image_symbols {
 	ing_image_status status;
 	const sym_cache *cache; /* FOUND only; borrowed */
 	bool from_symbol_table; /* the cache has no DWARF */
+	/* FOUND for an Android report's image 0, instead of CACHE: the method
+	 * mapping of its build; borrowed. */
+	const sym_methods *methods;
 } ing_image_symbols;
 
 /* The culprit of a report (SPEC §10.5): the innermost frame of its

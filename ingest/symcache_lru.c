@@ -1,7 +1,9 @@
 /*
  * symcache_lru.c — see symcache_lru.h. A mutex guards a hash table (path →
  * entry) and a recency list; opening a file happens outside the lock, so a
- * slow open never stalls lookups of other caches.
+ * slow open never stalls lookups of other caches. An entry is a symcache
+ * or a method table, told apart by which pointer is set: their paths
+ * differ (.symcache, .methods), so one path is always one kind.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -14,6 +16,7 @@
 struct ing_lru_entry {
 	char *path;
 	sym_cache *cache;
+	sym_methods *methods;
 	unsigned refs;
 	bool linked; /* in the table and list (false once evicted) */
 	ing_lru_entry *prev, *next;    /* recency list, most recent first */
@@ -59,7 +62,10 @@ ing_lru *ing_lru_new(size_t capacity)
 
 static void destroy(ing_lru_entry *e)
 {
-	sym_cache_close(e->cache);
+	if (e->cache)
+		sym_cache_close(e->cache);
+	if (e->methods)
+		sym_methods_close(e->methods);
 	free(e->path);
 	free(e);
 }
@@ -149,8 +155,10 @@ static void destroy_list(ing_lru_entry *e)
 	}
 }
 
-int ing_lru_get(ing_lru *lru, const char *path, const sym_cache **out_cache,
-		ing_lru_entry **out_entry, sym_error *err)
+/* The entry of PATH, referenced, opened as a method table (METHODS) or a
+ * symcache on a miss. SYM_OK with *OUT, or the open's error. */
+static int acquire(ing_lru *lru, const char *path, bool methods, ing_lru_entry **out,
+		   sym_error *err)
 {
 	pthread_mutex_lock(&lru->lock);
 	ing_lru_entry *e = table_find(lru, path);
@@ -160,28 +168,27 @@ int ing_lru_get(ing_lru *lru, const char *path, const sym_cache **out_cache,
 		list_push_front(lru, e);
 		lru->hits++;
 		pthread_mutex_unlock(&lru->lock);
-		*out_cache = e->cache;
-		*out_entry = e;
+		*out = e;
 		return SYM_OK;
 	}
 	lru->misses++;
 	pthread_mutex_unlock(&lru->lock);
 
-	sym_cache *cache = NULL;
-	int rc = sym_cache_open(path, &cache, err);
-	if (rc != SYM_OK)
-		return rc;
 	ing_lru_entry *fresh = calloc(1, sizeof *fresh);
 	char *copy = strdup(path);
 	if (!fresh || !copy) {
 		free(fresh);
 		free(copy);
-		sym_cache_close(cache);
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return SYM_ERR_NOMEM;
 	}
 	fresh->path = copy;
-	fresh->cache = cache;
+	int rc = methods ? sym_methods_open(path, &fresh->methods, err)
+			 : sym_cache_open(path, &fresh->cache, err);
+	if (rc != SYM_OK) {
+		destroy(fresh);
+		return rc;
+	}
 
 	pthread_mutex_lock(&lru->lock);
 	/* Another thread may have opened the same file meanwhile: keep one. */
@@ -207,7 +214,42 @@ int ing_lru_get(ing_lru *lru, const char *path, const sym_cache **out_cache,
 	if (fresh)
 		destroy(fresh);
 	destroy_list(doomed);
+	*out = e;
+	return SYM_OK;
+}
+
+/* An entry of the other kind than asked for: released, and refused. */
+static int wrong_kind(ing_lru *lru, ing_lru_entry *e, sym_error *err)
+{
+	ing_lru_release(lru, e);
+	snprintf(err->msg, sizeof err->msg, "not the kind of file asked for");
+	return SYM_ERR_FORMAT;
+}
+
+int ing_lru_get(ing_lru *lru, const char *path, const sym_cache **out_cache,
+		ing_lru_entry **out_entry, sym_error *err)
+{
+	ing_lru_entry *e;
+	int rc = acquire(lru, path, false, &e, err);
+	if (rc != SYM_OK)
+		return rc;
+	if (!e->cache)
+		return wrong_kind(lru, e, err);
 	*out_cache = e->cache;
+	*out_entry = e;
+	return SYM_OK;
+}
+
+int ing_lru_get_methods(ing_lru *lru, const char *path, const sym_methods **out_methods,
+			ing_lru_entry **out_entry, sym_error *err)
+{
+	ing_lru_entry *e;
+	int rc = acquire(lru, path, true, &e, err);
+	if (rc != SYM_OK)
+		return rc;
+	if (!e->methods)
+		return wrong_kind(lru, e, err);
+	*out_methods = e->methods;
 	*out_entry = e;
 	return SYM_OK;
 }

@@ -1,5 +1,6 @@
 /*
- * symcache_lru.h — the symcaches a server process has open: a bounded,
+ * symcache_lru.h — the symcaches (and Android method tables,
+ * symbolizer/method_map.h) a server process has open: a bounded,
  * thread-safe LRU of mmap'ed files shared by all request threads.
  *
  * Opening validates the whole file once (symcache_read.c); after that a
@@ -16,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolizer/method_map.h"
 #include "symbolizer/symbolizer.h"
 
 typedef struct ing_lru ing_lru;
@@ -35,6 +37,10 @@ void ing_lru_free(ing_lru *lru);
  */
 int ing_lru_get(ing_lru *lru, const char *path, const sym_cache **out_cache,
 		ing_lru_entry **out_entry, sym_error *err);
+
+/* The same for the method table at PATH (SPEC §13). */
+int ing_lru_get_methods(ing_lru *lru, const char *path, const sym_methods **out_methods,
+			ing_lru_entry **out_entry, sym_error *err);
 
 void ing_lru_release(ing_lru *lru, ing_lru_entry *entry);
 

@@ -176,7 +176,7 @@ cmd_init() {
 # quarter of the memory (128 MB to 4 GB), so the indexes ingest writes stay
 # in them; checkpoints at most every 15 minutes or 4 GB of WAL, and the
 # full pages written after each compressed (lz4), so fewer pages go to the
-# WAL twice (docs/PERFORMANCE.md, "Issue 25 through the ingest path").
+# WAL twice (docs/journal/performance.md, "Issue 25 through the ingest path").
 durable_settings() {
 	local kb mb
 	kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 0)

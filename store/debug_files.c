@@ -8,12 +8,14 @@
 
 #include "store/internal.h"
 
-#define DF_COLUMNS                                                            \
-	"id, app_id, upper(uuid::text), arch, name, kind, has_dwarf,"        \
-	" functions, file_size, symcache_size, symcache_version,"            \
-	" debug_path, symcache_path,"                                        \
-	" to_char(created_at AT TIME ZONE 'UTC',"                            \
-	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#define DF_COLUMNS                                                                                 \
+	"id, app_id, upper(uuid::text), arch, name, kind, has_dwarf,"                              \
+	" functions, file_size, symcache_size, symcache_version,"                                  \
+	" debug_path, symcache_path,"                                                              \
+	" to_char(created_at AT TIME ZONE 'UTC',"                                                  \
+	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"                                                      \
+	" coalesce(app_version, ''), coalesce(build, ''),"                                         \
+	" coalesce(content_hash, '')"
 
 static int read_file(st_debug_file *f, const st_row *row)
 {
@@ -31,7 +33,10 @@ static int read_file(st_debug_file *f, const st_row *row)
 	    st_row_copy(row, 5, f->kind, sizeof f->kind) < 0 ||
 	    st_row_copy(row, 11, f->debug_path, sizeof f->debug_path) < 0 ||
 	    st_row_copy(row, 12, f->symcache_path, sizeof f->symcache_path) < 0 ||
-	    st_row_copy(row, 13, f->created_at, sizeof f->created_at) < 0)
+	    st_row_copy(row, 13, f->created_at, sizeof f->created_at) < 0 ||
+	    st_row_copy(row, 14, f->app_version, sizeof f->app_version) < 0 ||
+	    st_row_copy(row, 15, f->build, sizeof f->build) < 0 ||
+	    st_row_copy(row, 16, f->content_hash, sizeof f->content_hash) < 0)
 		return -1;
 	return 0;
 }
@@ -79,17 +84,18 @@ int st_debug_file_insert(st_conn *c, const st_debug_file *f)
 		"debug_file_insert",
 		"INSERT INTO debug_files (app_id, uuid, arch, name, kind,"
 		" has_dwarf, functions, file_size, symcache_size,"
-		" symcache_version, debug_path, symcache_path)"
+		" symcache_version, debug_path, symcache_path, app_version, build,"
+		" content_hash)"
 		" VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11,"
-		" $12) ON CONFLICT (app_id, uuid, arch) DO NOTHING",
-		12};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id),
-		       ST_TEXT(f->uuid), ST_TEXT(f->arch), ST_TEXT(f->name),
-		       ST_TEXT(f->kind), ST_BOOL(f->has_dwarf),
-		       ST_INT64(f->functions), ST_INT64(f->file_size),
-		       ST_INT64(f->symcache_size),
+		" $12, NULLIF($13, ''), NULLIF($14, ''), NULLIF($15, ''))"
+		" ON CONFLICT (app_id, uuid, arch) DO NOTHING",
+		15};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id), ST_TEXT(f->uuid), ST_TEXT(f->arch),
+		       ST_TEXT(f->name), ST_TEXT(f->kind), ST_BOOL(f->has_dwarf),
+		       ST_INT64(f->functions), ST_INT64(f->file_size), ST_INT64(f->symcache_size),
 		       ST_INT64(f->symcache_version), ST_TEXT(f->debug_path),
-		       ST_TEXT(f->symcache_path));
+		       ST_TEXT(f->symcache_path), ST_TEXT(f->app_version), ST_TEXT(f->build),
+		       ST_TEXT(f->content_hash));
 }
 
 int st_debug_file_replace(st_conn *c, const st_debug_file *f)
@@ -99,16 +105,16 @@ int st_debug_file_replace(st_conn *c, const st_debug_file *f)
 		"UPDATE debug_files SET name = $4, kind = $5, has_dwarf = $6,"
 		" functions = $7, file_size = $8, symcache_size = $9,"
 		" symcache_version = $10, debug_path = $11,"
-		" symcache_path = $12, created_at = now()"
+		" symcache_path = $12, created_at = now(), app_version = NULLIF($13, ''),"
+		" build = NULLIF($14, ''), content_hash = NULLIF($15, '')"
 		" WHERE app_id = $1 AND uuid = $2::uuid AND arch = $3",
-		12};
-	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id),
-		       ST_TEXT(f->uuid), ST_TEXT(f->arch), ST_TEXT(f->name),
-		       ST_TEXT(f->kind), ST_BOOL(f->has_dwarf),
-		       ST_INT64(f->functions), ST_INT64(f->file_size),
-		       ST_INT64(f->symcache_size),
+		15};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(f->app_id), ST_TEXT(f->uuid), ST_TEXT(f->arch),
+		       ST_TEXT(f->name), ST_TEXT(f->kind), ST_BOOL(f->has_dwarf),
+		       ST_INT64(f->functions), ST_INT64(f->file_size), ST_INT64(f->symcache_size),
 		       ST_INT64(f->symcache_version), ST_TEXT(f->debug_path),
-		       ST_TEXT(f->symcache_path));
+		       ST_TEXT(f->symcache_path), ST_TEXT(f->app_version), ST_TEXT(f->build),
+		       ST_TEXT(f->content_hash));
 }
 
 int st_debug_file_set_symcache(st_conn *c, const st_debug_file *f, const char *from_path)
@@ -138,6 +144,20 @@ int st_debug_file_list(st_conn *c, int64_t app_id, int64_t before_id,
 		       ST_INT64(before_id), ST_INT64(limit));
 }
 
+int st_method_mapping_list(st_conn *c, int64_t app_id, int64_t before_id, unsigned limit,
+			   st_debug_file_cb cb, void *cls)
+{
+	static const st_stmt q = {
+		"method_mapping_list",
+		"SELECT " DF_COLUMNS " FROM debug_files"
+		" WHERE app_id = $1 AND kind = 'method_mapping'"
+		" AND ($2::bigint = 0 OR id < $2::bigint) ORDER BY id DESC LIMIT $3",
+		3};
+	struct each e = {cb, cls};
+	return ST_EXEC(c, &q, read_each, &e, ST_INT64(app_id), ST_INT64(before_id),
+		       ST_INT64(limit));
+}
+
 int st_debug_file_delete(st_conn *c, int64_t app_id, const char *uuid,
 			 st_debug_file_cb cb, void *cls)
 {
@@ -158,7 +178,7 @@ int st_debug_file_delete(st_conn *c, int64_t app_id, const char *uuid,
 	" functions, file_size, symcache_size, symcache_version,"                                  \
 	" '', symcache_path,"                                                                      \
 	" to_char(created_at AT TIME ZONE 'UTC',"                                                  \
-	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '', '', ''"
 
 int st_system_symbol_get(st_conn *c, const char *uuid, const char *arch, bool for_update,
 			 st_debug_file *out)

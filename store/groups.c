@@ -256,14 +256,14 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 	 * keeps every group's union state at once, about 16 KB each whatever
 	 * its users: at 1,000,000 reports 8,600 groups spilled 21 batches to
 	 * disk even with 256 MB. Sorted by key, one union state lives at a
-	 * time (docs/PERFORMANCE.md: 20 ms of ~115 under two filters). */
+	 * time (docs/journal/performance.md: 20 ms of ~115 under two filters). */
 	if (rc >= 0 && sort == ST_SORT_USERS)
 		rc = st_exec_script(c, "SET LOCAL enable_hashagg = off", "groups_page_users");
 	/* Two or more filters: the matching combinations' rows (DIMS) are
 	 * thousands spread over the table, one index range per combination.
 	 * PostgreSQL read them in index order, a heap page per row; as a bitmap
 	 * it reads each page once (at 1,000,000 reports 17 against 32 ms of
-	 * the scan, 85 against 115 ms for sort=users: docs/PERFORMANCE.md). */
+	 * the scan, 85 against 115 ms for sort=users: docs/journal/performance.md). */
 	if (rc >= 0 && dimensions(f) > 1)
 		rc = st_exec_script(c, "SET LOCAL enable_indexscan = off", "groups_page_dims");
 	if (rc < 0)
@@ -359,7 +359,7 @@ int st_group_reports_page(st_conn *c, int64_t app_id, const char *key1, const ch
 	 * partitions, and the generic plan PostgreSQL may switch to from the
 	 * sixth call keeps "$5 = 0 OR …" as a filter, sorting every report of
 	 * the group (at 1,000,000 reports 565 ms against 0.5 ms for the
-	 * largest group: docs/PERFORMANCE.md). */
+	 * largest group: docs/journal/performance.md). */
 	/* clang-format off */
 	static const st_stmt q = {
 		"group_reports_page",
@@ -431,6 +431,8 @@ int st_dsyms_missing(st_conn *c, int64_t app_id, bool system, int64_t after_repo
 	static const st_stmt q = {
 		"dsyms_missing",
 		"SELECT coalesce(json_agg(json_build_object('uuid', m.uuid, 'arch', m.arch,"
+		" 'kind', CASE WHEN m.arch = 'java' THEN 'method_mapping' ELSE 'image' END,"
+		" 'build', substring(m.image FROM '^matrix/(.*)/methodMapping[.]txt$'),"
 		" 'name', regexp_replace(m.image, '^.*/', ''),"
 		" 'path', CASE WHEN strpos(m.image, '/') > 0 THEN m.image END,"
 		" 'system', $2::boolean, 'reports', m.reports,"
@@ -491,8 +493,11 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		" 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
 		" 'os_version', r.os_version, 'os_build', r.os_build, 'device', r.device,"
 		" 'timestamp', r.client_timestamp, 'duration_ms', r.duration_ms,"
-		" 'has_samples', unstack(r.app_id, r.raw, r.raw_stacks)::jsonb ? 'samples',"
-		" 'pending', r.pending)"
+		" 'has_samples', u.raw ? 'samples', 'pending', r.pending)"
+		/* An Android report: Matrix's stackKey and the element kept. */
+		" || CASE WHEN u.raw ? 'matrix' THEN jsonb_build_object('client_key',"
+		" nullif(u.raw->'matrix'->>'stackKey', ''), 'matrix', u.raw->'matrix')"
+		" ELSE '{}' END"
 		" || (SELECT CASE WHEN d->'stack' ? 'thread' AND NOT d->'stack' ? 'frames'"
 		" THEN jsonb_set(d, '{stack,frames}',"
 		" d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END"
@@ -502,9 +507,9 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		" FROM (SELECT unstack(r.app_id, r.symbolized, r.symbolized_stacks)::jsonb)"
 		" AS x(d))"
 		" || jsonb_build_object('key1', r.key1, 'key2', r.key2, 'received_at', " TS(
-			"r.received_at") "))::text FROM reports r"
-					 " WHERE r.app_id = $1 AND r.received_day = $2::date AND "
-					 "r.id = $3",
+			"r.received_at") "))::text FROM reports r,"
+		" LATERAL (SELECT unstack(r.app_id, r.raw, r.raw_stacks)::jsonb AS raw) u"
+		" WHERE r.app_id = $1 AND r.received_day = $2::date AND r.id = $3",
 		3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return st_run_text(c, &q, p, 3, out_json);

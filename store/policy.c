@@ -144,6 +144,15 @@ int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id)
 	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id));
 }
 
+int st_whitelist_holds(st_conn *c, int64_t app_id, const char *user_id, const char *at)
+{
+	static const st_stmt q = {"whitelist_holds",
+				  "SELECT 1 FROM whitelist WHERE app_id = $1 AND user_id = $2"
+				  " AND (expires_at IS NULL OR expires_at > $3::timestamptz)",
+				  3};
+	return ST_EXEC(c, &q, NULL, NULL, ST_INT64(app_id), ST_TEXT(user_id), ST_TEXT(at));
+}
+
 int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,
 		      st_whitelist_cb cb, void *cls)
 {

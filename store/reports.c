@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "store/internal.h"
+#include "store/measures.h"
 #include "store/reports.h"
 
 int st_report_partition_ensure(st_conn *c, int64_t app_id, const char *day)
@@ -348,6 +349,8 @@ int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day)
 		rc = ST_EXEC(c, &quota, NULL, NULL, ST_INT64(app_id), ST_TEXT(before_day));
 	if (rc >= 0)
 		rc = ST_EXEC(c, &counts, NULL, NULL, ST_INT64(app_id), ST_TEXT(before_day));
+	if (rc >= 0)
+		rc = st_measures_purge(c, app_id, before_day);
 	return rc < 0 ? rc : (int)dropped;
 }
 

@@ -57,6 +57,8 @@ int st_whitelist_put(st_conn *c, int64_t app_id, const char *user_id, const char
 		     const char *expires_at, st_whitelist_cb cb, void *cls);
 /* 1 deleted, 0 none. */
 int st_whitelist_delete(st_conn *c, int64_t app_id, const char *user_id);
+/* 1 when the whitelist holds USER_ID of APP_ID at AT (RFC 3339), else 0. */
+int st_whitelist_holds(st_conn *c, int64_t app_id, const char *user_id, const char *at);
 /* Entries in user_id order after AFTER ("" for the first page), at most
  * LIMIT; returns how many. */
 int st_whitelist_list(st_conn *c, int64_t app_id, const char *after, int64_t limit,
@@ -333,7 +335,8 @@ typedef int (*st_app_id_cb)(void *cls, int64_t app_id);
 int st_app_ids(st_conn *c, st_app_id_cb cb, void *cls);
 
 /* Drops APP_ID's report partitions of days before BEFORE_DAY and the index
- * rows (report_keys, user_quota, image_waits) of those days; returns the
+ * rows (report_keys, user_quota, image_waits) and the Android measures
+ * (st_measures_purge) of those days; returns the
  * number of partitions dropped. Group counters stay. */
 int st_reports_purge(st_conn *c, int64_t app_id, const char *before_day);
 

@@ -240,6 +240,12 @@ typedef struct st_debug_file {
 	char debug_path[ST_PATH_MAX + 1];
 	char symcache_path[ST_PATH_MAX + 1];
 	char created_at[40]; /* RFC 3339, UTC */
+	/* A method mapping (kind "method_mapping", arch "java", SPEC §13):
+	 * the version and build it names and its text's hash; "" for a
+	 * Mach-O slice. */
+	char app_version[ST_NAME_MAX + 1];
+	char build[ST_NAME_MAX + 1];
+	char content_hash[ST_HASH_LEN + 1];
 } st_debug_file;
 
 /*
@@ -280,6 +286,9 @@ typedef int (*st_debug_file_cb)(void *cls, const st_debug_file *f);
  */
 int st_debug_file_list(st_conn *c, int64_t app_id, int64_t before_id,
 		       unsigned limit, st_debug_file_cb cb, void *cls);
+/* The same for its method mappings only (kind "method_mapping"). */
+int st_method_mapping_list(st_conn *c, int64_t app_id, int64_t before_id, unsigned limit,
+			   st_debug_file_cb cb, void *cls);
 
 /*
  * Deletes every slice of UUID of APP_ID, handing each deleted row to CB.

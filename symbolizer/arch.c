@@ -18,12 +18,10 @@ static const struct {
 	sym_arch arch;
 	const char *name;
 } arch_names[] = {
-	{SYM_ARCH_X86_64, "x86_64"},   {SYM_ARCH_X86_64H, "x86_64h"},
-	{SYM_ARCH_I386, "i386"},       {SYM_ARCH_ARM64, "arm64"},
-	{SYM_ARCH_ARM64E, "arm64e"},   {SYM_ARCH_ARM64_32, "arm64_32"},
-	{SYM_ARCH_ARMV7, "armv7"},     {SYM_ARCH_ARMV7S, "armv7s"},
-	{SYM_ARCH_ARMV7K, "armv7k"},   {SYM_ARCH_ARMV6, "armv6"},
-	{SYM_ARCH_ARM, "arm"},
+	{SYM_ARCH_X86_64, "x86_64"}, {SYM_ARCH_X86_64H, "x86_64h"}, {SYM_ARCH_I386, "i386"},
+	{SYM_ARCH_ARM64, "arm64"},   {SYM_ARCH_ARM64E, "arm64e"},   {SYM_ARCH_ARM64_32, "arm64_32"},
+	{SYM_ARCH_ARMV7, "armv7"},   {SYM_ARCH_ARMV7S, "armv7s"},   {SYM_ARCH_ARMV7K, "armv7k"},
+	{SYM_ARCH_ARMV6, "armv6"},   {SYM_ARCH_ARM, "arm"},	    {SYM_ARCH_JAVA, "java"},
 };
 
 const char *sym_arch_name(sym_arch arch)

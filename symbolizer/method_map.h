@@ -38,6 +38,9 @@
 /* Matrix's id of android.os.Handler.dispatchMessage, the root of every
  * looper-based stack: known even when a mapping lacks its line. */
 #define SYM_METHODS_DISPATCH_ID 1048574u
+/* The table format's version: what debug_files.symcache_version says of a
+ * mapping's table, so a server never serves one of another format. */
+#define SYM_METHODS_VERSION 1u
 /* Longer lines are skipped. */
 #define SYM_METHODS_MAX_LINE 65535u
 /* Limits on what one mapping may cost: decompressed text (a 1,000,000-line

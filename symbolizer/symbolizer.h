@@ -55,6 +55,9 @@ typedef enum sym_arch {
 	SYM_ARCH_ARMV7K,
 	SYM_ARCH_ARMV6,
 	SYM_ARCH_ARM, /* any other 32-bit ARM subtype */
+	/* Not a CPU: an Android app's method mapping (method_map.h), whose
+	 * "image" is the mapping of one build (SPEC §13). */
+	SYM_ARCH_JAVA,
 } sym_arch;
 
 /* "arm64", "x86_64", … ; "unknown" for SYM_ARCH_UNKNOWN. Static string. */

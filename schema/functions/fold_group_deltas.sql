@@ -48,7 +48,7 @@ BEGIN
     -- The app's pick lists (schema/015): one row per day, dimension and
     -- value, written once a fold rather than by every batch (every batch
     -- has the same few, and each rewrite left a dead version the next
-    -- had to step over: docs/PERFORMANCE.md). Nobody else locks them.
+    -- had to step over: docs/journal/performance.md). Nobody else locks them.
     INSERT INTO app_dimensions AS a (app_id, day, dim, value, reports, first_seen, last_seen)
     SELECT p_app, g.day, x.dim, x.value, count(*), min(g.at), max(g.at)
       FROM gone g,

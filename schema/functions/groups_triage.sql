@@ -35,7 +35,7 @@
 -- for any arguments: every "p_x IS NULL OR …" stays, the three ways of
 -- counting affected users all run, and the filters reach no index. At
 -- 1,000,000 reports that was 36 of a two-filter list's ~130 ms, against
--- 11 planned with the values (docs/PERFORMANCE.md).
+-- 11 planned with the values (docs/journal/performance.md).
 
 CREATE OR REPLACE FUNCTION groups_triage(p_app bigint, p_level smallint, p_keys text[],
                                          p_from date, p_to date, p_version text,

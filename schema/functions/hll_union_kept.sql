@@ -7,7 +7,7 @@
 -- A sketch over about 2 KB is kept out of line (TOAST), and an UPDATE
 -- that writes it anew leaves the old copy dead until a vacuum: folding
 -- every second, the popular rows' sketches were 90% of a 1,000,000-report
--- database (docs/PERFORMANCE.md, "Issue 25 through the ingest path"). An
+-- database (docs/journal/performance.md, "Issue 25 through the ingest path"). An
 -- UPDATE that sets the column to the very value it read keeps the stored
 -- copy and writes no TOAST; so this is a SQL expression PostgreSQL
 -- inlines into the upsert, where P_OLD is the column itself.

@@ -35,9 +35,17 @@ enum MHD_Result srv_h_dsyms_get(struct MHD_Connection *conn,
 enum MHD_Result srv_h_dsyms_delete(struct MHD_Connection *conn,
 				   srv_request *req);
 
+/* POST /api/v1/apps/{app}/method-mappings?app_version=&build= — Matrix's
+ * methodMapping.txt (SPEC §13). */
+enum MHD_Result srv_h_method_mappings_post(struct MHD_Connection *conn, srv_request *req);
+/* GET /api/v1/apps/{app}/method-mappings?limit= */
+enum MHD_Result srv_h_method_mappings_get(struct MHD_Connection *conn, srv_request *req);
+
 /* POST /api/v1/ingest, …/metrickit, …/kscrash, …/ips — reports in (ingest key). */
 enum MHD_Result srv_h_ingest_post(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_ingest_metrickit_post(struct MHD_Connection *conn, srv_request *req);
+/* POST /api/v1/ingest/matrix — Android (Matrix TraceCanary) envelopes. */
+enum MHD_Result srv_h_ingest_matrix_post(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_ingest_kscrash_post(struct MHD_Connection *conn, srv_request *req);
 enum MHD_Result srv_h_ingest_ips_post(struct MHD_Connection *conn, srv_request *req);
 /* POST /api/v1/apps/{app}/backfill?received_at=&format= — reports received earlier (admin). */
@@ -85,6 +93,12 @@ enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req);
 /* GET /api/v1/apps/{app}/compare?base=&target=&from=&to= — every level-1
  * group of two versions with its affected users, rates and verdict. */
 enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req);
+
+/* GET /api/v1/apps/{app}/startup?from=&to=&version= and …/frames?from=&to=
+ * &version=&scene=&limit= — Android startups and frame drops from their
+ * per-day aggregates (SPEC §13). */
+enum MHD_Result srv_h_startup_get(struct MHD_Connection *conn, srv_request *req);
+enum MHD_Result srv_h_frames_get(struct MHD_Connection *conn, srv_request *req);
 
 /* GET /api/v1/apps/{app}/dsyms/missing */
 enum MHD_Result srv_h_dsyms_missing_get(struct MHD_Connection *conn, srv_request *req);

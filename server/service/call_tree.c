@@ -6,6 +6,7 @@
  */
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,11 +28,12 @@
 typedef struct frame_info {
 	const char *frame, *function, *file, *image;
 	int64_t line; /* 0 when unknown */
+	int64_t ms;   /* an Android frame's summed duration; -1 when none */
 } frame_info;
 
 typedef struct node {
 	frame_info info;
-	int64_t count, self;
+	int64_t count, self, ms;
 	uint32_t parent, first_child, next_sibling;
 	bool other;
 } node;
@@ -42,6 +44,7 @@ typedef struct tree {
 	uint32_t *slots; /* node index + 1, 0 when empty */
 	ing_arena *arena;
 	int64_t reports;
+	bool has_ms; /* some frame carried "ms" (Android): nodes say theirs */
 } tree;
 
 static void tree_free(tree *t)
@@ -95,7 +98,7 @@ static uint32_t find(const tree *t, uint32_t parent, const char *frame, size_t *
  * memory. */
 static uint32_t child_of(tree *t, uint32_t parent, const frame_info *info)
 {
-	static const frame_info other_info = {OTHER, NULL, NULL, NULL, 0};
+	static const frame_info other_info = {OTHER, NULL, NULL, NULL, 0, -1};
 	size_t k;
 	uint32_t i = find(t, parent, info->frame, &k);
 	bool other = i == NONE && t->n > SRV_TREE_MAX_NODES;
@@ -128,6 +131,10 @@ static int tree_add(tree *t, const frame_info *path, size_t depth, bool complete
 		if ((at = child_of(t, at, &path[d])) == NONE)
 			return -1;
 		t->nodes[at].count += w;
+		if (path[d].ms >= 0) {
+			t->nodes[at].ms += path[d].ms * w;
+			t->has_ms = true;
+		}
 		if (t->nodes[at].other) {
 			complete = false;
 			break;
@@ -149,6 +156,15 @@ static uint64_t hex_at(const json_t *o, const char *key)
 	return s ? strtoull(s, NULL, 16) : 0;
 }
 
+/* An Android frame (it has "method_id", or is a threadStack frame of
+ * image "java") is grouped by its symbol, or "#ID" without one
+ * (ingest/symbolicate.c). */
+static bool is_java(const json_t *fr)
+{
+	const char *image = string_at(fr, "image");
+	return image && !strcmp(image, "java") && !json_object_get(fr, "address");
+}
+
 /* FR (a stored frame, ingest/symbolicate.h) as grouping sees it; its
  * function names in ARENA. 0 or -1. */
 static int gframe_of(const json_t *fr, ing_arena *arena, ing_gframe *g)
@@ -158,6 +174,19 @@ static int gframe_of(const json_t *fr, ing_arena *arena, ing_gframe *g)
 	const char **names = ing_arena_calloc(arena, n ? n : 1, sizeof *names);
 	if (!names)
 		return -1;
+	if (is_java(fr)) {
+		json_int_t id = json_integer_value(json_object_get(fr, "method_id"));
+		for (size_t k = 0; k < n; k++)
+			names[k] = string_at(json_array_get(chain, k), "symbol");
+		char hint[24];
+		snprintf(hint, sizeof hint, "#%lld", (long long)id);
+		*g = (ing_gframe){.image = "java",
+				  .functions = names,
+				  .nfunctions = n,
+				  .hint = n ? NULL : ing_arena_strdup(arena, hint),
+				  .offset = (uint64_t)id};
+		return n || g->hint ? 0 : -1;
+	}
 	for (size_t k = 0; k < n; k++)
 		names[k] = string_at(json_array_get(chain, k), "function");
 	*g = (ing_gframe){.image = string_at(fr, "image"),
@@ -196,6 +225,8 @@ static long path_of(const json_t *frames, ing_arena *arena, frame_info *path, bo
 			p->file = string_at(entry, "file");
 			p->line = json_integer_value(json_object_get(entry, "line"));
 			p->image = g.image;
+			const json_t *ms = json_object_get(fr, "ms");
+			p->ms = json_is_integer(ms) ? json_integer_value(ms) : -1;
 		}
 	}
 	return (long)depth;
@@ -222,7 +253,7 @@ static int add_stack(void *cls, int64_t reports, const char *body)
 /* One child as written: a node, or NONE for the "(other)" the fold made. */
 typedef struct shown {
 	uint32_t node;
-	int64_t count, self;
+	int64_t count, self, ms;
 	const char *frame;
 } shown;
 
@@ -244,7 +275,7 @@ static long children_of(const tree *t, uint32_t parent, shown **out)
 	shown *v = calloc(n ? n : 1, sizeof *v);
 	if (!(*out = v))
 		return -1;
-	shown other = {NONE, 0, 0, OTHER};
+	shown other = {NONE, 0, 0, 0, OTHER};
 	bool folded = false;
 	size_t k = 0;
 	for (uint32_t c = t->nodes[parent].first_child; c != NONE; c = t->nodes[c].next_sibling) {
@@ -252,9 +283,10 @@ static long children_of(const tree *t, uint32_t parent, shown **out)
 		if (x->other) {
 			other.count += x->count;
 			other.self += x->self;
+			other.ms += x->ms;
 			folded = true;
 		} else {
-			v[k++] = (shown){c, x->count, x->self, x->info.frame};
+			v[k++] = (shown){c, x->count, x->self, x->ms, x->info.frame};
 		}
 	}
 	qsort(v, k, sizeof *v, by_count);
@@ -262,6 +294,7 @@ static long children_of(const tree *t, uint32_t parent, shown **out)
 		for (size_t i = SRV_TREE_MAX_CHILDREN - 1; i < k; i++) {
 			other.count += v[i].count;
 			other.self += v[i].self;
+			other.ms += v[i].ms;
 		}
 		k = SRV_TREE_MAX_CHILDREN - 1;
 		folded = true;
@@ -303,6 +336,10 @@ static int write_children(const tree *t, uint32_t parent, cm_jw *w)
 		cm_jw_int(w, v[i].count);
 		cm_jw_key(w, "self");
 		cm_jw_int(w, v[i].self);
+		if (t->has_ms) {
+			cm_jw_key(w, "ms");
+			cm_jw_int(w, v[i].ms);
+		}
 		cm_jw_key(w, "children");
 		if (!info)
 			cm_jw_raw(w, "[]", 2);

@@ -4,7 +4,9 @@
  * frame expanded into its inline chain (one node per identity, as grouping
  * names them: ingest/grouping.h), the same identity under the same parent
  * one node. A node counts the reports whose stack passes through it
- * ("count") and those whose innermost frame it is ("self").
+ * ("count") and those whose innermost frame it is ("self"); in the tree of
+ * an Android group, whose frames carry the durations of Matrix's stack
+ * tree (SPEC §13), it also sums them ("ms": the time spent under it).
  *
  * Cost: PostgreSQL reads the matching rows of the group once, through the
  * reports' (app, key1, key2) index, each a skeleton of about 250 bytes,
@@ -33,7 +35,8 @@
  * The call tree of level-1 group KEY1 of APP_ID (of its level-2 group KEY2
  * only, unless NULL), over the reports F keeps, as {"reports":N,
  * "root":{"children":[node…]}} where a node is {"frame","function","file",
- * "line","image","count","self","children"}; children by count
+ * "line","image","count","self",["ms",]"children"} ("ms" when any frame
+ * of the group had one); children by count
  * descending, then frame; past SRV_TREE_MAX_CHILDREN the smallest are
  * summed into one {"frame":"(other)"} node without children, and "as_of"
  * (AS_OF too, SRV_AS_OF_LEN bytes). Runs its own transaction, on the read

@@ -6,7 +6,7 @@
  * queued reports of one app as a batch and sends it down a pipeline
  * (store.h: st_pipe) to ingest_reports, keeping the next batch on its way
  * while the database stores one: one transaction at a time is what bounds
- * the rate (docs/PERFORMANCE.md), so the database must not wait for us
+ * the rate (docs/journal/performance.md), so the database must not wait for us
  * between two — neither for the round trip nor for an HTTP thread to be
  * woken and scheduled to take the writer's turn, on CPUs busy parsing and
  * symbolizing. Each caller returns only once its report's transaction
@@ -29,7 +29,7 @@
  * with two transactions at once, a batch finds the other holding its
  * popular groups' rows until the other's commit, and each takes fewer
  * reports: more CPU per report and fewer reports per second on two CPUs
- * (docs/PERFORMANCE.md). The lock order of ingest_reports still matters:
+ * (docs/journal/performance.md). The lock order of ingest_reports still matters:
  * several servers may share a database. */
 #define DEPTH 2
 /* Bounds the locks one transaction holds; the connections, each waiting

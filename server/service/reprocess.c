@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "ingest/matrix.h"
 #include "ingest/parse.h"
 #include "server/service/background.h"
 #include "server/service/leases.h"
@@ -166,8 +167,12 @@ static int reprocess_one(const char *data_dir, const st_candidate *cand, bool *b
 	srv_stored_form form;
 	memset(&form, 0, sizeof form);
 	int result = 0;
-	if (ing_parse_native(p.meta.raw, strlen(p.meta.raw), NULL, NULL, &b, &err) != 0 ||
-	    !b->entries[0].report) {
+	/* An Android report is made again from its Matrix element. */
+	bool matrix = p.meta.source && !strcmp(p.meta.source, "matrix");
+	if ((matrix ? ing_parse_matrix_stored(p.meta.raw, strlen(p.meta.raw), &b, &err)
+		    : ing_parse_native(p.meta.raw, strlen(p.meta.raw), NULL, NULL, &b, &err)) !=
+		    0 ||
+	    b->nentries != 1 || !b->entries[0].report) {
 		/* Cannot happen for what we wrote; never retry it forever. */
 		cm_log(CM_BUG, "report %lld: stored form unreadable: %s",
 		       (long long)cand->report, b ? b->entries[0].error.message : err.message);

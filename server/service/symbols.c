@@ -48,6 +48,7 @@ typedef struct symbol_file {
 	char debug_path[512]; /* the kept slice, "" for a system symbol */
 	ing_image_status status;
 	const sym_cache *cache;
+	const sym_methods *methods; /* arch java: an Android method mapping */
 	ing_lru_entry *entry;
 } symbol_file;
 
@@ -269,6 +270,14 @@ static int distinct_uuids(const ing_report *const *reports, size_t n, uint8_t (*
  * symbols import answers), or a negative st_status. */
 static int make_current(const char *data_dir, int64_t app_id, symbol_file *f)
 {
+	if (f->arch == SYM_ARCH_JAVA) {
+		/* One table format so far: a later one rebuilds from the
+		 * kept mapping text (debug_path) as symcaches are here. */
+		if (f->version == SYM_METHODS_VERSION)
+			return 1;
+		f->status = ING_IMAGE_MISSING;
+		return 0;
+	}
 	if (f->version == SYM_CACHE_VERSION)
 		return 1;
 	st_symbol_file row = {.system = f->system, .symcache_version = f->version};
@@ -343,7 +352,9 @@ int srv_symbol_set_load(const char *data_dir, int64_t app_id,
 			continue;
 		snprintf(path, sizeof path, "%s/%s", data_dir, f->path);
 		sym_error err;
-		if (ing_lru_get(lru, path, &f->cache, &f->entry, &err) == SYM_OK) {
+		if ((f->arch == SYM_ARCH_JAVA
+			     ? ing_lru_get_methods(lru, path, &f->methods, &f->entry, &err)
+			     : ing_lru_get(lru, path, &f->cache, &f->entry, &err)) == SYM_OK) {
 			f->status = ING_IMAGE_FOUND;
 		} else {
 			f->status = ING_IMAGE_MALFORMED;
@@ -377,9 +388,15 @@ void srv_symbol_set_images(srv_symbol_set *set, const ing_report *r,
 			     best->arch != img->arch))
 				best = f;
 		}
-		out[i].status = best ? best->status : ING_IMAGE_MISSING;
-		out[i].cache = best && best->status == ING_IMAGE_FOUND ? best->cache : NULL;
-		out[i].from_symbol_table = best && !best->has_dwarf;
+		/* A method mapping serves Android reports only, a symcache
+		 * Apple ones only, whatever a report claims. */
+		bool found = best && best->status == ING_IMAGE_FOUND;
+		bool fits =
+			found && (best->methods != NULL) == (r->platform == ING_PLATFORM_ANDROID);
+		out[i].status = !best || (found && !fits) ? ING_IMAGE_MISSING : best->status;
+		out[i].cache = fits ? best->cache : NULL;
+		out[i].methods = fits ? best->methods : NULL;
+		out[i].from_symbol_table = fits && !best->has_dwarf;
 	}
 }
 

@@ -226,6 +226,11 @@ def test_dsym_uploaded_through_one_is_used_by_the_other_at_once(topology, db, im
                          headers={"Content-Length": str(len(data))},
                          token=app["upload_token"])
     assert up.status in (200, 201), up
+    # A server writes its access line after the reply has gone out.
+    deadline = time.monotonic() + 10
+    while not any(ingest_lines(s, app["app"]) for s in t.instances) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
     served = [s for s in t.instances if ingest_lines(s, app["app"]) == 1]
     assert len(served) == 1, [ingest_lines(s, app["app"]) for s in t.instances]
     other = t.b if served[0] is t.a else t.a

@@ -216,7 +216,7 @@ static void test_thread_frames_and_keys(void **state)
 			     "[\"0x%" PRIx64 "\",\"0x%" PRIx64 "\",\"0x%" PRIx64 "\"]}]}",
 			     fx.uuid, LOAD, (unsigned long long)fx.info.text_size, pc, r1, r2);
 	const ing_report *r = b->entries[0].report;
-	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
+	ing_image_symbols imgs[1] = {{.status = ING_IMAGE_FOUND, .cache = fx.cache}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(r, imgs, NULL, NULL, b->arena, &s), 0);
 	parsed ps = parse_symbolized(&s);
@@ -271,7 +271,7 @@ static void test_missing_and_unknown_images(void **state)
 			     "\",\"symbol\":\"on_device_name\"},\"0x%" PRIx64 "\"]}]}",
 			     fx.uuid, LOAD, (unsigned long long)fx.info.text_size, pc, stray);
 	const ing_report *r = b->entries[0].report;
-	ing_image_symbols imgs[1] = {{ING_IMAGE_MISSING, NULL, false}};
+	ing_image_symbols imgs[1] = {{.status = ING_IMAGE_MISSING}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(r, imgs, NULL, NULL, b->arena, &s), 0);
 	parsed ps = parse_symbolized(&s);
@@ -304,7 +304,7 @@ static void test_arm64e_pointer_signatures(void **state)
 			     "\"uuid\":\"%s\",\"arch\":\"arm64e\",\"load_address\":\"0x%llx\",\"size\":%llu}],"
 			     "\"threads\":[{\"main\":true,\"frames\":[\"0x%" PRIx64 "\"]}]}",
 			     fx.uuid, LOAD, (unsigned long long)fx.info.text_size, signed_pc);
-	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
+	ing_image_symbols imgs[1] = {{.status = ING_IMAGE_FOUND, .cache = fx.cache}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, NULL, b->arena, &s), 0);
 	parsed ps = parse_symbolized(&s);
@@ -334,7 +334,7 @@ static void test_batch_shares_lookups(void **state)
 			 LOAD + (i == 2 ? shift : 0), (unsigned long long)fx.info.text_size,
 			 pc + (i == 2 ? shift : 0), r1 + (i == 2 ? shift : 0));
 	ing_batch *b = parse("{\"reports\":[%s,%s,%s]}", one[0], one[1], one[2]);
-	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
+	ing_image_symbols imgs[1] = {{.status = ING_IMAGE_FOUND, .cache = fx.cache}};
 	ing_memo *memo = ing_memo_new();
 	assert_non_null(memo);
 	size_t after[3];
@@ -380,7 +380,7 @@ static void test_samples_choose_the_stack(void **state)
 			     "{\"t_ms\":50,\"frames\":[\"0x%" PRIx64 "\"]},"
 			     "{\"t_ms\":100,\"frames\":[\"0x%" PRIx64 "\"]}]}",
 			     fx.uuid, LOAD, (unsigned long long)fx.info.text_size, a, c, a, c);
-	ing_image_symbols imgs[1] = {{ING_IMAGE_FOUND, fx.cache, false}};
+	ing_image_symbols imgs[1] = {{.status = ING_IMAGE_FOUND, .cache = fx.cache}};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(b->entries[0].report, imgs, NULL, NULL, b->arena, &s), 0);
 	parsed ps = parse_symbolized(&s);

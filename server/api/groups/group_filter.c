@@ -1,6 +1,7 @@
 /* group_filter.c — see group_filter.h. */
 #include <string.h>
 
+#include "ingest/report.h"
 #include "server/api/groups/group_filter.h"
 #include "server/http/pages.h"
 
@@ -26,10 +27,11 @@ srv_rc srv_group_filter_parse(struct MHD_Connection *conn, st_group_filter *out)
 	out->os_version = srv_query(conn, "os_version");
 	out->device = srv_query(conn, "device");
 	out->kind = srv_query(conn, "kind");
-	if (out->kind && strcmp(out->kind, "stall") && strcmp(out->kind, "hang") &&
-	    strcmp(out->kind, "cpu") && strcmp(out->kind, "crash"))
-		return srv_replied(srv_reply_error(conn, ERR_BAD_QUERY,
-						   "kind: expected stall, hang, cpu or crash"));
+	if (out->kind && !ing_kind_parse(out->kind, NULL))
+		return srv_replied(srv_reply_error(
+			conn, ERR_BAD_QUERY,
+			"kind: expected stall, hang, cpu or crash (iOS), or slow_method, anr, lag, "
+			"slow_startup or thread_policy (Android)"));
 	return SRV_OK;
 }
 

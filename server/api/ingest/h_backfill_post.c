@@ -1,6 +1,6 @@
 /*
  * h_backfill_post.c — POST /api/v1/apps/{app}/backfill?received_at=T
- * [&format=native|metrickit|kscrash|ips|check_ins] (admin token): reports
+ * [&format=native|metrickit|kscrash|ips|matrix|check_ins] (admin token): reports
  * as the ingest routes take them, stored as if received at T, or sampling
  * check-ins made at T (server/api/ingest/backfill_check_ins.c). The day a
  * report belongs to is the day it was received (SPEC §4.1), so importing
@@ -59,10 +59,9 @@ static bool parse_format(const char *name, ing_format *out)
 		const char *name;
 		ing_format format;
 	} formats[] = {
-		{"native", ING_FORMAT_NATIVE},
-		{"metrickit", ING_FORMAT_METRICKIT},
-		{"kscrash", ING_FORMAT_KSCRASH},
-		{"ips", ING_FORMAT_IPS},
+		{"native", ING_FORMAT_NATIVE},	 {"metrickit", ING_FORMAT_METRICKIT},
+		{"kscrash", ING_FORMAT_KSCRASH}, {"ips", ING_FORMAT_IPS},
+		{"matrix", ING_FORMAT_MATRIX},
 	};
 	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
 		if (!strcmp(name, formats[i].name)) {
@@ -79,8 +78,9 @@ enum MHD_Result srv_h_backfill_post(struct MHD_Connection *conn, srv_request *re
 	ing_format format = ING_FORMAT_NATIVE;
 	bool check_ins = fmt && !strcmp(fmt, "check_ins");
 	if (fmt && !check_ins && !parse_format(fmt, &format))
-		return srv_reply_error(conn, ERR_BAD_QUERY,
-				       "format: native, metrickit, kscrash, ips or check_ins");
+		return srv_reply_error(
+			conn, ERR_BAD_QUERY,
+			"format: native, metrickit, kscrash, ips, matrix or check_ins");
 	time_t received;
 	if (!at || !parse_utc(at, &received))
 		return srv_reply_error(conn, ERR_BAD_QUERY,

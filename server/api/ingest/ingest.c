@@ -15,6 +15,7 @@
 #include "server/http/reply.h"
 #include "server/service/clock.h"
 #include "server/service/ingest_commit.h"
+#include "server/service/measure_commit.h"
 #include "server/service/policy_cache.h"
 #include "server/service/stored_form.h"
 
@@ -229,8 +230,32 @@ static int record_outcome(ingest_run *run, const ing_report *r, st_ingest_outcom
 	return ST_HARD_ERROR;
 }
 
+/* An Android measurement (SPEC §13): counted once under the policy's
+ * sampling and whitelist; accepted as {"report_id": its key, "measure"}. */
+static int ingest_measure(ingest_run *run, const ing_measure *m)
+{
+	if (!m->user_id) {
+		const char *why = "user_id: missing (set it in the envelope or send "
+				  "X-Stallscope-User): sampling needs a user";
+		return refuse(run, m->key, ERR_BAD_FIELD, why, why);
+	}
+	bool sampled =
+		ing_sampled(run->app->bundle_id, m->user_id, run->day, run->policy.sample_rate);
+	srv_measure_outcome out;
+	int rc = srv_measure_commit(run->app->id, run->day, run->at, sampled, m, &out);
+	if (rc < 0)
+		return rc;
+	if (out == SRV_MEASURE_NOT_SAMPLED)
+		return refuse(run, m->key, ERR_NOT_SAMPLED, NULL, "this user is not sampled today");
+	json_t *a = json_pack("{s:s,s:s}", "report_id", m->key, "measure",
+			      m->kind == ING_MEASURE_STARTUP ? "startup" : "frames");
+	return json_array_append_new(run->accepted, a) < 0 ? ST_HARD_ERROR : 0;
+}
+
 static int ingest_entry(ingest_run *run, const ing_entry *e)
 {
+	if (!e->report && e->measure)
+		return ingest_measure(run, e->measure);
 	if (!e->report)
 		return refuse(run, e->report_id, e->error.code, e->error.message, e->error.message);
 	const ing_report *r = e->report;

@@ -150,7 +150,7 @@ static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_
 
 /* The reply, written as text: every group of two versions (10,000 at a
  * million reports) as jansson trees, their frames parsed and printed
- * again, cost more than the statement (docs/PERFORMANCE.md). The frames
+ * again, cost more than the statement (docs/journal/performance.md). The frames
  * are the database's JSON text, copied as they are. */
 static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 {

@@ -9,11 +9,10 @@
 
 #include "server/api/groups/group_filter.h"
 #include "server/api/handlers.h"
+#include "server/api/stats/measures_reply.h"
 #include "server/http/pages.h"
 #include "server/http/reply.h"
-#include "server/service/clock.h"
 #include "server/service/folded_read.h"
-#include "server/service/retention.h"
 #include "store/activity.h"
 
 typedef struct stats_tx {
@@ -29,13 +28,8 @@ static int stats_cb(st_conn *c, void *cls)
 	free(t->json);
 	t->json = NULL;
 	const char *from = t->from;
-	if (!from) {
-		int rc = srv_retention_oldest_kept(c, t->app_id, srv_now(), t->oldest_kept);
-		if (rc < 0)
-			return rc;
-		from = t->oldest_kept;
-	}
-	return st_activity_stats(c, t->app_id, from, t->to, t->version, &t->json);
+	int rc = srv_days_from(c, t->app_id, &from, t->oldest_kept);
+	return rc < 0 ? rc : st_activity_stats(c, t->app_id, from, t->to, t->version, &t->json);
 }
 
 enum MHD_Result srv_h_stats_get(struct MHD_Connection *conn, srv_request *req)

@@ -493,8 +493,11 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		" 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
 		" 'os_version', r.os_version, 'os_build', r.os_build, 'device', r.device,"
 		" 'timestamp', r.client_timestamp, 'duration_ms', r.duration_ms,"
-		" 'has_samples', unstack(r.app_id, r.raw, r.raw_stacks)::jsonb ? 'samples',"
-		" 'pending', r.pending)"
+		" 'has_samples', u.raw ? 'samples', 'pending', r.pending)"
+		/* An Android report: Matrix's stackKey and the element kept. */
+		" || CASE WHEN u.raw ? 'matrix' THEN jsonb_build_object('client_key',"
+		" nullif(u.raw->'matrix'->>'stackKey', ''), 'matrix', u.raw->'matrix')"
+		" ELSE '{}' END"
 		" || (SELECT CASE WHEN d->'stack' ? 'thread' AND NOT d->'stack' ? 'frames'"
 		" THEN jsonb_set(d, '{stack,frames}',"
 		" d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END"
@@ -504,9 +507,9 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		" FROM (SELECT unstack(r.app_id, r.symbolized, r.symbolized_stacks)::jsonb)"
 		" AS x(d))"
 		" || jsonb_build_object('key1', r.key1, 'key2', r.key2, 'received_at', " TS(
-			"r.received_at") "))::text FROM reports r"
-					 " WHERE r.app_id = $1 AND r.received_day = $2::date AND "
-					 "r.id = $3",
+			"r.received_at") "))::text FROM reports r,"
+		" LATERAL (SELECT unstack(r.app_id, r.raw, r.raw_stacks)::jsonb AS raw) u"
+		" WHERE r.app_id = $1 AND r.received_day = $2::date AND r.id = $3",
 		3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return st_run_text(c, &q, p, 3, out_json);

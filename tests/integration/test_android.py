@@ -94,6 +94,9 @@ def test_every_kind_stored_with_kind_duration_and_frames(server, app, mapping):
                                          "thread_policy", "anr"]
     assert [x["duration_ms"] for x in reps] == [1006, 5200, None, 12000, None, None]
     assert all(x["source"] == "matrix" for x in reps)
+    # Matrix's own key and the element itself are kept with the report.
+    assert [x.get("client_key") for x in reps] == ["5|", "8|", None, "12|", None, None]
+    assert reps[1]["matrix"] == elements[1]
     check_path(reps[0], mapping, SLOW)
     check_path(reps[1], mapping, ANR)
     check_path(reps[3], mapping, STARTUP)
@@ -265,3 +268,12 @@ def test_call_tree_sums_ms_per_node(server, app, mapping):
         path.append((node["frame"], node["count"], node["ms"]))
     want = list(reversed(heaviest_path(lines)))
     assert path == [(mapping.identity(m), 3, 3 * ms) for m, ms, _ in want]
+
+
+def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping):
+    r = post_matrix(server, app, envelope([evil("NORMAL", SLOW, cost=1006, when=77)]))
+    (rid,) = accepted_ids(r)
+    t = server.request("GET", f"/api/v1/reports/{rid}/trace", token=app["admin_token"])
+    assert t.status == 200, t
+    begun = [e["name"] for e in t.json["traceEvents"] if e["ph"] == "B"]
+    assert begun == [mapping.readable(m) for m, _, _ in reversed(heaviest_path(SLOW))]

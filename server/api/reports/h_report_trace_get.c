@@ -8,13 +8,16 @@
  * the sample's time. Frames are named by symbolizing the stored report
  * again with the debug files there are now; a frame without symbols is
  * named by its hint or image+offset. A report without samples shows its
- * representative stack as one slice per frame over the stall's duration.
+ * representative stack as one slice per frame over the stall's duration
+ * (an Android report's heaviest path, whose ids unnamed yet show as
+ * java!#ID).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/matrix.h"
 #include "ingest/parse.h"
 #include "server/service/clock.h"
 #include "server/api/handlers.h"
@@ -58,8 +61,11 @@ static size_t frame_names(const json_t *frame, const char **names, size_t cap, c
 		hint = json_string_value(json_object_get(frame, "symbol_hint"));
 	const char *image = json_string_value(json_object_get(frame, "image"));
 	const char *offset = json_string_value(json_object_get(frame, "offset"));
+	const json_t *method = json_object_get(frame, "method_id");
 	if (hint && strcmp(hint, "<redacted>"))
 		snprintf(buf, bufcap, "%s", hint);
+	else if (json_is_integer(method)) /* Android, without its mapping */
+		snprintf(buf, bufcap, "java!#%lld", (long long)json_integer_value(method));
 	else if (image && offset)
 		snprintf(buf, bufcap, "%s+%s", image, offset);
 	else
@@ -198,6 +204,12 @@ enum MHD_Result srv_h_report_trace_get(struct MHD_Connection *conn, srv_request 
 	/* Room for the samples turned into threads below. */
 	limits.max_threads += limits.max_samples;
 	rc = ing_parse_native(t.json, strlen(t.json), &limits, NULL, &b, &err);
+	if (rc != 0 || !b->entries[0].report) {
+		/* An Android report (its kind is not native's): made again
+		 * from its Matrix element. */
+		ing_batch_free(b);
+		rc = ing_parse_matrix_stored(t.json, strlen(t.json), &b, &err);
+	}
 	free(t.json);
 	if (rc != 0 || !b->entries[0].report) {
 		ing_batch_free(b);

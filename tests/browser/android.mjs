@@ -74,7 +74,8 @@ try {
     await page.check('#flame-size-time');
     await page.waitForFunction(() => document.getElementById('flame').dataset.size === 'ms');
     await measure('group');
-    return { switch: switchShown, by_count: byCount, by_time: await flameNodes() };
+    const kinds = await page.$$eval('#breakdown-kind .bd-value', (els) => els.map((e) => e.innerText));
+    return { switch: switchShown, by_count: byCount, by_time: await flameNodes(), kinds };
   });
 
   seen.report = await step('a report\'s Java stack', async () => {

@@ -376,6 +376,9 @@ def test_dashboard_on_the_android_demo(server, demo, tmp_path):
     top = tree["root"]["children"]
     flame = seen["flame"]
     assert flame["switch"] and all(n["size"] == "ms" for n in flame["by_time"])
+    # Its breakdown by kind reads as the filter does.
+    assert flame["kinds"] == [dict(zip(ANDROID_KINDS, KIND_LABELS))[b["value"]] for b in
+                              api(f"/groups/{tree_key}/breakdown")["by"]["kind"]]
     total_ms = sum(n["ms"] for n in top)
     total = max(tree["reports"], sum(n["count"] for n in top))
     for n in top:

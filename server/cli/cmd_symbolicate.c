@@ -335,9 +335,9 @@ static void symbolicate_one(session *s, const char *token, size_t len)
 typedef struct in {
 	char *data;
 	size_t len, cap;
-	size_t pos;     /* data[pos, len) is not looked at yet */
+	size_t pos;	/* data[pos, len) is not looked at yet */
 	bool skip_line; /* after a NUL: bytes up to the next '\n' are ignored */
-	bool eof;       /* read returned end of input or an error */
+	bool eof;	/* read returned end of input or an error */
 } in;
 
 #define IN_BLOCK (1u << 16)

@@ -351,7 +351,8 @@ static bool is_separator(char c)
  * behind the rest, keeping a byte free for the NUL that ends a token. */
 static void in_fill(in *r, size_t from)
 {
-	memmove(r->data, r->data + from, r->len - from);
+	if (from) /* never on the first call, when data is still NULL */
+		memmove(r->data, r->data + from, r->len - from);
 	r->len -= from;
 	r->pos -= from;
 	if (r->cap - r->len < IN_BLOCK + 1) {

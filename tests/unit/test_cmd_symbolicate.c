@@ -81,9 +81,17 @@ static void test_frames_at_the_limits(void **state)
 		every[c - 1] = (char)c;
 	every[255] = '\0';
 	static const char *const texts[] = {
-		"", "a", "main", "\"", "\\", "ab\"cdefgh\\ijklmnop\x1fq", "0123456\n89abcdef\t",
+		"",
+		"a",
+		"main",
+		"\"",
+		"\\",
+		"ab\"cdefgh\\ijklmnop\x1fq",
+		"0123456\n89abcdef\t",
 		"/Users/dev/Library/Developer/Xcode/DerivedData/App-abc/Build/File.swift",
-		"caf\xc3\xa9 \xf0\x9f\x98\x80 \x7f", "ends with a quote\"", "\x01"};
+		"caf\xc3\xa9 \xf0\x9f\x98\x80 \x7f",
+		"ends with a quote\"",
+		"\x01"};
 	static const uint64_t addrs[] = {0, 1, 0xf, 0x10, 0x104000000ull, UINT64_MAX};
 	static const uint32_t nums[] = {0, 1, 9, 10, 99, 100, 12345, 999999999, UINT32_MAX};
 	size_t nt = sizeof texts / sizeof *texts;
@@ -92,7 +100,9 @@ static void test_frames_at_the_limits(void **state)
 		for (size_t k = 0; k < 3; k++) {
 			size_t j = i + k;
 			f[k] = (sym_frame){
-				.function = j % 7 == 6 ? NULL : j % 5 == 4 ? every : texts[j % nt],
+				.function = j % 7 == 6	 ? NULL
+					    : j % 5 == 4 ? every
+							 : texts[j % nt],
 				.symbol = j % 9 == 8 ? NULL : texts[(j * 3 + 1) % nt],
 				.symbol_address = addrs[j % 6],
 				.file = j % 4 == 3 ? NULL : texts[(j * 5 + 2) % nt],
@@ -116,8 +126,8 @@ static void test_frames_at_the_limits(void **state)
 static void test_not_an_address(void **state)
 {
 	(void)state;
-	static const char *const tokens[] = {"zz", "0x", "0xg1", "\"quoted\"", "a\\b",
-					     "ctl\x01\x1f", "-1", "caf\xc3\xa9"};
+	static const char *const tokens[] = {"zz",   "0x",	    "0xg1", "\"quoted\"",
+					     "a\\b", "ctl\x01\x1f", "-1",   "caf\xc3\xa9"};
 	for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
 		out o = {0};
 		cm_jw w = {0};
@@ -176,7 +186,8 @@ static void test_real_lookups(void **state)
 		fail_msg("cannot read %s (run `make fixtures`)", path);
 	json_t *f;
 	size_t i, files = 0, framed = 0;
-	json_array_foreach(json_object_get(m, "files"), i, f) {
+	json_array_foreach(json_object_get(m, "files"), i, f)
+	{
 		const char *kind = json_string_value(json_object_get(f, "kind"));
 		if (!kind || strcmp(kind, "dwarf") != 0)
 			continue;
@@ -195,7 +206,9 @@ static void test_numbers(void **state)
 	(void)state;
 	uint64_t v = 1;
 	for (int i = 0; i < 2000; i++, v = v * 6364136223846793005u + 1442695040888963407u) {
-		uint64_t x = i < 64 ? (uint64_t)1 << i : i < 128 ? ((uint64_t)1 << (i - 64)) - 1 : v;
+		uint64_t x = i < 64    ? (uint64_t)1 << i
+			     : i < 128 ? ((uint64_t)1 << (i - 64)) - 1
+				       : v;
 		char ours[32], ref[32];
 		*put_hex(ours, x) = '\0';
 		snprintf(ref, sizeof ref, "%" PRIx64, x);
@@ -210,12 +223,35 @@ static void test_numbers(void **state)
 static void test_addresses_read_as_before(void **state)
 {
 	(void)state;
-	static const char *const tokens[] = {
-		"0", "7", "0x0", "0X1F", "0xabcDEF", "0x0x10", "0x0X1f", "0x0x", "0x", "0X", "x1",
-		"0xffffffffffffffff", "0x10000000000000000", "0x00000000000000001234",
-		"18446744073709551615", "18446744073709551616", "9999999999999999999",
-		"00000000000000000000042", "12a", "0x12g", "-1", "+1", "1 ", "0x-1", "0x+1", "abc",
-		"0xFFFFFFFFFFFFFFFF0", "4294967296", "0x104000000"};
+	static const char *const tokens[] = {"0",
+					     "7",
+					     "0x0",
+					     "0X1F",
+					     "0xabcDEF",
+					     "0x0x10",
+					     "0x0X1f",
+					     "0x0x",
+					     "0x",
+					     "0X",
+					     "x1",
+					     "0xffffffffffffffff",
+					     "0x10000000000000000",
+					     "0x00000000000000001234",
+					     "18446744073709551615",
+					     "18446744073709551616",
+					     "9999999999999999999",
+					     "00000000000000000000042",
+					     "12a",
+					     "0x12g",
+					     "-1",
+					     "+1",
+					     "1 ",
+					     "0x-1",
+					     "0x+1",
+					     "abc",
+					     "0xFFFFFFFFFFFFFFFF0",
+					     "4294967296",
+					     "0x104000000"};
 	for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
 		uint64_t ours = 0xdead, ref = 0xdead;
 		bool ok = parse_address(tokens[i], strlen(tokens[i]), &ours);
@@ -236,7 +272,8 @@ static char *reference_tokens(const char *data, size_t n)
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
 		char *save = NULL;
-		for (char *t = strtok_r(line, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+		for (char *t = strtok_r(line, " \t\r\n", &save); t;
+		     t = strtok_r(NULL, " \t\r\n", &save)) {
 			cm_buf_put(&ref, t, strlen(t));
 			cm_buf_put(&ref, "|", 1);
 		}

@@ -23,6 +23,16 @@
 #      (REPEATS rounds, 20): a table, and one JSON per run in
 #      build/bench/dashboard/results/.
 #
+# PLATFORM=android (issue 44): the same for an Android app, com.bench.android:
+# instead of dSYMs, a METHODS-line (20,000) methodMapping.txt uploaded by
+# scripts/upload-mapping.sh for each of the 5 versions (build "1"); the
+# REPORTS reports are Matrix TraceCanary envelopes of 20 (every kind, 30-line
+# stacks, a Trace_StartUp and a Trace_FPS in every 10th envelope) through
+# POST /api/v1/ingest/matrix (DAYS > 1: the backfill's format=matrix);
+# check-ins with Android OS versions and devices; the same routes measured
+# with Android's filter values, plus …/startup, …/frames and
+# …/method-mappings (bench/dashboard_measure.py).
+#
 # LOADED=DIR skips step 2: DIR is an earlier run's BENCH_WORK (its pg/, data/
 # and run/, left as they were: copied into BENCH_WORK, which must differ),
 # migrated by the build under test (the migration's time is printed), then
@@ -47,6 +57,9 @@ DAYS=${DAYS:-1}
 SEED=${SEED:-25}
 REPEATS=${REPEATS:-20}
 IDLE_SECONDS=${IDLE_SECONDS:-30}
+PLATFORM=${PLATFORM:-ios}
+METHODS=${METHODS:-20000}
+export PLATFORM
 LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-14/bin}
 top=$(pwd)
 work=$(realpath -m "${BENCH_WORK:-build/bench/dashboard}")
@@ -54,7 +67,7 @@ work=$(realpath -m "${BENCH_WORK:-build/bench/dashboard}")
 make -s all fixtures
 mkdir -p build/bench "$work/results"
 cc -O2 -Wall -Wextra -o build/bench/dashboard_load bench/dashboard_load.c bench/load_net.c \
-	-lz -lpthread
+	bench/matrix_gen.c -lz -lpthread
 
 . bench/lib.sh
 bench_build "$top"
@@ -64,6 +77,7 @@ rm -rf "$work/data" "$work/run"
 mkdir -p "$work/run"
 export ROOT=$root
 app=com.bench.dashboard
+[ "$PLATFORM" != android ] || app=com.bench.android
 if [ -n "${LOADED:-}" ]; then
 	loaded=$(realpath "$LOADED")
 	[ "$loaded" != "$work" ] || { echo "LOADED must differ from BENCH_WORK" >&2; exit 2; }
@@ -100,15 +114,28 @@ retention=""
 curl -sf -X PUT -H "Authorization: Bearer $admin_token" \
 	-d "{\"sample_rate\":1,\"daily_quota\":1000000$retention}" \
 	"http://127.0.0.1:$port/api/v1/apps/$app/config" >/dev/null
-python3 bench/dashboard_profile.py "$bin" "$port" "$app" "$upload_token" "$work/run/profile" \
-	"$LLVM_BIN"
+matrix=()
+if [ "$PLATFORM" = android ]; then
+	bench_has_matrix || { echo "this build has no POST /api/v1/ingest/matrix" >&2; exit 2; }
+	matrix=(matrix "$METHODS")
+	bench_method_mapping "$METHODS" "$work/run/methodMapping.txt"
+	for v in 8.0.0 8.1.0 8.2.0 8.3.0 8.4.0; do
+		STALLSCOPE_URL=http://127.0.0.1:$port STALLSCOPE_APP=$app \
+			STALLSCOPE_UPLOAD_TOKEN=$upload_token scripts/upload-mapping.sh \
+			--app-version "$v" --build 1 "$work/run/methodMapping.txt" >/dev/null
+	done
+	: >"$work/run/profile"
+else
+	python3 bench/dashboard_profile.py "$bin" "$port" "$app" "$upload_token" \
+		"$work/run/profile" "$LLVM_BIN"
+fi
 
 today=$(date -u +%F)
 auth=$ingest_key
 [ "$DAYS" -le 1 ] || auth=$admin_token
 echo "loading $REPORTS reports over $DAYS day(s), $CONCURRENCY connections…"
 build/bench/dashboard_load 127.0.0.1 "$port" "$auth" "$app" "$work/run/profile" "$REPORTS" \
-	"$CONCURRENCY" "$DAYS" "$SEED" >"$work/run/load.json"
+	"$CONCURRENCY" "$DAYS" "$SEED" "${matrix[@]}" >"$work/run/load.json"
 stored=$(sed -n 's/.*"accepted":\([0-9]*\).*/\1/p' "$work/run/load.json")
 echo '{}' >"$work/run/checkins.json"
 if [ "${CHECKINS:-1}" != 0 ]; then

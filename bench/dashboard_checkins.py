@@ -14,16 +14,21 @@ Prints one JSON line: {"check_ins", "seconds", "per_second", "errors"}."""
 import datetime
 import http.client
 import json
+import os
 import sys
 import threading
 import time
 import zlib
+from urllib.parse import quote
 
 VERSIONS = ["8.0.0", "8.1.0", "8.2.0", "8.3.0", "8.4.0"]
 WEIGHTS = [5, 10, 15, 30, 40]
 BATCH = 10000
 OS_VERSIONS = ["16.7.2", "17.1", "17.2", "18.0"]
 DEVICES = ["iPhone12,1", "iPhone13,2", "iPhone14,2", "iPhone15,3", "iPhone16,1", "iPad13,4"]
+if os.environ.get("PLATFORM") == "android":  # dashboard.sh PLATFORM=android
+    OS_VERSIONS = ["11", "12", "13", "14"]
+    DEVICES = ["Pixel 6", "Pixel 7", "SM-S911B", "SM-A546B", "M2101K6G", "CPH2451"]
 
 
 def version_of(user):
@@ -45,7 +50,7 @@ def device_route(port, key, users, errors):
     for u in users:
         os_version, device = os_and_device_of(u)
         conn.request("GET", f"/api/v1/sampling?user_id={u}&app_version={version_of(u)}"
-                     f"&os_version={os_version}&device={device}",
+                     f"&os_version={quote(os_version)}&device={quote(device)}",
                      headers={"X-Stallscope-Key": key})
         resp = conn.getresponse()
         resp.read()

@@ -31,12 +31,27 @@
  *                                innermost frame and as a return address
  *                                (looked up at OFFSET - 1); one per function
  *
+ * With "matrix METHODS" after SEED, the same for an Android app (issue 44):
+ * Matrix TraceCanary envelopes (bench/matrix_gen.h) to
+ * POST /api/v1/ingest/matrix (DAYS > 1: the backfill route with
+ * format=matrix), ENVELOPE reports each; report I is element I % ENVELOPE
+ * of envelope I / ENVELOPE, whose user, version (build "1"), OS version
+ * (Android 11 to 14) and device (6 phones) its elements share. Report I's
+ * group g is drawn as above; its heaviest path ends in a pair of method
+ * ids (of 1 … METHODS, which the script's uploaded mappings name) distinct
+ * for every g, the 3rd and 4th frames from the end vary with the
+ * subgroup; kinds 60% slow_method, 15% anr, 15% lag, 5% slow_startup, 5%
+ * thread_policy (lag and thread_policy carry only a threadStack, so they
+ * group apart from the others). Every 10th envelope adds a Trace_StartUp
+ * and a Trace_FPS element (measures, not reports). PROFILE is unused.
+ *
  * Bodies are built and gzip'ed in chunks of CHUNK before each chunk's clock
  * starts, so the generator takes little of the machine while the server is
  * timed; reports/s is the accepted reports over the time spent posting.
  * Progress goes to stderr; the result is one JSON object on stdout.
  *
  * usage: dashboard_load HOST PORT AUTH APP PROFILE REPORTS CONCURRENCY DAYS SEED
+ *        [matrix METHODS]
  *        (AUTH: the ingest key when DAYS is 1, else the admin token)
  */
 #define _GNU_SOURCE
@@ -51,13 +66,15 @@
 #include <zlib.h>
 
 #include "load_net.h"
+#include "matrix_gen.h"
 
 #define GROUPS	    10000
 #define USERS	    200000
 #define MAX_IMAGES  16
 #define MAX_FUNCS   4096
 #define CHUNK	    50000
-#define BODY_MAX    (1 << 16)
+#define BODY_MAX    (1 << 18)
+#define ENVELOPE    20
 #define SYSTEM_UUID "5A5A5A5A-0000-4000-8000-000000000001"
 #define SYSTEM_LOAD 0x1f0000000ull
 #define NODSYM_UUID "5A5A5A5A-0000-4000-8000-000000000002"
@@ -73,6 +90,9 @@ static const char *const os_versions[] = {"16.7.2", "17.1", "17.2", "18.0"};
 static const char *const devices[] = {"iPhone12,1", "iPhone13,2", "iPhone14,2",
 				      "iPhone15,3", "iPhone16,1", "iPad13,4"};
 static const char *const kinds[] = {"stall", "hang", "cpu"};
+static const char *const android_os_versions[] = {"11", "12", "13", "14"};
+static const char *const android_devices[] = {"Pixel 6",  "Pixel 7",  "SM-S911B",
+					      "SM-A546B", "M2101K6G", "CPH2451"};
 
 typedef struct image {
 	char uuid[40], name[64];
@@ -108,6 +128,7 @@ static bl_latencies *lat; /* per worker */
 static atomic_long next_body, accepted_total, errors_total, errors_shown;
 static pthread_barrier_t ready;
 static double chunk_t0;
+static uint32_t matrix_methods; /* 0: native reports */
 
 static uint64_t mix(uint64_t x)
 {
@@ -219,6 +240,21 @@ static size_t put_images(char *buf, size_t cap, size_t n)
 	return n;
 }
 
+/* The backfill's path (DAYS > 1) for a body of FORMAT drawn with S. */
+static void backfill_path(body *b, const char *format, uint64_t *s)
+{
+	time_t day0 = started - started % 86400 - (time_t)(rnd(s) % (uint64_t)days) * 86400;
+	time_t at = day0 + (time_t)(rnd(s) % 86400);
+	if (at > started - 60)
+		at = started - 60;
+	struct tm tm;
+	gmtime_r(&at, &tm);
+	snprintf(b->path, sizeof b->path,
+		 "/api/v1/apps/%s/backfill?received_at=%04d-%02d-%02dT%02d:%02d:%02dZ&format=%s",
+		 app, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+		 tm.tm_sec, format);
+}
+
 /* Report I's JSON into BUF and its request path into B->path. */
 static size_t make_report(char *buf, size_t cap, long i, body *b)
 {
@@ -240,27 +276,83 @@ static size_t make_report(char *buf, size_t cap, long i, body *b)
 			      "],\"threads\":[{\"name\":\"main\",\"main\":true,\"frames\":[");
 	n = put_frames(buf, cap, n, g, v, &s);
 	n += (size_t)snprintf(buf + n, cap - n, "]}]}");
-	if (days <= 1) {
+	if (days <= 1)
 		snprintf(b->path, sizeof b->path, "/api/v1/ingest");
-		return n;
+	else
+		backfill_path(b, "native", &s);
+	return n;
+}
+
+/* Report I as a Matrix element: its kind, group, subgroup and duration. */
+static void matrix_report(long i, mg_element *e)
+{
+	uint64_t s = mix(seed * 0x100000001b3ull ^ (uint64_t)i) | 1;
+	uint64_t g = (uint64_t)zipf_draw(&s), M = matrix_methods;
+	uint64_t nsub = 1 + mix(g + 7) % 4, v = 0;
+	while (v + 1 < nsub && rnd(&s) % 2)
+		v++;
+	unsigned r = (unsigned)(rnd(&s) % 100);
+	mg_kind kind = r < 60	? MG_NORMAL
+		       : r < 75 ? MG_ANR
+		       : r < 90 ? MG_LAG
+		       : r < 95 ? MG_STARTUP
+				: MG_PRIORITY;
+	*e = (mg_element){.kind = kind,
+			  .nchain = 8,
+			  .methods = matrix_methods,
+			  .as_line = i % 10 == 3,
+			  .time_ms = 1700000000000ll + (int64_t)(seed % 1000) * 1000000000ll + i};
+	uint64_t pair = (g * PAIR_STRIDE + 12345) % (M * M), h = mix(g ^ seed);
+	for (int d = 0; d < 4; d++)
+		e->chain[d] = 1 + (uint32_t)(mix(h + (uint64_t)d) % M);
+	e->chain[4] = 1 + (uint32_t)((h >> 20) % M);
+	e->chain[5] = 1 + (uint32_t)((h % M + v) % M);
+	e->chain[6] = 1 + (uint32_t)(pair / M);
+	e->chain[7] = 1 + (uint32_t)(pair % M);
+	e->cost_ms = e->kind == MG_ANR	     ? 5000 + (int64_t)(rnd(&s) % 1000)
+		     : e->kind == MG_STARTUP ? 10000 + (int64_t)(rnd(&s) % 5000)
+					     : 700 + (int64_t)(rnd(&s) % 4500);
+}
+
+/* Envelope J (reports J * ENVELOPE …) into BUF and its path into B->path. */
+static size_t make_envelope(char *buf, size_t cap, long j, body *b)
+{
+	uint64_t s = mix(seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)j) | 1;
+	char user[32];
+	snprintf(user, sizeof user, "user-%llu", (unsigned long long)(rnd(&s) % USERS));
+	const char *version = weighted_version(&s);
+	const char *os = android_os_versions[rnd(&s) % 4], *device = android_devices[rnd(&s) % 6];
+	size_t n = mg_put_envelope_head(buf, cap, version, "1", user, os, device);
+	int elements = ENVELOPE + (j % 10 == 0 ? 2 : 0);
+	for (int k = 0; k < elements && n < cap; k++) {
+		mg_element e;
+		matrix_report(j * ENVELOPE + (k < ENVELOPE ? k : 0), &e);
+		if (k >= ENVELOPE) {
+			e.kind = k == ENVELOPE ? MG_TRACE_STARTUP : MG_TRACE_FPS;
+			e.cost_ms = 800 + (int64_t)(rnd(&s) % 3000);
+			e.time_ms += 1000000000ll + k;
+			e.as_line = 0;
+		}
+		if (k)
+			buf[n++] = ',';
+		n += mg_put_element(buf + n, cap - n, &e, &s);
 	}
-	time_t day0 = started - started % 86400 - (time_t)(rnd(&s) % (uint64_t)days) * 86400;
-	time_t at = day0 + (time_t)(rnd(&s) % 86400);
-	if (at > started - 60)
-		at = started - 60;
-	struct tm tm;
-	gmtime_r(&at, &tm);
-	snprintf(
-		b->path, sizeof b->path,
-		"/api/v1/apps/%s/backfill?received_at=%04d-%02d-%02dT%02d:%02d:%02dZ&format=native",
-		app, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-		tm.tm_sec);
+	n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "]}");
+	if (days <= 1)
+		snprintf(b->path, sizeof b->path, "/api/v1/ingest/matrix");
+	else
+		backfill_path(b, "matrix", &s);
 	return n;
 }
 
 static void build_body(long i, char *json, z_stream *z, body *b)
 {
-	size_t len = make_report(json, BODY_MAX, i, b);
+	size_t len = matrix_methods ? make_envelope(json, BODY_MAX, i, b)
+				    : make_report(json, BODY_MAX, i, b);
+	if (len >= BODY_MAX) {
+		fprintf(stderr, "dashboard_load: a body over %d bytes\n", BODY_MAX);
+		exit(1);
+	}
 	unsigned char gz[BODY_MAX];
 	b->len = bl_gzip(z, json, len, gz, sizeof gz);
 	b->gz = malloc(b->len);
@@ -283,7 +375,7 @@ static void post(worker *w, int *fd, const body *b, char *head, char *resp)
 			     : bl_read_response(*fd, resp, 1 << 16);
 	bl_latencies_add(&lat[w->id], bl_now() - t0);
 	if (status == 202) {
-		atomic_fetch_add(&accepted_total, 1);
+		atomic_fetch_add(&accepted_total, matrix_methods ? bl_count_accepted(resp) : 1);
 		return;
 	}
 	atomic_fetch_add(&errors_total, 1);
@@ -383,16 +475,18 @@ static void print_result(long reports, double posting, double wall)
 
 int main(int argc, char **argv)
 {
-	if (argc != 10) {
+	if (argc != 10 && !(argc == 12 && !strcmp(argv[10], "matrix") && atol(argv[11]) > 0)) {
 		fprintf(stderr, "usage: dashboard_load HOST PORT AUTH APP PROFILE REPORTS "
-				"CONCURRENCY DAYS SEED\n");
+				"CONCURRENCY DAYS SEED [matrix METHODS]\n");
 		return 2;
 	}
+	if (argc == 12)
+		matrix_methods = (uint32_t)atol(argv[11]);
 	host = argv[1];
 	port = atoi(argv[2]);
 	auth = argv[3];
 	app = argv[4];
-	if (read_profile(argv[5]) != 0)
+	if (!matrix_methods && read_profile(argv[5]) != 0)
 		return 1;
 	long reports = atol(argv[6]);
 	nworkers = atoi(argv[7]);
@@ -408,11 +502,14 @@ int main(int argc, char **argv)
 	double posting = 0, wall0 = bl_now();
 	for (int i = 0; i < nworkers; i++)
 		w[i].id = i;
-	for (long first = 0; first < reports; first += CHUNK) {
-		long len = reports - first < CHUNK ? reports - first : CHUNK;
+	/* A body is a report, or an envelope of ENVELOPE of them. */
+	long per_body = matrix_methods ? ENVELOPE : 1, bodies = (reports + per_body - 1) / per_body;
+	long per_chunk = CHUNK / per_body;
+	for (long first = 0; first < bodies; first += per_chunk) {
+		long len = bodies - first < per_chunk ? bodies - first : per_chunk;
 		posting += load_chunk(w, t, first, len);
 		fprintf(stderr, "  %ld/%ld reports posted, %.0f reports/s so far, %ld errors\n",
-			first + len, reports, atomic_load(&accepted_total) / posting,
+			(first + len) * per_body, reports, atomic_load(&accepted_total) / posting,
 			atomic_load(&errors_total));
 	}
 	print_result(reports, posting, bl_now() - wall0);

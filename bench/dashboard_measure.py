@@ -39,6 +39,10 @@ E = os.environ
 WORK, PORT, APP = E["WORK"], int(E["PORT"]), E["APP"]
 AUTH = {"Authorization": f"Bearer {E['ADMIN_TOKEN']}"}
 PG_DIR = f"{WORK}/pg"
+# dashboard.sh PLATFORM=android (issue 44): the Android app's filter values,
+# and its own routes (startup, frames, method mappings) beside the others.
+ANDROID = E.get("PLATFORM") == "android"
+OS, DEVICE, KIND = ("14", "Pixel 7", "anr") if ANDROID else ("17.2", "iPhone14,2", "hang")
 
 
 def psql(sql):
@@ -201,13 +205,13 @@ def discover(conn, today):
         ("groups sort=stall_ms", g(sort="stall_ms")),
         ("groups sort=stall_ms version=", g(sort="stall_ms", version="8.4.0")),
         ("groups version=", g(version="8.4.0")),
-        ("groups os_version=", g(os_version="17.2")),
-        ("groups device=", g(device="iPhone14,2")),
-        ("groups kind=", g(kind="hang")),
-        ("groups version= device=", g(version="8.4.0", device="iPhone14,2")),
-        ("groups device= kind=", g(device="iPhone14,2", kind="hang")),
+        ("groups os_version=", g(os_version=OS)),
+        ("groups device=", g(device=DEVICE)),
+        ("groups kind=", g(kind=KIND)),
+        ("groups version= device=", g(version="8.4.0", device=DEVICE)),
+        ("groups device= kind=", g(device=DEVICE, kind=KIND)),
         ("groups sort=users version= os_version=",
-         g(sort="users", version="8.4.0", os_version="17.2")),
+         g(sort="users", version="8.4.0", os_version=OS)),
         ("groups from=to=today", g(**{"from": today, "to": today})),
         ("groups 7 days", g(**{"from": week, "to": today})),
         ("groups 7 days version=", g(version="8.4.0", **{"from": week, "to": today})),
@@ -234,7 +238,7 @@ def discover(conn, today):
         ("group detail (+subgroups)", f"{a}/groups/{key1}"),
         ("group detail version=", f"{a}/groups/{key1}" + q(version="8.4.0")),
         ("group detail version= device=",
-         f"{a}/groups/{key1}" + q(version="8.4.0", device="iPhone14,2")),
+         f"{a}/groups/{key1}" + q(version="8.4.0", device=DEVICE)),
         ("group detail 7 days", f"{a}/groups/{key1}" + q(**{"from": week, "to": today})),
         ("group tree (largest group)", f"{a}/groups/{key1}/tree"),
         ("group tree version=", f"{a}/groups/{key1}/tree" + q(version="8.4.0")),
@@ -243,14 +247,13 @@ def discover(conn, today):
          f"{a}/groups/{key1}/breakdown" + q(**{"from": week, "to": today})),
         ("group breakdown version=", f"{a}/groups/{key1}/breakdown" + q(version="8.4.0")),
         ("group breakdown version= device=",
-         f"{a}/groups/{key1}/breakdown" + q(version="8.4.0", device="iPhone14,2")),
+         f"{a}/groups/{key1}/breakdown" + q(version="8.4.0", device=DEVICE)),
         ("group breakdown level2=", f"{a}/groups/{key1}/breakdown" + q(level2=key2)),
         ("compare 8.3.0 → 8.4.0", f"{a}/compare" + q(base="8.3.0", target="8.4.0")),
         ("stats", f"{a}/stats"),
         ("group reports", reps + q(limit=50)),
         ("group reports page 2", reps + q(limit=50, cursor=page1["next_cursor"])),
         ("report", f"/api/v1/reports/{rid}"),
-        ("report trace", f"/api/v1/reports/{rid}/trace"),
         ("dimensions", f"{a}/dimensions"),
         ("dimensions from=to=today", f"{a}/dimensions" + q(**{"from": today, "to": today})),
         ("dsyms/missing images=app", f"{a}/dsyms/missing" + q(images="app", limit=50)),
@@ -259,6 +262,15 @@ def discover(conn, today):
         ("config", f"{a}/config"),
         ("whitelist", f"{a}/whitelist"),
     ]
+    # A Matrix report has no samples, so no trace; startups, frames and
+    # method mappings are Android's own pages (SPEC §13).
+    routes += [
+        ("startup", f"{a}/startup"),
+        ("startup version=", f"{a}/startup" + q(version="8.4.0")),
+        ("frames", f"{a}/frames"),
+        ("frames version=", f"{a}/frames" + q(version="8.4.0")),
+        ("method-mappings", f"{a}/method-mappings"),
+    ] if ANDROID else [("report trace", f"/api/v1/reports/{rid}/trace")]
     # Search (SPEC §10.7): a piece of the top group's innermost function
     # (few groups), and its image (nearly every group: the heaviest case);
     # a user's reports, the top group's newest report's user.
@@ -266,6 +278,10 @@ def discover(conn, today):
     image, _, function = frame.partition("!")
     image = image.split("+0x")[0]
     piece = (function or image)[:8]
+    if ANDROID:
+        # Every Java name starts with the app's package: its method name
+        # (onStep12346) is the piece that finds few groups.
+        piece = function.split("(")[0].rsplit(".", 1)[-1]
     user = page1["reports"][0]["user_id"]
     routes += [
         ("groups q=function", g(q=piece)),

@@ -11,7 +11,15 @@
 #   4. The ceiling: pgbench running plain single-row INSERT transactions of
 #      the same report row (raw and symbolized JSON as the server stored
 #      them) into a table shaped like reports, same concurrency and time.
-#   5. Steps 3 and 4 alternate for ROUNDS (3) after a short warm-up; the
+#   5. Android (issue 44; MATRIX=0 skips it, and a build without the route
+#      has it skipped): a METHODS-line (20,000) methodMapping.txt uploaded
+#      by scripts/upload-mapping.sh for each version the load sends, then
+#      bench/ingest_load.c posts gzip'ed Matrix envelopes to
+#      POST /api/v1/ingest/matrix: 20 elements each, every kind (slow
+#      methods, ANRs, lags, a slow startup, a thread policy change, a
+#      Trace_StartUp and a Trace_FPS; 2 as Issue.toString() lines), 30-line
+#      stacks, same concurrency and time: reports/s and p99 per envelope.
+#   6. Steps 3, 5 and 4 alternate for ROUNDS (3) after a short warm-up; the
 #      medians, their ratio and the server's peak RSS are printed.
 #      Targets: >= 50% of the ceiling, p99 < 100 ms.
 # BENCH_WORK (default build/bench/ingest; emptied first) holds the cluster. On a
@@ -36,7 +44,9 @@ work=$(realpath -m "${BENCH_WORK:-build/bench/ingest}")
 
 make -s all fixtures
 mkdir -p build/bench
-cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c bench/load_net.c -lz -lpthread
+cc -O2 -Wall -o build/bench/ingest_load bench/ingest_load.c bench/load_net.c bench/matrix_gen.c \
+	-lz -lpthread
+METHODS=${METHODS:-20000}
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -54,8 +64,21 @@ curl -sf -X PUT -H "Authorization: Bearer $admin_token" \
 	-d '{"sample_rate":1,"daily_quota":1000000}' \
 	"http://127.0.0.1:$port/api/v1/apps/com.bench.app/config" >/dev/null
 
+matrix=()
+if [ "${MATRIX:-1}" != 0 ] && bench_has_matrix; then
+	matrix=(matrix "$METHODS")
+	bench_method_mapping "$METHODS" "$work/methodMapping.txt"
+	for v in 8.0.0 8.0.1 8.0.2; do
+		STALLSCOPE_URL=http://127.0.0.1:$port STALLSCOPE_APP=com.bench.app \
+			STALLSCOPE_UPLOAD_TOKEN=$upload_token scripts/upload-mapping.sh \
+			--app-version "$v" --build bench "$work/methodMapping.txt" >/dev/null
+	done
+fi
+
 echo "warming up…"
 build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" "$work/profile" 3 "$CONCURRENCY" >/dev/null
+[ ${#matrix[@]} -eq 0 ] || build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" \
+	"$work/profile" 3 "$CONCURRENCY" "${matrix[@]}" >/dev/null
 
 # The ceiling: the same row, inserted alone per transaction by pgbench.
 psql() { "$PG_BIN/psql" "$url" -Atq "$@"; }
@@ -87,6 +110,11 @@ for round in $(seq "$ROUNDS"); do
 	echo "round $round/$ROUNDS: stallscope ingest, $CONCURRENCY connections for ${SECONDS_RUN}s…"
 	build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" "$work/profile" "$SECONDS_RUN" \
 		"$CONCURRENCY" >"$work/load-$round.json"
+	if [ ${#matrix[@]} -gt 0 ]; then
+		echo "round $round/$ROUNDS: Matrix envelopes, $CONCURRENCY connections for ${SECONDS_RUN}s…"
+		build/bench/ingest_load 127.0.0.1 "$port" "$ingest_key" "$work/profile" "$SECONDS_RUN" \
+			"$CONCURRENCY" "${matrix[@]}" >"$work/matrix-$round.json"
+	fi
 	echo "round $round/$ROUNDS: pgbench, the same rows, one INSERT per transaction…"
 	# As the server's role, over TCP like the server.
 	PGPASSFILE=$work/pg/passfile "$PG_BIN/pgbench" -h 127.0.0.1 -p "$pg_port" -U stallscope \
@@ -118,5 +146,21 @@ print(f"pgbench ceiling    {ceiling:9.1f} single-row INSERT transactions/s (medi
 print(f"ratio              {rate / ceiling:9.2f}  (target >= 0.50; p99 target < 100 ms)")
 paired = statistics.median(l["reports_per_second"] / t for l, t in zip(loads, tps))
 print(f"  (median of the rounds' own ratios, each pair run back to back: {paired:.2f})")
+import os
+if os.path.exists(f"{work}/matrix-1.json"):
+    mx = [json.load(open(f"{work}/matrix-{i}.json")) for i in range(1, rounds + 1)]
+    print("Matrix envelopes (20 elements: 18 reports of every kind, a Trace_StartUp, a Trace_FPS;"
+          " 30-line stacks), same connections and time, between each native round and its pgbench:")
+    for i, (m, l) in enumerate(zip(mx, loads), 1):
+        print(f"  round {i}: matrix {m['reports_per_second']:7.1f} reports/s in"
+              f" {m['requests'] / m['seconds']:6.1f} envelopes/s (p50 {m['p50_ms']:.1f} ms,"
+              f" p99 {m['p99_ms']:.1f} ms per envelope, errors {m['errors']}),"
+              f" native {l['reports_per_second']:7.1f} reports/s (p99 {l['p99_ms']:.1f} ms)")
+    mmed = lambda key: statistics.median(m[key] for m in mx)
+    print(f"matrix ingest      {mmed('reports_per_second'):9.1f} reports/s (median)  p50"
+          f" {mmed('p50_ms'):.1f} ms  p99 {mmed('p99_ms'):.1f} ms per envelope  errors"
+          f" {sum(m['errors'] for m in mx)}")
+    print(f"matrix ÷ native    {mmed('reports_per_second') / rate:9.2f}  reports/s;"
+          f" ÷ pgbench {mmed('reports_per_second') / ceiling:.2f}")
 EOF
 echo "(build under test: $bin, $label)"

@@ -15,10 +15,19 @@
  * takes as little of the machine's CPU from the server as pgbench's client
  * takes from PostgreSQL.
  *
- * Prints one JSON object: requests, accepted, errors, seconds, reports/s,
- * p50/p99/max latency in ms.
+ * With "matrix METHODS" after the usual arguments it posts Matrix
+ * TraceCanary envelopes to POST /api/v1/ingest/matrix instead (PROFILE is
+ * then unused): ENVELOPE elements each, of every kind (bench/matrix_gen.h;
+ * 2 of them Issue.toString() lines, 2 measures), 30-line stacks whose
+ * method ids 1 … METHODS the script's uploaded mapping names; one user
+ * and one of 3 versions per envelope (build "bench").
+ *
+ * Prints one JSON object: requests, accepted (reports the replies list as
+ * accepted), errors, seconds, reports/s, p50/p99/max latency in ms (per
+ * request: an envelope holds ENVELOPE reports).
  *
  * usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS CONCURRENCY
+ *        [matrix METHODS]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -32,6 +41,7 @@
 #include <zlib.h>
 
 #include "load_net.h"
+#include "matrix_gen.h"
 
 #define FRAMES 30
 #define MAX_IMAGES 10
@@ -39,7 +49,8 @@
 /* Bodies per second of the run: above any rate this server reaches on the
  * machines we measure, so none is built while the clock runs. */
 #define POOL_PER_SECOND 10000
-#define BODY_MAX (1 << 16)
+#define BODY_MAX	(1 << 18)
+#define ENVELOPE	20
 
 typedef struct image {
 	char uuid[40];
@@ -56,6 +67,15 @@ static atomic_long accepted_total, errors_total, built_live, pool_next;
 static int nworkers;
 static long pool_size;
 static pthread_barrier_t ready;
+static uint32_t matrix_methods; /* 0: native reports */
+/* One envelope's elements: Matrix's kinds as a production app sends them,
+ * slow methods most. */
+static const mg_kind envelope_kinds[ENVELOPE] = {
+	MG_NORMAL,    MG_NORMAL,  MG_NORMAL,	 MG_NORMAL,	   MG_NORMAL,
+	MG_NORMAL,    MG_NORMAL,  MG_NORMAL,	 MG_NORMAL,	   MG_ANR,
+	MG_ANR,	      MG_ANR,	  MG_SIGNAL_ANR, MG_LAG,	   MG_LAG,
+	MG_LAG_TOUCH, MG_STARTUP, MG_PRIORITY,	 MG_TRACE_STARTUP, MG_TRACE_FPS,
+};
 
 typedef struct body {
 	unsigned char *gz;
@@ -113,11 +133,47 @@ static size_t make_report(char *buf, size_t cap, int worker_id, long seq, uint64
 	return n;
 }
 
+/* Envelope SEQ of worker W: ENVELOPE elements of 200 distinct stalls,
+ * each a heaviest path of 8 methods; "time" makes every element new. */
+static size_t make_envelope(char *buf, size_t cap, int worker_id, long seq, uint64_t *rng)
+{
+	char user[32], version[16];
+	snprintf(user, sizeof user, "user-%llu", (unsigned long long)(rnd(rng) % 100000));
+	snprintf(version, sizeof version, "8.0.%llu", (unsigned long long)(rnd(rng) % 3));
+	size_t n = mg_put_envelope_head(buf, cap, version, "bench", user, "14", "Pixel 7");
+	for (int i = 0; i < ENVELOPE && n < cap; i++) {
+		mg_element e = {.kind = envelope_kinds[i],
+				.nchain = 8,
+				.methods = matrix_methods,
+				.as_line = i == 0 || i == 13};
+		uint64_t stall = rnd(rng) % 200;
+		for (int d = 0; d < e.nchain; d++)
+			e.chain[d] = 1 + (uint32_t)((stall * 7919 + (uint64_t)d * 104729) %
+						    matrix_methods);
+		e.cost_ms = e.kind == MG_ANR		 ? 5000 + (int64_t)(rnd(rng) % 1000)
+			    : e.kind == MG_STARTUP	 ? 10000 + (int64_t)(rnd(rng) % 5000)
+			    : e.kind == MG_TRACE_STARTUP ? 800 + (int64_t)(rnd(rng) % 3000)
+							 : 700 + (int64_t)(rnd(rng) % 4000);
+		e.time_ms = (int64_t)(run_nonce >> 16) * 1000 + ((int64_t)seq * ENVELOPE + i) * 64 +
+			    worker_id;
+		if (i)
+			buf[n++] = ',';
+		n += mg_put_element(buf + n, cap - n, &e, rng);
+	}
+	n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "]}");
+	return n;
+}
+
 /* Report SEQ of worker W, gzip'ed into B (malloc). */
 static void build_body(const worker *w, long seq, uint64_t *rng, char *json, z_stream *z,
 		       body *b)
 {
-	size_t len = make_report(json, BODY_MAX, w->id, seq, rng);
+	size_t len = matrix_methods ? make_envelope(json, BODY_MAX, w->id, seq, rng)
+				    : make_report(json, BODY_MAX, w->id, seq, rng);
+	if (len >= BODY_MAX) {
+		fprintf(stderr, "ingest_load: a body over %d bytes\n", BODY_MAX);
+		exit(1);
+	}
 	unsigned char gz[BODY_MAX];
 	b->len = bl_gzip(z, json, len, gz, sizeof gz);
 	b->gz = malloc(b->len);
@@ -151,18 +207,20 @@ static void *run(void *arg)
 			atomic_fetch_add(&built_live, 1);
 			b = &live;
 		}
-		int hl = snprintf(head, 1024,
-				  "POST /api/v1/ingest HTTP/1.1\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n"
-				  "Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
-				  "Content-Length: %zu\r\n\r\n",
-				  host, key, b->len);
+		int hl = snprintf(
+			head, 1024,
+			"POST /api/v1/ingest%s HTTP/1.1\r\nHost: %s\r\nX-Stallscope-Key: %s\r\n"
+			"Content-Type: application/json\r\nContent-Encoding: gzip\r\n"
+			"Content-Length: %zu\r\n\r\n",
+			matrix_methods ? "/matrix" : "", host, key, b->len);
 		double t0 = bl_now();
 		int status = bl_write_all(fd, head, (size_t)hl) || bl_write_all(fd, b->gz, b->len)
 				     ? -1
 				     : bl_read_response(fd, resp, 1 << 16);
 		double dt = bl_now() - t0;
 		if (status == 202) {
-			atomic_fetch_add(&accepted_total, 1);
+			atomic_fetch_add(&accepted_total,
+					 matrix_methods ? bl_count_accepted(resp) : 1);
 		} else {
 			atomic_fetch_add(&errors_total, 1);
 			if (status < 0) {
@@ -184,11 +242,13 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 7) {
+	if (argc != 7 && !(argc == 9 && !strcmp(argv[7], "matrix") && atol(argv[8]) > 0)) {
 		fprintf(stderr, "usage: ingest_load HOST PORT INGEST_KEY PROFILE SECONDS "
-				"CONCURRENCY\n");
+				"CONCURRENCY [matrix METHODS]\n");
 		return 2;
 	}
+	if (argc == 9)
+		matrix_methods = (uint32_t)atol(argv[8]);
 	host = argv[1];
 	port = atoi(argv[2]);
 	key = argv[3];
@@ -211,7 +271,7 @@ int main(int argc, char **argv)
 	seconds_to_run = atof(argv[5]);
 	int threads = atoi(argv[6]);
 	nworkers = threads;
-	pool_size = (long)(seconds_to_run * POOL_PER_SECOND) + 1;
+	pool_size = (long)(seconds_to_run * POOL_PER_SECOND / (matrix_methods ? ENVELOPE : 1)) + 1;
 	pool = calloc((size_t)pool_size, sizeof *pool);
 	run_nonce = (unsigned long long)time(NULL) << 16 ^ (unsigned long long)getpid();
 	worker *w = calloc((size_t)threads, sizeof *w);

@@ -95,3 +95,22 @@ bench_build() {
 	[ -d "$root/schema" ] || root=$top
 	export STALLSCOPE_SCHEMA_DIR=$root/schema
 }
+
+# bench_method_mapping N FILE: a Matrix methodMapping.txt of N app methods
+# (ids 1 … N, named as bench/matrix_gen.c's threadStack frames name them)
+# and the dispatch entry, as Matrix's Gradle plugin writes it.
+bench_method_mapping() {
+	awk -v n="$1" 'BEGIN {
+		for (i = 1; i <= n; i++)
+			printf "%d,1,com.bench.feature%d.Screen%d onStep%d (Landroid.os.Bundle;I)V\n",
+				i, i % 40, int(i / 8), i
+		print "1048574,1,android.os.Handler dispatchMessage (Landroid.os.Message;)V"
+	}' >"$2"
+}
+
+# bench_has_matrix: whether the server on $port has POST /api/v1/ingest/matrix
+# (401 without a key; a build before issue 44 answers 404).
+bench_has_matrix() {
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST \
+		"http://127.0.0.1:$port/api/v1/ingest/matrix")" != 404 ]
+}

@@ -64,13 +64,30 @@ int bl_read_response(int fd, char *buf, size_t cap)
 	char *cl = strcasestr(buf, "content-length:");
 	size_t body = cl ? (size_t)atol(cl + 15) : 0;
 	size_t have = n - (size_t)(end + 4 - buf);
+	/* A body that fits is kept after the headers (NUL-terminated), for
+	 * callers that count what a reply lists; a longer one is dropped. */
+	int keep = n - have + body < cap;
 	while (have < body) {
-		ssize_t r = read(fd, buf, cap);
+		ssize_t r = keep ? read(fd, buf + n, cap - n - 1) : read(fd, buf, cap);
 		if (r <= 0)
 			return -1;
 		have += (size_t)r;
+		if (keep)
+			buf[n += (size_t)r] = '\0';
 	}
 	return status;
+}
+
+long bl_count_accepted(const char *resp)
+{
+	const char *p = strstr(resp, "\"accepted\":["), *end;
+	if (!p || !(end = strchr(p, ']')))
+		return 0;
+	long n = 0;
+	/* A report's entry has its "id"; a measure's has none. */
+	for (; (p = strstr(p + 1, "\"id\":")) && p < end; n++)
+		;
+	return n;
 }
 
 void bl_gzip_open(z_stream *z)

@@ -20,9 +20,15 @@ int bl_connect(const char *host, int port);
 /* Writes all N bytes of P to FD; 0, or -1 when the connection failed. */
 int bl_write_all(int fd, const void *p, size_t n);
 
-/* Reads one response (headers into BUF of CAP bytes, the body read and
+/* Reads one response into BUF of CAP bytes, NUL-terminated: its headers,
+ * and its body after them when it fits (else the body is read and
  * dropped); returns its status, or -1 when the connection failed. */
 int bl_read_response(int fd, char *buf, size_t cap);
+
+/* How many reports the ingest reply RESP (as bl_read_response leaves it)
+ * lists under "accepted" (a Matrix measure there is not one); 0 when it
+ * holds no such list. */
+long bl_count_accepted(const char *resp);
 
 /* Opens Z for bl_gzip (deflateEnd closes it). */
 void bl_gzip_open(z_stream *z);

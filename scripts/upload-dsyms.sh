@@ -26,37 +26,19 @@
 #
 # Xcode build phase: STALLSCOPE_URL=… STALLSCOPE_APP=… \
 #   STALLSCOPE_UPLOAD_TOKEN=… scripts/upload-dsyms.sh "$DWARF_DSYM_FOLDER_PATH"
+# (scripts/upload-lib.sh, beside it, holds what it shares with
+# upload-mapping.sh.)
 set -euo pipefail
 
-url=${STALLSCOPE_URL:-}
-app=${STALLSCOPE_APP:-}
-token=${STALLSCOPE_UPLOAD_TOKEN:-}
-retries=5
-delay=1
+prog=upload-dsyms
+. "$(dirname "${BASH_SOURCE[0]}")/upload-lib.sh"
 paths=()
 
-usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" >&2; exit 2; }
-die() { echo "upload-dsyms: $*" >&2; exit 1; }
-
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-u | --url) url=${2:?}; shift 2 ;;
-	-a | --app) app=${2:?}; shift 2 ;;
-	-t | --token) token=${2:?}; shift 2 ;;
-	--retries) retries=${2:?}; shift 2 ;;
-	--retry-delay) delay=${2:?}; shift 2 ;;
-	-h | --help) usage ;;
-	-*) echo "upload-dsyms: unknown option $1" >&2; usage ;;
-	*) paths+=("$1"); shift ;;
-	esac
-done
+script_option() { return 1; }
+script_operand() { paths+=("$1"); }
+upload_args "$@"
 [ ${#paths[@]} -gt 0 ] || usage
-[ -n "$url" ] || die "no server: set STALLSCOPE_URL or pass -u"
-[ -n "$app" ] || die "no app: set STALLSCOPE_APP or pass -a"
-[ -n "$token" ] || die "no token: set STALLSCOPE_UPLOAD_TOKEN or pass -t"
-[[ $retries =~ ^[0-9]+$ ]] || die "--retries takes a number"
-command -v curl >/dev/null || die "curl is required"
-url=${url%/}
+upload_check
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -106,51 +88,15 @@ report() {
 	done
 }
 
-urlencode() {
-	local s=$1 out= c i
-	for ((i = 0; i < ${#s}; i++)); do
-		c=${s:i:1}
-		case "$c" in
-		[A-Za-z0-9._~-]) out+=$c ;;
-		*) out+=$(printf '%%%02X' "'$c") ;;
-		esac
-	done
-	echo "$out"
-}
-
 upload() {
-	local file=$1 name attempt=0 wait=$delay status
+	local file=$1 name
 	name=$(basename "$file")
 	[ "$file" = "$work/dsyms.zip" ] && name=dsyms.zip
-	while :; do
-		# -T streams the file (a 2 GB dSYM is never held in memory) and
-		# sends Expect: 100-continue, so refusals come before the body.
-		# printf is a builtin: the token is never in an argv.
-		status=$(printf 'Authorization: Bearer %s\n' "$token" |
-			curl -sS -o "$work/reply" -w '%{http_code}' -X POST \
-			-H @- \
-			-H "Content-Type: application/octet-stream" \
-			-T "$file" "$url/api/v1/apps/$(urlencode "$app")/dsyms?name=$(urlencode "$name")" \
-			2>"$work/curl.err") || status=000
-		case "$status" in
-		200 | 201)
-			echo "uploaded $name:"
-			report "$work/reply"
-			return 0 ;;
-		000 | 5??)
-			attempt=$((attempt + 1))
-			if [ "$attempt" -gt "$retries" ]; then
-				echo "upload-dsyms: $name: giving up after $attempt attempts (last: HTTP $status $(cat "$work/curl.err" "$work/reply" 2>/dev/null | head -c 300))" >&2
-				return 1
-			fi
-			echo "upload-dsyms: $name: HTTP $status, retrying in ${wait}s" >&2
-			sleep "$wait"
-			wait=$((wait * 2)) ;;
-		*)
-			echo "upload-dsyms: $name: HTTP $status $(head -c 500 "$work/reply" 2>/dev/null)" >&2
-			return 1 ;;
-		esac
-	done
+	upload_post "upload-dsyms: $name" "$file" \
+		"$url/api/v1/apps/$(urlencode "$app")/dsyms?name=$(urlencode "$name")" \
+		"Content-Type: application/octet-stream" || return 1
+	echo "uploaded $name:"
+	report "$work/reply"
 }
 
 failed=0

@@ -51,8 +51,14 @@ typedef enum ing_measure_kind {
 } ing_measure_kind;
 
 /* Matrix's frame drop levels, in its order (FrameTracer's buckets). */
-enum { ING_DROP_BEST, ING_DROP_NORMAL, ING_DROP_MIDDLE, ING_DROP_HIGH, ING_DROP_FROZEN,
-       ING_DROP_LEVELS };
+enum {
+	ING_DROP_BEST,
+	ING_DROP_NORMAL,
+	ING_DROP_MIDDLE,
+	ING_DROP_HIGH,
+	ING_DROP_FROZEN,
+	ING_DROP_LEVELS
+};
 
 typedef struct ing_measure {
 	ing_measure_kind kind;
@@ -71,7 +77,7 @@ typedef struct ing_measure {
 } ing_measure;
 
 typedef struct ing_entry {
-	ing_report *report;    /* NULL when rejected (or a measure) */
+	ing_report *report; /* NULL when rejected (or a measure) */
 	/* An accepted Matrix measurement (REPORT NULL, error ERR_NONE). */
 	ing_measure *measure;
 	/* The entry's idempotency key when it could be read (also for most

@@ -46,14 +46,14 @@ bool ing_arena_over_limit(const ing_arena *arena);
 
 typedef enum ing_kind {
 	ING_KIND_STALL = 0, /* main thread stalled, app survived */
-	ING_KIND_HANG,      /* stalled and killed (watchdog) */
-	ING_KIND_CPU,       /* CPU exception / sustained high CPU */
+	ING_KIND_HANG,	    /* stalled and killed (watchdog) */
+	ING_KIND_CPU,	    /* CPU exception / sustained high CPU */
 	ING_KIND_CRASH,
 	/* Android, Matrix TraceCanary's Trace_EvilMethod details (SPEC §13) */
-	ING_KIND_SLOW_METHOD,   /* NORMAL: a main-thread message over 700 ms */
-	ING_KIND_ANR,           /* ANR, SIGNAL_ANR, SIGNAL_ANR_NATIVE_BACKTRACE */
-	ING_KIND_LAG,           /* LAG, LAG_IDLE_HANDLER, LAG_TOUCH */
-	ING_KIND_SLOW_STARTUP,  /* STARTUP */
+	ING_KIND_SLOW_METHOD,	/* NORMAL: a main-thread message over 700 ms */
+	ING_KIND_ANR,		/* ANR, SIGNAL_ANR, SIGNAL_ANR_NATIVE_BACKTRACE */
+	ING_KIND_LAG,		/* LAG, LAG_IDLE_HANDLER, LAG_TOUCH */
+	ING_KIND_SLOW_STARTUP,	/* STARTUP */
 	ING_KIND_THREAD_POLICY, /* PRIORITY_MODIFIED, TIMERSLACK_MODIFIED */
 } ing_kind;
 
@@ -92,9 +92,9 @@ typedef struct ing_frame {
 typedef struct ing_java_frame {
 	const char *name; /* threadStack: "pkg.Class.method"; NULL: a method id */
 	const char *file; /* threadStack: "Foo.java"; NULL when not given */
-	int64_t line;     /* > 0 a line; 0 unknown; -2 a native method */
-	int64_t ms;       /* the stack line's summed duration; -1 when none */
-	uint32_t count;   /* the stack line's merged calls; 0 when none */
+	int64_t line;	  /* > 0 a line; 0 unknown; -2 a native method */
+	int64_t ms;	  /* the stack line's summed duration; -1 when none */
+	uint32_t count;	  /* the stack line's merged calls; 0 when none */
 } ing_java_frame;
 
 typedef struct ing_stack {
@@ -138,7 +138,7 @@ typedef struct ing_report {
 	size_t nthreads;
 	ing_sample *samples;
 	size_t nsamples;
-	const char *source;    /* "native", "metrickit", "kscrash", "ips", "matrix" */
+	const char *source; /* "native", "metrickit", "kscrash", "ips", "matrix" */
 	ing_platform platform;
 	/* Android only (NULL otherwise): Matrix's own stackKey, kept as the
 	 * report's client_key, and the element's content object as compact

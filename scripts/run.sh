@@ -6,15 +6,16 @@
 #      server connects as the role `stallscope` (no superuser), its
 #      password in var/pg/passfile (mode 600), named by the URL;
 #   3. apply migrations, as that role;
-#   4. the first time, create the demo app com.example.demo and keep its
-#      credentials in var/demo-app.json (mode 600) so later runs show them
-#      again;
+#   4. the first time, create the demo apps com.example.demo (iOS) and
+#      com.example.android (Android, Matrix TraceCanary) and keep their
+#      credentials in var/demo-app.json and var/demo-android.json (mode
+#      600) so later runs show them again;
 #   5. print the credentials and example requests, then serve on
 #      STALLSCOPE_LISTEN (default 127.0.0.1:8080) until Ctrl-C, without
 #      the access log (a line per request: the demo alone makes hundreds)
 #      unless STALLSCOPE_ACCESS_LOG=1 is set;
 #   6. the first time, once the server answers /healthz, load the demo data
-#      set into com.example.demo (`stallscope demo`) and leave the marker
+#      sets into both apps (`stallscope demo`) and leave the marker
 #      var/demo-loaded, so later runs skip it (the message says how to load
 #      it again);
 #   7. print the dashboard's address and the credentials again, last, so
@@ -49,20 +50,25 @@ fi
 "$bin" migrate
 
 keys=var/demo-app.json
-if [ ! -s "$keys" ]; then
-	if (umask 077 && "$bin" app create com.example.demo --name Demo >"$keys.tmp"); then
-		mv "$keys.tmp" "$keys"
+android_keys=var/demo-android.json
+# create_app BUNDLE_ID NAME FILE: the app and its credentials in FILE.
+create_app() {
+	[ ! -s "$3" ] || return 0
+	if (umask 077 && "$bin" app create "$1" --name "$2" >"$3.tmp"); then
+		mv "$3.tmp" "$3"
 	else
-		rm -f "$keys.tmp"
-		echo "note: com.example.demo exists but $keys is gone; create another app with" >&2
+		rm -f "$3.tmp"
+		echo "note: $1 exists but $3 is gone; create another app with" >&2
 		echo "      $bin app create BUNDLE_ID" >&2
 	fi
-fi
+}
+create_app com.example.demo Demo "$keys"
+create_app com.example.android "Demo (Android)" "$android_keys"
 
 export STALLSCOPE_LISTEN=${STALLSCOPE_LISTEN:-127.0.0.1:8080}
 export STALLSCOPE_ACCESS_LOG=${STALLSCOPE_ACCESS_LOG:-0}
 base="http://$STALLSCOPE_LISTEN"
-field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "$keys"; }
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p" "${2:-$keys}"; }
 credentials() {
 	cat <<EOF
   ingest key    $(field ingest_key)
@@ -70,13 +76,25 @@ credentials() {
   admin token   $(field admin_token)
 EOF
 }
+android_credentials() {
+	[ -s "$android_keys" ] || return 0
+	cat <<EOF
+Android demo app com.example.android (credentials kept in $android_keys):
+  ingest key    $(field ingest_key "$android_keys")
+  upload token  $(field upload_token "$android_keys")
+  admin token   $(field admin_token "$android_keys")
+
+EOF
+}
 if [ -s "$keys" ]; then
 	chmod 600 "$keys"
+	[ ! -s "$android_keys" ] || chmod 600 "$android_keys"
 	cat <<EOF
 
 Demo app com.example.demo (credentials kept in $keys):
 $(credentials)
 
+$(android_credentials)
 Dashboard: $base/ (sign in with com.example.demo and the admin token)
 
 Try:
@@ -109,7 +127,7 @@ healthy() {
 
 if [ -s "$keys" ] && healthy; then
 	if [ ! -e "$marker" ]; then
-		echo "Loading the demo data set into com.example.demo (once; $marker marks it done)…"
+		echo "Loading the demo data sets into com.example.demo and com.example.android (once; $marker marks it done)…"
 		if STALLSCOPE_URL=$base "$bin" demo --keys "$keys"; then
 			date -u +%FT%TZ >"$marker"
 		else
@@ -123,11 +141,14 @@ if [ -s "$keys" ] && healthy; then
 	fi
 	cat <<EOF
 
-The demo app holds a week of stalls. Load it again with (the same UTC day
-it sends the same reports, which adds nothing; --seed N sends another set):
+The demo apps hold a week of stalls (com.example.android: Matrix's slow
+methods, ANRs, lags, startups and frames). Load them again with (the same
+UTC day it sends the same reports, which adds nothing; --seed N sends
+another set):
   $demo_cmd
 $access
 
+$(android_credentials)
 Dashboard: $base/ (sign in with com.example.demo and the admin token)
 $(credentials)
 Serving until Ctrl-C.

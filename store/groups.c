@@ -508,8 +508,10 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		" AS x(d))"
 		" || jsonb_build_object('key1', r.key1, 'key2', r.key2, 'received_at', " TS(
 			"r.received_at") "))::text FROM reports r,"
-		" LATERAL (SELECT unstack(r.app_id, r.raw, r.raw_stacks)::jsonb AS raw) u"
-		" WHERE r.app_id = $1 AND r.received_day = $2::date AND r.id = $3",
+					 " LATERAL (SELECT unstack(r.app_id, r.raw, "
+					 "r.raw_stacks)::jsonb AS raw) u"
+					 " WHERE r.app_id = $1 AND r.received_day = $2::date AND "
+					 "r.id = $3",
 		3};
 	st_param p[] = {ST_INT64(app_id), ST_TEXT(day), ST_INT64(id)};
 	return st_run_text(c, &q, p, 3, out_json);

@@ -14,9 +14,9 @@
 
 #include "symbolizer/method_map.h"
 #include "symbolizer/method_map_format.h"
+#include "symbolizer/util.h"
 
 _Static_assert(SYMM_VERSION == SYM_METHODS_VERSION, "one version of the table format");
-#include "symbolizer/util.h"
 
 struct sym_methods {
 	const uint8_t *data;

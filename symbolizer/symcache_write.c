@@ -5,13 +5,9 @@
  * "foo" is the tail of its symbol "_foo"), frame nodes and line entries as
  * ULEB128 deltas.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "symbolizer/answer.h"
 #include "symbolizer/symcache_format.h"

@@ -5,9 +5,11 @@
 
 import { $ } from './lib-dom.js';
 import { FILTERS, LIST_PARAMS, keepFiltersInNav, paramsOf } from './lib-filters.js';
+import { platformNav } from './lib-platform.js';
 import { parseHash, route, startRouter } from './lib-router.js';
 import { compareView } from './view-compare.js';
 import { configView } from './view-config.js';
+import { framesView } from './view-frames.js';
 import { groupView } from './view-group.js';
 import { groupsView } from './view-groups.js';
 import { missingView } from './view-missing.js';
@@ -25,6 +27,8 @@ function viewFor(parts, query, gen) {
   const [head, a, b, ...rest] = parts;
   const f = paramsOf(query, LIST_PARAMS);
   keepFiltersInNav(query);
+  // Not awaited: the entries follow once the app's kinds are known.
+  platformNav();
   if (head === 'groups' && rest.length === 0) {
     if (!a) return () => groupsView(f, gen);
     if (!b) return () => groupView(a, f);
@@ -35,6 +39,7 @@ function viewFor(parts, query, gen) {
   // on, as the top navigation does.
   if (head === 'overview' && !a) return () => overviewView(paramsOf(query, FILTERS));
   if (head === 'compare' && !a) return () => compareView(paramsOf(query, ['base', 'target', ...FILTERS]));
+  if (head === 'frames' && !a) return () => framesView(paramsOf(query, ['scene', ...FILTERS]));
   if (head === 'users' && !a) return () => userView(paramsOf(query, ['user_id', 'from', 'to']), gen);
   if (head === 'missing' && !a) return () => missingView(gen);
   if (head === 'whitelist' && !a) return () => whitelistView(gen);

@@ -7,7 +7,7 @@
 import { h } from './lib-dom.js';
 import { api, appPath, plainMessage, withQuery } from './lib-api.js';
 import { onlyFilters } from './lib-filters.js';
-import { num } from './lib-format.js';
+import { kindLabel, num } from './lib-format.js';
 import { hashFor } from './lib-router.js';
 import { pct } from './lib-triage.js';
 
@@ -22,7 +22,7 @@ const DIMS = [
 function dimTable(rows, dim, filter, label, linkTo) {
   const body = rows.map((r) => {
     const other = r.value === null;
-    const text = other ? 'other' : r.value === '' ? '(not set)' : r.value;
+    const text = other ? 'other' : r.value === '' ? '(not set)' : dim === 'kind' ? kindLabel(r.value) : r.value;
     const bar = h('span', { class: 'share-bar' });
     // The CSSOM, not a style attribute: the CSP forbids inline styles.
     bar.style.width = `${Math.max(0, Math.min(1, r.share)) * 100}%`;

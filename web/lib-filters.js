@@ -4,7 +4,7 @@
 
 import { h } from './lib-dom.js';
 import { api, appPath, withQuery } from './lib-api.js';
-import { num } from './lib-format.js';
+import { ANDROID_KINDS, kindLabel, num } from './lib-format.js';
 import { showError } from './lib-page.js';
 import { hashFor } from './lib-router.js';
 import { STATUS_CHOICES, statusChoiceText, statusQuery } from './lib-status.js';
@@ -59,7 +59,16 @@ export function formFilters(f, form, names) {
 }
 
 export const isFiltered = (f) => FILTERS.some((k) => f[k] != null);
-const shownValue = (v) => (v === '' ? '(not set)' : v);
+const shownValue = (v, name) => (v === '' ? '(not set)' : name === 'kind' ? kindLabel(v) : v);
+
+// An Android app's kind filter offers all of Android's kinds, in their
+// order, those without reports on the days too; other kinds follow.
+function kindValues(values) {
+  const counted = new Map(values.map((d) => [d.value, d]));
+  if (!ANDROID_KINDS.some(([k]) => counted.has(k))) return values;
+  const own = ANDROID_KINDS.map(([k]) => counted.get(k) || { value: k, reports: 0 });
+  return [...own, ...values.filter((d) => !ANDROID_KINDS.some(([k]) => k === d.value))];
+}
 
 // "all", then every known value with its report count; a value taken from
 // the hash that the range no longer holds stays choosable, marked so. The
@@ -71,10 +80,10 @@ function fillSelect(select, values, chosen) {
   // the other dimensions as the API ranks them, by reports.
   const listed = select.name === 'version'
     ? (values || []).slice().sort((a, b) => (a.value === '') - (b.value === '') || compareVersions(b.value, a.value))
-    : values || [];
-  for (const d of listed) options.push(option(d.value, `${shownValue(d.value)} (${num(d.reports)})`));
+    : select.name === 'kind' ? kindValues(values || []) : values || [];
+  for (const d of listed) options.push(option(d.value, `${shownValue(d.value, select.name)} (${num(d.reports)})`));
   let pick = chosen == null ? options[0] : options.find((o) => o.dataset.v === chosen);
-  if (!pick) options.push(pick = option(chosen, `${shownValue(chosen)} (no reports)`));
+  if (!pick) options.push(pick = option(chosen, `${shownValue(chosen, select.name)} (no reports)`));
   select.replaceChildren(...options);
   pick.selected = true;
 }
@@ -160,7 +169,7 @@ export function filterSummary(f, parts) {
   const said = [];
   if (f.from || f.to) said.push(`UTC days ${f.from || 'first'} → ${f.to || 'today'}`);
   for (const [name, , label] of DIMENSIONS) {
-    if (f[name] != null) said.push(`${label.toLowerCase()} ${shownValue(f[name])}`);
+    if (f[name] != null) said.push(`${label.toLowerCase()} ${shownValue(f[name], name)}`);
   }
   return h('p', { class: 'filter-summary', id: 'filter-summary' },
     h('span', {}, `Filtered: ${said.join(', ')}. `),

@@ -49,3 +49,15 @@ export const DAY_MS = 86400000;
 export const dayOf = (ms) => new Date(ms).toISOString().slice(0, 10);
 export const dayMs = (day) => Date.parse(day + 'T00:00:00Z');
 export const todayUTC = () => dayOf(Date.now());
+
+// Android's kinds (SPEC §13) in the order the kind filter offers them, as
+// a reader says them; iOS kinds read as they are.
+export const ANDROID_KINDS = [
+  ['slow_method', 'slow method'],
+  ['anr', 'ANR'],
+  ['lag', 'lag'],
+  ['slow_startup', 'slow startup'],
+  ['thread_policy', 'thread policy'],
+];
+const KIND_LABELS = new Map(ANDROID_KINDS);
+export const kindLabel = (kind) => KIND_LABELS.get(kind) ?? kind;

@@ -4,7 +4,7 @@
 // symbols; the row opens the report's stack with the page's filters.
 
 import { badge, clickable, h } from './lib-dom.js';
-import { duration, timeEl } from './lib-format.js';
+import { duration, kindLabel, timeEl } from './lib-format.js';
 import { hashFor } from './lib-router.js';
 
 // R a report summary of the API, F the filters the report's page keeps,
@@ -18,7 +18,7 @@ export function reportRow(r, f, user) {
     cell('Version', r.app_version ?? '—'),
     cell('OS', r.os_version ?? '—'),
     cell('Device', r.device ?? '—'),
-    cell('Kind', r.kind),
+    cell('Kind', kindLabel(r.kind)),
     cell('Duration', duration(r.duration_ms), 'num'),
     h('td', {}, r.pending ? badge('waiting for symbols', 'warn') : badge('symbolicated', 'ok'))), href);
 }

@@ -3,9 +3,20 @@
 
 import { badge, crumbs, h, title } from './lib-dom.js';
 import { ApiError, api, reportPath, request } from './lib-api.js';
-import { basename, duration, identities, imageName, num, timeEl } from './lib-format.js';
+import { basename, duration, identities, imageName, kindLabel, num, timeEl } from './lib-format.js';
 import { act } from './lib-page.js';
 import { hashFor } from './lib-router.js';
+
+// A Java frame (SPEC §13) has no address: a method id of the build's
+// methodMapping.txt when it comes from Matrix's `stack`, with the time
+// spent in it and its calls; none when it comes from a `threadStack`.
+const isJava = (fr) => fr.image === 'java' && fr.address == null;
+
+function javaHead(fr) {
+  const calls = fr.count != null && fr.count !== 1 ? ` · ${num(fr.count)} calls` : '';
+  return [fr.method_id != null ? h('span', { class: 'addr', title: 'method id in methodMapping.txt' }, `#${fr.method_id}`) : null,
+    fr.ms != null ? h('span', { class: 'frame-ms', dataset: { ms: String(fr.ms) } }, `${duration(fr.ms)}${calls}`) : null];
+}
 
 function frameItem(fr, index) {
   const chain = fr.frames || [];
@@ -13,7 +24,7 @@ function frameItem(fr, index) {
   const head = h('div', { class: 'frame-head' },
     h('span', { class: 'idx' }, String(index)),
     imageName(fr.image, 'image'),
-    h('span', { class: 'addr' }, fr.address),
+    isJava(fr) ? javaHead(fr) : h('span', { class: 'addr' }, fr.address),
     fr.offset ? h('span', { class: 'offset' }, `+${fr.offset}`) : null,
     badge(status.replace(/_/g, ' '), `status-${status}`));
   let body;
@@ -34,6 +45,9 @@ function frameItem(fr, index) {
       h('span', { class: 'fn', title: fr.hint_function ? fr.symbol_hint : null },
         fr.hint_function || fr.symbol_hint),
       badge('device hint', 'muted-tag'));
+  } else if (isJava(fr)) {
+    // The identity grouping uses for an id no mapping names.
+    body = h('div', { class: 'unsym muted' }, fr.method_id != null ? `java!#${fr.method_id}` : 'java!?');
   } else {
     // The same image+offset spelling grouping uses for such frames.
     body = h('div', { class: 'unsym muted' },
@@ -140,8 +154,8 @@ export async function reportView(id, f) {
       ...(r.key2 ? [[r.key2, hashFor(['groups', r.key1, r.key2], f)]] : []),
       [`Report ${r.id}`]),
     h('div', { class: 'title-row' },
-      h('h1', {}, `Report ${r.id}`), badge(r.kind, 'kind'),
-      r.pending ? badge('waiting for symbols', 'warn') : null,
+      h('h1', {}, `Report ${r.id}`), badge(kindLabel(r.kind), 'kind'),
+      r.pending ? badge(r.source === 'matrix' ? 'waiting for a method mapping' : 'waiting for symbols', 'warn') : null,
       h('span', { class: 'spacer' }), trace),
     h('dl', { class: 'card meta' },
       row('Received', timeEl(r.received_at)),

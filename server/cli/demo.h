@@ -6,7 +6,10 @@
  *   demo_data.c   the data set: tables of images, versions, devices and
  *                 stacks (what the demo shows; extend them as the product
  *                 grows), their addresses resolved in the demo dSYM, and
- *                 the reports made from them with a seeded PRNG.
+ *                 the reports made from them with a seeded PRNG;
+ *   demo_android.c the Android app's (SPEC §13): a generated
+ *                 methodMapping.txt per build and Matrix envelopes of
+ *                 every TraceCanary report, with the same PRNG.
  *
  * Memory: every constructor has its free function here; JSON bodies are
  * malloc'ed strings the caller frees.
@@ -18,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include <jansson.h>
 
 /* ---- HTTP client (demo_http.c) ------------------------------------------ */
 
@@ -65,6 +70,7 @@ typedef enum srv_demo_route {
 	/* {"check_ins":[{"user_id","app_version"}]}: today one GET
 	 * /api/v1/sampling per call, before through the backfill */
 	SRV_DEMO_CHECK_INS,
+	SRV_DEMO_MATRIX, /* an Android envelope, POST /api/v1/ingest/matrix */
 } srv_demo_route;
 
 /* The share of users the demo app samples a day (set by `stallscope demo`
@@ -101,5 +107,68 @@ typedef struct srv_demo_options {
 int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 		      srv_demo_request **out, size_t *out_n);
 void srv_demo_requests_free(srv_demo_request *r, size_t n);
+
+/* What both data sets draw with: splitmix64, seeded by .s. */
+typedef struct srv_demo_rng {
+	uint64_t s;
+} srv_demo_rng;
+uint64_t srv_demo_rand(srv_demo_rng *r);
+uint64_t srv_demo_below(srv_demo_rng *r, uint64_t n); /* [0, N); 0 when N is 0 */
+double srv_demo_unit(srv_demo_rng *r);		      /* [0, 1) */
+
+/* Requests being made; V is malloc (srv_demo_requests_free). */
+typedef struct srv_demo_list {
+	srv_demo_request *v;
+	size_t n, cap;
+} srv_demo_list;
+
+/* Appends a request with BODY (stolen; NULL is out of memory) holding
+ * REPORTS reports; -1 when out of memory. */
+int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
+		  size_t reports);
+
+/* Day D of OPT (0 the oldest): its START, AGO days before today, and the
+ * SPAN seconds of it that reports spread over (today: what has passed,
+ * a minute's margin before now). */
+void srv_demo_day(const srv_demo_options *opt, int d, time_t *start, int *ago, time_t *span);
+
+/* A user as a day's check-in names them; a tester (whitelisted) opens the
+ * app every day and is never sampled out. */
+typedef struct srv_demo_user {
+	const char *id, *app_version, *os_version, *device;
+	bool tester;
+} srv_demo_user;
+
+/*
+ * The day starting at START (AGO days before today) of APP: who of the N
+ * USERS opens the app (most, drawn with R) checks in, in a request of its
+ * own before the day's reports (the device route today, the backfill
+ * before), and ELIGIBLE receives the indexes of those the app samples
+ * that day and of the testers (*NELIGIBLE of them; room for N). 0, or -1
+ * when out of memory.
+ */
+int srv_demo_open_day(srv_demo_list *l, srv_demo_rng *r, const char *app, time_t start, int ago,
+		      const srv_demo_user *users, size_t n, int *eligible, size_t *neligible);
+
+/* ---- The Android data set (demo_android.c) -------------------------------- */
+
+/* The Android app's versions, each one build with its own mapping. */
+#define SRV_DEMO_ANDROID_BUILDS 2
+
+/*
+ * Build I's methodMapping.txt (malloc, *OUT_LEN bytes; the caller frees)
+ * and the version and build it is uploaded for (static). The ids are
+ * drawn anew per build, as Matrix's gradle plugin assigns them. NULL when
+ * out of memory.
+ */
+char *srv_demo_android_mapping(size_t i, const char **version, const char **build, size_t *out_len);
+
+/*
+ * The Android app's requests for OPT, in sending order (check-ins and
+ * SRV_DEMO_MATRIX envelopes: slow methods, ANRs, lags, slow startups,
+ * thread policy changes, startups and frames), into *OUT as
+ * srv_demo_requests does. -1 when out of memory.
+ */
+int srv_demo_android_requests(const srv_demo_options *opt, srv_demo_request **out, size_t *out_n);
 
 #endif

@@ -311,11 +311,9 @@ static const unsigned hourly[24] = {3, 2, 2, 1, 1, 1, 2, 3, 4, 5, 5, 5,
 
 /* ---- PRNG: splitmix64, seeded; every draw comes from here ------------------- */
 
-typedef struct rng {
-	uint64_t s;
-} rng;
+typedef srv_demo_rng rng;
 
-static uint64_t next_u64(rng *r)
+uint64_t srv_demo_rand(rng *r)
 {
 	uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -323,14 +321,14 @@ static uint64_t next_u64(rng *r)
 	return z ^ (z >> 31);
 }
 
-static uint64_t below(rng *r, uint64_t n)
+uint64_t srv_demo_below(rng *r, uint64_t n)
 {
-	return n ? next_u64(r) % n : 0;
+	return n ? srv_demo_rand(r) % n : 0;
 }
 
-static double unit(rng *r)
+double srv_demo_unit(rng *r)
 {
-	return (double)(next_u64(r) >> 11) / 9007199254740992.0;
+	return (double)(srv_demo_rand(r) >> 11) / 9007199254740992.0;
 }
 
 /* FNV-1a of TEXT, then mixed: stable names → stable UUIDs. */
@@ -340,7 +338,7 @@ static uint64_t text_hash(const char *text, uint64_t salt)
 	for (const char *p = text; *p; p++)
 		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
 	rng r = {h};
-	return next_u64(&r);
+	return srv_demo_rand(&r);
 }
 
 static void uuid_of(const char *name, const char *variant, char out[37])
@@ -619,7 +617,7 @@ static size_t pick_stack(rng *r, int v)
 	double total = 0;
 	for (size_t i = 0; i < NSTACKS; i++)
 		total += stack_weight(i, v);
-	double x = unit(r) * total;
+	double x = srv_demo_unit(r) * total;
 	size_t last = 0;
 	for (size_t i = 0; i < NSTACKS; i++) {
 		if (stack_weight(i, v) == 0)
@@ -645,7 +643,7 @@ static int version_of(const user_row *u, int ago)
 /* 250 ms to 30 s, short ones far more often. */
 static int64_t duration_ms(rng *r)
 {
-	double x = pow(unit(r), 1.8);
+	double x = pow(srv_demo_unit(r), 1.8);
 	return (int64_t)(250.0 * exp(x * log(120.0)) / 10.0) * 10;
 }
 
@@ -671,8 +669,8 @@ static const user_row *pick_user(gen *g, int ago)
 	for (size_t v = 0; v < NVERSIONS; v++)
 		most = fmax(most, version_stalls[v]);
 	for (;;) {
-		const user_row *u = &g->users[g->eligible[below(&g->r, g->neligible)]];
-		if (unit(&g->r) * most < version_stalls[version_of(u, ago)])
+		const user_row *u = &g->users[g->eligible[srv_demo_below(&g->r, g->neligible)]];
+		if (srv_demo_unit(&g->r) * most < version_stalls[version_of(u, ago)])
 			return u;
 	}
 }
@@ -680,9 +678,9 @@ static const user_row *pick_user(gen *g, int ago)
 static layout make_layout(gen *g, const user_row *u)
 {
 	layout l;
-	l.app_load = 0x100000000ull + below(&g->r, 0x4000) * 0x4000;
+	l.app_load = 0x100000000ull + srv_demo_below(&g->r, 0x4000) * 0x4000;
 	l.vendor_load = l.app_load + 0x1000000;
-	l.shared_cache = 0x180000000ull + below(&g->r, 0x2000) * 0x4000;
+	l.shared_cache = 0x180000000ull + srv_demo_below(&g->r, 0x2000) * 0x4000;
 	l.os = &oses[u->os];
 	return l;
 }
@@ -695,12 +693,12 @@ static json_t *native_report(gen *g, time_t at, int ago)
 	const resolved_stack *st = &g->set->stacks[k];
 	layout l = make_layout(g, u);
 	int64_t ms = duration_ms(&g->r);
-	const char *kind = ms >= 8000 && below(&g->r, 3) == 0 ? "hang" : "stall";
+	const char *kind = ms >= 8000 && srv_demo_below(&g->r, 3) == 0 ? "hang" : "stall";
 	char id[64], ts[32];
 	snprintf(id, sizeof id, "demo-%llu-%s-%06zu", (unsigned long long)g->opt->seed, g->day_tag,
 		 g->serial++);
 	/* Devices upload a while after the stall. */
-	utc_text(at - (time_t)below(&g->r, 1800) - 1, ts);
+	utc_text(at - (time_t)srv_demo_below(&g->r, 1800) - 1, ts);
 	json_t *main_thread = json_pack("{s:s,s:b,s:o}", "name", "main", "main", 1, "frames",
 					native_frames(&l, st, 0));
 	json_t *rep = json_pack(
@@ -709,7 +707,7 @@ static json_t *native_report(gen *g, time_t at, int ago)
 		"os_version", l.os->version, "device", devices[u->device], "user_id", u->id,
 		"timestamp", ts, "kind", kind, "duration_ms", (json_int_t)ms, "images",
 		native_images(g->set, &l), "threads", main_thread, event_thread(&l));
-	if (rep && below(&g->r, 1000) < SAMPLED_PER_MILLE) {
+	if (rep && srv_demo_below(&g->r, 1000) < SAMPLED_PER_MILLE) {
 		/* Matrix's ring buffer: the stalled stack, every fifth sample
 		 * its caller's (the main thread moved on briefly), so the
 		 * stalled stack stays the heaviest. */
@@ -788,7 +786,7 @@ static json_t *kscrash_report(gen *g, time_t at, int ago)
 	char id[64], ts[32];
 	snprintf(id, sizeof id, "demo-ks-%llu-%s-%06zu", (unsigned long long)g->opt->seed,
 		 g->day_tag, g->serial++);
-	utc_text(at - (time_t)below(&g->r, 3600) - 1, ts);
+	utc_text(at - (time_t)srv_demo_below(&g->r, 3600) - 1, ts);
 	json_t *bin = json_array();
 	json_array_append_new(bin, json_pack("{s:s,s:I,s:I,s:s,s:i,s:i}", "name",
 					     APP_DIR "/" APP_IMAGE, "image_addr",
@@ -814,7 +812,7 @@ static json_t *kscrash_report(gen *g, time_t at, int ago)
 	}
 	/* Matrix's dump types: 2001 a foreground stall, 2010 stalled and
 	 * killed. */
-	const char *dump = below(&g->r, 4) == 0 ? "2010" : "2001";
+	const char *dump = srv_demo_below(&g->r, 4) == 0 ? "2010" : "2001";
 	return json_pack("{s:{s:s,s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s},s:o,"
 			 "s:{s:{s:s,s:{s:s}},s:[{s:i,s:s,s:s,s:{s:o}}]}}",
 			 "report", "id", id, "timestamp", ts, "type", "standard", "system",
@@ -829,14 +827,8 @@ static json_t *kscrash_report(gen *g, time_t at, int ago)
 
 /* ---- the requests ------------------------------------------------------------- */
 
-typedef struct req_list {
-	srv_demo_request *v;
-	size_t n, cap;
-} req_list;
-
-/* Appends a request with BODY (stolen); -1 when out of memory. */
-static int push(req_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
-		size_t reports)
+int srv_demo_push(srv_demo_list *l, srv_demo_route route, time_t at, const char *user, json_t *body,
+		  size_t reports)
 {
 	if (!body)
 		return -1;
@@ -864,55 +856,73 @@ static int push(req_list *l, srv_demo_route route, time_t at, const char *user, 
 	return 0;
 }
 
-/*
- * The day starting at START (AGO days before today): who opens the app
- * checks in (a request of its own, before the day's reports: the device
- * route today, the backfill before), and G's eligible users become those
- * of them the app samples that day, and the testers. 0, or -1 when out of
- * memory.
- */
-static int open_day(gen *g, req_list *l, time_t start, int ago)
+void srv_demo_day(const srv_demo_options *opt, int d, time_t *start, int *ago, time_t *span)
+{
+	time_t today = opt->now - opt->now % DAY_SECONDS;
+	*ago = opt->days - 1 - d;
+	*start = today - (time_t)*ago * DAY_SECONDS;
+	/* Today so far, a minute's margin before now. */
+	*span = *ago ? DAY_SECONDS : opt->now - 60 - *start;
+	if (*span < 1)
+		*span = 1;
+}
+
+int srv_demo_open_day(srv_demo_list *l, srv_demo_rng *r, const char *app, time_t start, int ago,
+		      const srv_demo_user *users, size_t n, int *eligible, size_t *neligible)
 {
 	char day[ING_DAY_LEN];
 	ing_utc_day(start, day);
 	json_t *calls = json_array();
-	g->neligible = 0;
-	for (int i = 0; i < USERS + SRV_DEMO_WHITELISTED && calls; i++) {
-		const user_row *u = &g->users[i];
-		bool tester = i >= USERS;
-		if (!tester && below(&g->r, 1000) >= ACTIVE_PER_MILLE)
+	*neligible = 0;
+	for (size_t i = 0; i < n && calls; i++) {
+		const srv_demo_user *u = &users[i];
+		if (!u->tester && srv_demo_below(r, 1000) >= ACTIVE_PER_MILLE)
 			continue;
 		/* As the native client: the OS version and device too, so rates
 		 * under those filters have their own denominators (SPEC §10.2). */
-		json_array_append_new(
-			calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id, "app_version",
-					 versions[version_of(u, ago)].version, "os_version",
-					 oses[u->os].version, "device", devices[u->device]));
-		if (tester || ing_sampled(g->opt->app, u->id, day, SRV_DEMO_SAMPLE_RATE))
-			g->eligible[g->neligible++] = i;
+		json_array_append_new(calls, json_pack("{s:s,s:s,s:s,s:s}", "user_id", u->id,
+						       "app_version", u->app_version, "os_version",
+						       u->os_version, "device", u->device));
+		if (u->tester || ing_sampled(app, u->id, day, SRV_DEMO_SAMPLE_RATE))
+			eligible[(*neligible)++] = (int)i;
 	}
 	/* An hour into the day: the backfill takes no time in the future. */
 	time_t at = ago ? start + 3600 : 0;
-	return push(l, SRV_DEMO_CHECK_INS, at, NULL, json_pack("{s:o}", "check_ins", calls), 0);
+	return srv_demo_push(l, SRV_DEMO_CHECK_INS, at, NULL,
+			     json_pack("{s:o}", "check_ins", calls), 0);
+}
+
+/* The day starting at START (AGO days before today) for G's users and
+ * testers, as srv_demo_open_day. */
+static int open_day(gen *g, srv_demo_list *l, time_t start, int ago)
+{
+	srv_demo_user users[USERS + SRV_DEMO_WHITELISTED];
+	for (int i = 0; i < USERS + SRV_DEMO_WHITELISTED; i++) {
+		const user_row *u = &g->users[i];
+		users[i] = (srv_demo_user){u->id, versions[version_of(u, ago)].version,
+					   oses[u->os].version, devices[u->device], i >= USERS};
+	}
+	return srv_demo_open_day(l, &g->r, g->opt->app, start, ago, users,
+				 USERS + SRV_DEMO_WHITELISTED, g->eligible, &g->neligible);
 }
 
 /* The day's MetricKit payloads and KSCrash reports, at random times of
  * the SPAN seconds from START. */
-static int other_formats(gen *g, req_list *l, time_t start, time_t span, int ago)
+static int other_formats(gen *g, srv_demo_list *l, time_t start, time_t span, int ago)
 {
 	int rc = 0;
 	for (int i = 0; i < METRICKIT_PER_DAY && rc == 0; i++) {
 		const user_row *u = pick_user(g, ago);
-		time_t at = start + (time_t)((double)span * unit(&g->r));
-		rc = push(l, SRV_DEMO_METRICKIT, ago ? at : 0, u->id,
-			  metrickit_payload(g, u, at, ago), 1);
+		time_t at = start + (time_t)((double)span * srv_demo_unit(&g->r));
+		rc = srv_demo_push(l, SRV_DEMO_METRICKIT, ago ? at : 0, u->id,
+				   metrickit_payload(g, u, at, ago), 1);
 	}
 	json_t *ks = json_array();
-	time_t at = start + (time_t)((double)span * unit(&g->r));
+	time_t at = start + (time_t)((double)span * srv_demo_unit(&g->r));
 	for (int i = 0; i < KSCRASH_PER_DAY && ks; i++)
 		json_array_append_new(ks, kscrash_report(g, at, ago));
 	if (rc == 0)
-		return push(l, SRV_DEMO_KSCRASH, ago ? at : 0, NULL, ks, KSCRASH_PER_DAY);
+		return srv_demo_push(l, SRV_DEMO_KSCRASH, ago ? at : 0, NULL, ks, KSCRASH_PER_DAY);
 	json_decref(ks);
 	return rc;
 }
@@ -938,10 +948,10 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 			snprintf(u->id, sizeof u->id, "user-%03d", i + 1);
 		else
 			snprintf(u->id, sizeof u->id, "%s", srv_demo_whitelist[i - USERS]);
-		u->os = (int)below(&g.r, NOSES);
-		u->device = (int)below(&g.r, NDEVICES);
+		u->os = (int)srv_demo_below(&g.r, NOSES);
+		u->device = (int)srv_demo_below(&g.r, NDEVICES);
 		/* Testers run the newest build the day it ships. */
-		u->lag = i < USERS ? (int)below(&g.r, 3) : 0;
+		u->lag = i < USERS ? (int)srv_demo_below(&g.r, 3) : 0;
 	}
 	unsigned hour_total = 0;
 	for (int h = 0; h < 24; h++)
@@ -951,17 +961,14 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 	for (int d = 0; d < opt->days; d++)
 		day_total += 1.0 + 0.1 * d;
 
-	req_list l = {0};
+	srv_demo_list l = {0};
 	size_t made = 0;
 	int rc = 0;
 	for (int d = 0; d < opt->days && rc == 0; d++) {
-		int ago = opt->days - 1 - d;
-		time_t start = today - (time_t)ago * DAY_SECONDS;
-		/* Today so far: the day's hours squeezed into what has passed,
-		 * a minute's margin before now. */
-		time_t span = ago ? DAY_SECONDS : opt->now - 60 - start;
-		if (span < 1)
-			span = 1;
+		int ago;
+		time_t start, span;
+		/* Today: the day's hours squeezed into what has passed. */
+		srv_demo_day(opt, d, &start, &ago, &span);
 		rc = open_day(&g, &l, start, ago);
 		if (rc < 0)
 			break;
@@ -973,15 +980,16 @@ int srv_demo_requests(const srv_demo_set *s, const srv_demo_options *opt,
 			size_t n = h == 23 ? day_reports - placed
 					   : (size_t)day_reports * hourly[h] / hour_total;
 			placed += n;
-			time_t at = start + (time_t)((double)span * (h + unit(&g.r)) / 24.0);
+			time_t at =
+				start + (time_t)((double)span * (h + srv_demo_unit(&g.r)) / 24.0);
 			/* Today's reports arrive now, through the devices' route. */
 			time_t via = ago ? at : 0;
 			json_t *batch = json_array();
 			for (size_t i = 0; i < n && batch; i++)
 				json_array_append_new(batch, native_report(&g, at, ago));
 			if (n)
-				rc = push(&l, SRV_DEMO_NATIVE, via, NULL,
-					  json_pack("{s:o}", "reports", batch), n);
+				rc = srv_demo_push(&l, SRV_DEMO_NATIVE, via, NULL,
+						   json_pack("{s:o}", "reports", batch), n);
 			else
 				json_decref(batch);
 		}

@@ -88,13 +88,18 @@ static int write_files(import *im)
 	sym_methods_stats stats;
 	sym_error err = {{0}};
 	memset(&stats, 0, sizeof stats);
-	if (sym_methods_convert(job->body_path, path, &stats, &err) != 0) {
-		int e = errno;
-		if (access(path, F_OK) != 0 && e == ENOSPC)
-			fail(job, cm_err_storage(e), "no room for the method table");
-		else
-			fail(job, ERR_BAD_DEBUG_FILE, "not a Matrix methodMapping.txt: %s",
-			     err.msg);
+	errno = 0;
+	int rc = sym_methods_convert(job->body_path, path, &stats, &err);
+	if (rc == SYM_ERR_IO) {
+		fail(job, cm_err_storage(errno), "cannot write the method table");
+		return -1;
+	}
+	if (rc == SYM_ERR_NOMEM) {
+		fail(job, ERR_DECOMPRESSED_TOO_LARGE, "mapping too large: %s", err.msg);
+		return -1;
+	}
+	if (rc != 0) {
+		fail(job, ERR_BAD_DEBUG_FILE, "not a Matrix methodMapping.txt: %s", err.msg);
 		return -1;
 	}
 	job->lines = stats.lines;
@@ -115,7 +120,7 @@ static int write_files(import *im)
 	f->file_size = (int64_t)st.st_size;
 	snprintf(path, sizeof path, "%s/%s", job->cfg->data_dir, f->debug_path);
 	char msg[256];
-	int rc = srv_datadir_copy(fd, 0, (uint64_t)st.st_size, path, msg, sizeof msg);
+	rc = srv_datadir_copy(fd, 0, (uint64_t)st.st_size, path, msg, sizeof msg);
 	int e = errno;
 	close(fd);
 	if (rc < 0) {

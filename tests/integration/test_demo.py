@@ -6,7 +6,10 @@ computed here: days from the test's own clock, frames from
 llvm-symbolizer on the committed dSYM, versions and users from the
 reports themselves. The backfill tests post their own reports. And
 scripts/run.sh (`make run`) loads it into a database of its own: what the
-terminal shows last."""
+terminal shows last. Beside the iOS app the demo fills an Android app
+(SPEC §13): its groups, startups, frames and mappings are read back
+through the API, and the dashboard (tests/browser/android.mjs) must show
+what the API answers."""
 
 import datetime
 import json
@@ -41,9 +44,13 @@ def utc_time(t):
         .strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def run_demo(server, app, tmp_path, *args):
+def run_demo(server, app, tmp_path, *args, android=None):
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps(app))
+    if android:
+        android_keys = tmp_path / "android.json"
+        android_keys.write_text(json.dumps(android))
+        args = (*args, "--android-keys", str(android_keys))
     return subprocess.run([str(BIN), "demo", "--url", f"http://127.0.0.1:{server.port}",
                            "--keys", str(keys), *args], capture_output=True, text=True,
                           timeout=300)
@@ -69,10 +76,11 @@ def pages(server, app, path, field):
 @pytest.fixture(scope="module")
 def demo(server, db, tmp_path_factory):
     """A fresh app filled by `stallscope demo`, and every stored report of
-    it as the group routes list them."""
+    it as the group routes list them; and the Android app it fills beside."""
     app = create_app(db)
+    android = create_app(db)
     started = time.time()
-    p = run_demo(server, app, tmp_path_factory.mktemp("demo"))
+    p = run_demo(server, app, tmp_path_factory.mktemp("demo"), android=android)
     assert p.returncode == 0, p.stdout + p.stderr
     assert time.time() - started < 120, "the demo should take seconds"
     base = f"/api/v1/apps/{app['app']}/groups"
@@ -87,7 +95,7 @@ def demo(server, db, tmp_path_factory):
                 reports[r["id"]] = r
                 report_group[r["id"]] = g["key"]
     return {"app": app, "groups": groups, "reports": reports, "group_of": report_group,
-            "started": started, "stdout": p.stdout}
+            "started": started, "stdout": p.stdout, "android": android}
 
 
 def test_committed_dsym_is_what_the_script_builds(tmp_path):
@@ -214,6 +222,218 @@ def test_demo_again_the_same_day_adds_nothing(server, demo, tmp_path):
     groups = pages(server, app, f"/api/v1/apps/{app['app']}/groups?level=1&limit=100",
                    "groups")
     assert sum(g["reports"] for g in groups) == len(demo["reports"])
+
+
+# ---- the Android app (SPEC §13) --------------------------------------------
+
+ANDROID_KINDS = ["slow_method", "anr", "lag", "slow_startup", "thread_policy"]
+KIND_LABELS = ["slow method", "ANR", "lag", "slow startup", "thread policy"]
+ANDROID_BUILDS = {"3.1.0": "310", "3.2.0": "320"}
+SCENES = {f"com.example.android.{s}" for s in (
+    "feed.FeedActivity", "ui.MainActivity", "player.PlayerActivity", "search.SearchActivity",
+    "ui.SettingsActivity")}
+# android.os, java., kotlin., androidx., com.android.: the platform's own
+# packages, never a culprit (SPEC §13).
+PLATFORM = ("android.", "java.", "kotlin.", "androidx.", "com.android.")
+
+
+def android_get(server, demo, path, **query):
+    app = demo["android"]
+    qs = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in query.items())
+    return get(server, app, f"/api/v1/apps/{app['app']}{path}" + (f"?{qs}" if qs else ""))
+
+
+def test_demo_android_groups_read_java_names_of_every_kind(server, demo):
+    dims = android_get(server, demo, "/dimensions")
+    assert {d["value"] for d in dims["kinds"]} == set(ANDROID_KINDS), dims["kinds"]
+    assert {d["value"] for d in dims["versions"]} == set(ANDROID_BUILDS)
+    groups = pages(server, demo["android"],
+                   f"/api/v1/apps/{demo['android']['app']}/groups?level=1&limit=100", "groups")
+    assert len(groups) >= 8
+    for g in groups:
+        # Every method id resolved: the mappings came before the reports.
+        assert g["frames"] and all(f.startswith("java!") and "!#" not in f
+                                   for f in g["frames"]), g["frames"]
+        c = g.get("culprit")
+        if c:
+            assert c["function"].startswith("com.example.android."), c
+            assert not c["function"].startswith(PLATFORM)
+    # A stack's frames read as Java: pkg.Class.method(ArgType, …).
+    top = max((g for g in groups if g["frames"][0].startswith("java!com.example.android.")),
+              key=lambda g: g["reports"])
+    sub = android_get(server, demo, f"/groups/{top['key']}")["subgroups"][0]
+    by_version = {}
+    for v in ANDROID_BUILDS:
+        page = android_get(server, demo, f"/groups/{top['key']}/{sub['key']}/reports",
+                           version=v, limit=1)["reports"]
+        if page:
+            by_version[v] = get(server, demo["android"], f"/api/v1/reports/{page[0]['id']}")
+    assert by_version, "the top group has reports"
+    ids = defaultdict(set)
+    for v, rep in by_version.items():
+        assert rep["source"] == "matrix" and rep["build"] == ANDROID_BUILDS[v]
+        assert not rep["pending"]
+        for f in rep["stack"]["frames"]:
+            assert f["image"] == "java" and "address" not in f, f
+            if f.get("method_id") is None:
+                continue
+            assert f["status"] == "symbolicated" and f["ms"] > 0, f
+            fn = f["frames"][0]["function"]
+            assert re.fullmatch(r"[\w.$]+\.[\w$<>`]+\([\w.$\[\], ]*\)", fn), fn
+            ids[fn].add((v, f["method_id"]))
+    # Each build's mapping drew its own ids: the same method, other ids.
+    if len(by_version) == 2:
+        assert any(len({i for _, i in pairs}) == 2 for pairs in ids.values()), ids
+
+
+def test_demo_android_mappings_startups_and_frames(server, demo):
+    mappings = android_get(server, demo, "/method-mappings")["mappings"]
+    assert {(m["app_version"], m["build"]) for m in mappings} == set(ANDROID_BUILDS.items())
+    # A few hundred methods and the dispatch line, the same in both builds.
+    assert len({m["methods"] for m in mappings}) == 1 and mappings[0]["methods"] >= 300
+    missing = android_get(server, demo, "/dsyms/missing")["missing"]
+    assert not [m for m in missing if m.get("kind") == "method_mapping"], missing
+
+    startup = android_get(server, demo, "/startup")
+    assert {v["app_version"] for v in startup["versions"]} == set(ANDROID_BUILDS)
+    for v in startup["versions"]:
+        for kind in ("cold", "warm"):
+            s = v[kind]
+            assert s["count"] > 0 and s["p50_ms"] <= s["p90_ms"] <= s["max_ms"], v
+        # The days add up to the version's starts.
+        for kind in ("cold", "warm"):
+            assert sum((d.get(kind) or {}).get("count", 0) for d in startup["days"]
+                       if d["app_version"] == v["app_version"]) == v[kind]["count"]
+        assert v["cold"]["p50_ms"] > v["warm"]["p50_ms"]
+
+    scenes = android_get(server, demo, "/frames")["scenes"]
+    assert {s["scene"] for s in scenes} == SCENES
+    share = defaultdict(lambda: [0, 0])
+    for s in scenes:
+        total = sum(s["frames"].values())
+        assert total > 0 and 0 < s["mean_fps"] <= 60, s
+        share[s["scene"]][0] += s["frames"]["frozen"]
+        share[s["scene"]][1] += total
+    # The player janks most, as the data set says.
+    worst = max(share, key=lambda k: share[k][0] / share[k][1])
+    assert worst == "com.example.android.player.PlayerActivity", share
+
+
+def test_dashboard_on_the_android_demo(server, demo, tmp_path):
+    """What a newcomer reads of the Android app: Java names, a kind filter
+    of Android's kinds that filters, a flame graph sized by time, a Java
+    stack with method ids and times, startups per version, frames per scene
+    and a missing mapping with its version and build — each as the API
+    answers it; and no frames page for the iOS app."""
+    from test_dashboard import run_browser
+    android = demo["android"]
+    # A build nobody uploaded a mapping for: its report waits, listed.
+    body = {"app_version": "3.3.0", "build": "330", "user_id": "tester-1", "os_version": "14",
+            "device": "Pixel 7", "reports": [{
+                "tag": "Trace_EvilMethod", "detail": "NORMAL", "cost": 900, "time":
+                int(time.time() * 1000), "stack": "0,1048574,1,900\n1,7,1,880\n",
+                "stackKey": "7|"}]}
+    r = server.request("POST", "/api/v1/ingest/matrix", body=json.dumps(body).encode(),
+                       key=android["ingest_key"])
+    assert r.status == 202, r
+
+    def api(path, **query):
+        return android_get(server, demo, path, **query)
+
+    slow = api("/groups", level=1, kind="slow_method", sort="stall_ms", limit=50)["groups"]
+    tree_key = slow[0]["key"]
+    seen = run_browser("android.mjs", {
+        "url": f"http://127.0.0.1:{server.port}", "app": android["app"],
+        "token": android["admin_token"], "ios_app": demo["app"]["app"],
+        "ios_token": demo["app"]["admin_token"], "tree_key": tree_key}, tmp_path)
+    assert not seen["page_errors"] and not seen["console_errors"], seen
+    assert not seen["failed_requests"], seen["failed_requests"]
+    for m in seen["overflow"]:
+        assert m["client_width"] == 1280 and m["scroll_width"] <= 1280, m
+    for m in seen["phone"]:
+        assert m["client_width"] == 390 and m["scroll_width"] <= 390, m
+
+    # Groups by their Java culprits; the kind filter offers Android's kinds.
+    groups = api("/groups", level=1, sort="stall_ms", limit=50)["groups"]
+    assert [g["key"] for g in seen["groups"]] == [g["key"] for g in groups]
+    for shown, g in zip(seen["groups"], groups):
+        name = (g.get("culprit") or {}).get("function") or g["frames"][0]
+        assert name in shown["title"], shown
+        # Only the build without a mapping reads by method ids.
+        waiting = g["frames"][0].startswith("java!#")
+        assert ("com.example.android." in shown["title"]) != waiting, shown
+    assert seen["nav_frames"] is True
+    counts = {d["value"]: d["reports"] for d in api("/dimensions")["kinds"]}
+    assert seen["kind_options"] == [{"value": None, "text": "all"}] + [
+        {"value": k, "text": f"{label} ({counts.get(k, 0):,})"}
+        for k, label in zip(ANDROID_KINDS, KIND_LABELS)]
+    anr = api("/groups", level=1, kind="anr", sort="stall_ms", limit=50)["groups"]
+    assert anr and seen["anr"]["keys"] == [g["key"] for g in anr]
+    assert seen["anr"]["chosen"] == f"ANR ({counts['anr']:,})"
+
+    # The flame graph by reports, then by time: widths as the API's shares.
+    tree = api(f"/groups/{tree_key}/tree")
+    top = tree["root"]["children"]
+    flame = seen["flame"]
+    assert flame["switch"] and all(n["size"] == "ms" for n in flame["by_time"])
+    # Its breakdown by kind reads as the filter does.
+    assert flame["kinds"] == [dict(zip(ANDROID_KINDS, KIND_LABELS))[b["value"]] for b in
+                              api(f"/groups/{tree_key}/breakdown")["by"]["kind"]]
+    total_ms = sum(n["ms"] for n in top)
+    total = max(tree["reports"], sum(n["count"] for n in top))
+    for n in top:
+        if min(n["count"] / total, n["ms"] / total_ms) < 0.001:
+            continue  # not drawn
+        path = json.dumps([n["frame"]], separators=(",", ":"))
+        by_count = next(x for x in flame["by_count"] if x["path"] == path)
+        by_time = next(x for x in flame["by_time"] if x["path"] == path)
+        assert abs(by_count["width"] / by_count["graph_width"] - n["count"] / total) < 0.01
+        assert abs(by_time["width"] / by_time["graph_width"] - n["ms"] / total_ms) < 0.01
+        assert by_time["ms"] == n["ms"]
+
+    # The Java stack: names, method ids and times as the API has them.
+    rep = get(server, android, f"/api/v1/reports/{seen['report']['id']}")
+    shown = seen["report"]["frames"]
+    assert len(shown) == len(rep["stack"]["frames"])
+    for text, f in zip(shown, rep["stack"]["frames"]):
+        for sym in f["frames"]:
+            assert sym["function"] in text, (sym, text)
+        if f.get("method_id") is not None:
+            assert f"#{f['method_id']}" in text, text
+    # Its one image is the build's method mapping, found.
+    assert len(seen["report"]["images"]) == len(rep["images"]) == 1
+    assert rep["images"][0]["uuid"] in seen["report"]["images"][0]
+
+    # Startups per version, frames per scene: the API's figures.
+    startup = {v["app_version"]: v for v in api("/startup")["versions"]}
+    assert {r["version"] for r in seen["startup"]} == set(startup)
+    for row in seen["startup"]:
+        v = startup[row["version"]]
+        for kind in ("cold", "warm"):
+            assert int(row[f"{kind}Count"]) == v[kind]["count"]
+            assert float(row[f"{kind}P50"]) == v[kind]["p50_ms"]
+            assert float(row[f"{kind}P90"]) == v[kind]["p90_ms"]
+    frames = {(s["scene"], s["app_version"]): s for s in api("/frames")["scenes"]}
+    assert {(r["scene"], r["version"]) for r in seen["frames"]} == set(frames)
+    for row in seen["frames"]:
+        s = frames[(row["scene"], row["version"])]
+        for level in ("best", "normal", "middle", "high", "frozen"):
+            assert int(row[level]) == s["frames"][level]
+        assert float(row["frozenShare"]) == s["frozen_share"]
+        assert float(row["meanFps"]) == s["mean_fps"]
+        assert f"{s['frames']['frozen']:,}" in row["text"]
+
+    # The build without a mapping, with its version and build; the two
+    # mappings uploaded.
+    missing = seen["missing"]
+    assert missing["nav"] == "Missing mappings"
+    wanted = [m for m in api("/dsyms/missing")["missing"] if m.get("kind") == "method_mapping"]
+    assert [(m["app_versions"], m["build"]) for m in wanted] == [(["3.3.0"], "330")]
+    row = next(r for r in missing["rows"] if r["kind"] == "method_mapping")
+    assert (row["version"], row["build"]) == ("3.3.0", "330") and "3.3.0 (build 330)" in row["text"]
+    assert {(m["version"], m["build"]) for m in missing["mappings"]} == \
+        set(ANDROID_BUILDS.items())
+    assert seen["ios"] == {"nav_frames": False, "nav_missing": "Missing dSYMs"}
 
 
 # ---- the backfill route -----------------------------------------------------

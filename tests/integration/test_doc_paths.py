@@ -98,3 +98,18 @@ def test_the_journals_are_left_out_as_history():
     # Checked on its own, the journal names what is gone: why it is left out.
     p = check(journal)
     assert p.returncode == 1 and "schema/035" in p.stdout, p.stdout
+
+
+def test_performance_page_holds_the_figures_not_the_history():
+    """docs/PERFORMANCE.md stays a page of current figures (issue 45: under
+    250 lines, every table row with its date and command); the history
+    goes to docs/journal/performance.md."""
+    text = (REPO / "docs/PERFORMANCE.md").read_text()
+    assert len(text.splitlines()) < 250
+    rows = [line for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| what")]
+    assert len(rows) > 20
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert re.search(r"20\d\d-\d\d-\d\d|the same (run|runs)|same run", row), row
+        assert "`" in cells[-1] or cells[-1].startswith("the same"), row

@@ -6,11 +6,13 @@ never written down.
 
 import random
 import re
+import subprocess
 
 import pytest
 
 from conftest import (FIXTURES, Comparison, HarnessError, _run, demangle, llvm_frames,
                       llvm_symbolize, llvm_tool, load_manifest, nm_symbols, parametrize_slices,
+                      require_bin,
                       run_cli, symbolicatable_slices, symbolicate, symbolicate_args,
                       text_addresses, text_range, text_section, text_vmaddr, unwrap, uuid_of)
 
@@ -79,6 +81,48 @@ def test_decimal_equals_hex():
     argv_dec = run_cli(symbolicate_args(sl.path) + ["%d" % a for a in addrs[:50]])
     assert argv_dec.returncode == 0, argv_dec.stderr
     assert argv_dec.stdout.splitlines() == as_hex.stdout.splitlines()[:50]
+
+
+def jansson_string(token):
+    """TOKEN (bytes) quoted and escaped as jansson writes a JSON string."""
+    short = {0x22: b'\\"', 0x5c: b"\\\\", 0x08: b"\\b", 0x0c: b"\\f", 0x0a: b"\\n",
+             0x0d: b"\\r", 0x09: b"\\t"}
+    out = b'"'
+    for c in token:
+        out += short.get(c) or (b"\\u%04X" % c if c < 0x20 else bytes([c]))
+    return out + b'"'
+
+
+def test_stdin_tokens_exactly():
+    """Addresses on stdin are cut at spaces, tabs, CR and LF, several to a
+    line, and a NUL hides the rest of its line (the rules of getline and
+    strtok_r); a token that is no address is echoed, escaped, with an error.
+    The whole output is compared byte for byte, with a token longer than
+    the reader's block among them."""
+    sl = pick("dwarf", "arm64")
+    good = [b"0x%x" % a for a in sample(text_addresses(sl), step=97)]
+    bad = [b'say"hi"', b"back\\slash", b"ctl\x01\x1f\x7f", b"caf\xc3\xa9", b"0x0xg",
+           b"%d" % (1 << 64), b"z" * 200000]
+    rng = random.Random(20261129)
+    tokens = good + bad
+    rng.shuffle(tokens)
+    stdin, kept = b"", []
+    for i in range(0, len(tokens), 3):
+        line = tokens[i:i + 3]
+        kept += line
+        stdin += b"".join(rng.choice([b" ", b"\t", b"\r", b" \t "]) + t for t in line)
+        if i % 2:
+            stdin += b" \0 " + rng.choice(good) + b"\0" + rng.choice(good)
+        stdin += rng.choice([b"\n", b"\r\n", b"\n\n"])
+    r = subprocess.run([require_bin()] + symbolicate_args(sl.path), input=stdin,
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    argv = run_cli(symbolicate_args(sl.path) + [t.decode() for t in good])
+    assert argv.returncode == 0, argv.stderr
+    answer = dict(zip(good, argv.stdout.encode().splitlines(keepends=True)))
+    expected = b"".join(answer[t] if t in answer else b'{"address":' + jansson_string(t)
+                        + b',"frames":[],"error":"not an address"}\n' for t in kept)
+    assert r.stdout == expected
 
 
 def test_output_order_is_input_order():

@@ -215,13 +215,45 @@ typedef struct sections {
 	bytes scopes, lines;
 	vec blocks;
 	uint32_t *offsets; /* per scope: its offset in scopes */
+	uint32_t lead;	   /* 1: a range without frames is added at 0 */
+	uint32_t page_shift, npages;
 } sections;
+
+/* Range I of the file: the answer's, after the lead one if any. */
+static sym_scope_range range_at(const sym_answer *a, const sections *sec, size_t i)
+{
+	if (i < sec->lead)
+		return (sym_scope_range){0, SYM_NONE};
+	return AT(a->ranges, sym_scope_range, i - sec->lead);
+}
+
+/*
+ * Range 0 must start at 0; the pages are the largest holding at most
+ * SYMC_RANGES_PER_PAGE ranges on average over the addresses that have
+ * ranges or lines, and the directory stops at the last such page.
+ */
+static void size_pages(const sym_answer *a, sections *sec)
+{
+	sec->lead = a->ranges.n == 0 || AT(a->ranges, sym_scope_range, 0).start != 0;
+	size_t nr = a->ranges.n + sec->lead;
+	uint64_t last = range_at(a, sec, nr - 1).start;
+	if (sec->blocks.n) {
+		uint32_t b = ((const symc_line_block *)sec->blocks.p)[sec->blocks.n - 1].start;
+		last = b > last ? b : last;
+	}
+	uint32_t shift = SYMC_MAX_PAGE_SHIFT;
+	while (shift > SYMC_MIN_PAGE_SHIFT &&
+	       ((uint64_t)nr << shift) > SYMC_RANGES_PER_PAGE * (last + 1))
+		shift--;
+	sec->page_shift = shift;
+	sec->npages = (uint32_t)(last >> shift) + 1;
+}
 
 /* The header's section offsets and sizes, each section 8-byte aligned;
  * returns the file's size. */
 static size_t layout(const encoder *e, const sym_answer *a, const sections *sec, symc_header *h)
 {
-	size_t nr = a->ranges.n, nfn = e->functions.n, nfiles = e->files.n;
+	size_t nr = a->ranges.n + sec->lead, nfn = e->functions.n, nfiles = e->files.n;
 	size_t off = sizeof(symc_header);
 	h->strings_off = (uint32_t)off;
 	h->strings_len = (uint32_t)e->out.len;
@@ -238,7 +270,7 @@ static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
 	off = align8(off + sec->scopes.n);
 	h->ranges_off = (uint32_t)off;
 	h->nranges = (uint32_t)nr;
-	off = align8(off + nr * 8);
+	off = align8(off + nr * 6);
 	h->lines_off = (uint32_t)off;
 	h->lines_len = (uint32_t)sec->lines.n;
 	h->nlines = (uint32_t)a->lines.n;
@@ -246,6 +278,10 @@ static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
 	h->blocks_off = (uint32_t)off;
 	h->nblocks = (uint32_t)sec->blocks.n;
 	off = align8(off + sec->blocks.n * sizeof(symc_line_block));
+	h->pages_off = (uint32_t)off;
+	h->npages = sec->npages;
+	h->page_shift = sec->page_shift;
+	off = align8(off + ((size_t)sec->npages + 1) * sizeof(symc_page));
 	h->file_size = off;
 	return off;
 }
@@ -263,6 +299,23 @@ static void identify(symc_header *h, const sym_slice_info *si, uint64_t base, bo
 	h->text_size = si->text_vmsize;
 }
 
+/* Page p's entry: the first range and block starting at or after it. */
+static void write_pages(uint8_t *buf, const symc_header *h, const sym_answer *a,
+			const sections *sec)
+{
+	symc_page *pages = (symc_page *)(buf + h->pages_off);
+	const symc_line_block *blocks = sec->blocks.p;
+	uint32_t r = 0, b = 0;
+	for (uint32_t p = 0; p <= h->npages; p++) {
+		uint64_t base = (uint64_t)p << h->page_shift;
+		while (r < h->nranges && range_at(a, sec, r).start < base)
+			r++;
+		while (b < h->nblocks && blocks[b].start < base)
+			b++;
+		pages[p] = (symc_page){r, b};
+	}
+}
+
 /* The header and every section into BUF, where the header places them. */
 static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 			   const sym_answer *a, const sections *sec)
@@ -276,17 +329,19 @@ static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 		       h->nfunctions * sizeof(symc_function));
 	if (sec->scopes.n)
 		memcpy(buf + h->scopes_off, sec->scopes.p, sec->scopes.n);
-	size_t nr = h->nranges;
-	uint32_t *starts = (uint32_t *)(buf + h->ranges_off), *values = starts + nr;
-	for (size_t i = 0; i < nr; i++) {
-		const sym_scope_range *r = &AT(a->ranges, sym_scope_range, i);
-		starts[i] = r->start;
-		values[i] = r->scope == SYM_NONE ? SYMC_NONE : sec->offsets[r->scope];
+	uint32_t *values = (uint32_t *)(buf + h->ranges_off);
+	uint16_t *starts = (uint16_t *)(values + h->nranges);
+	uint32_t mask = (1u << h->page_shift) - 1;
+	for (size_t i = 0; i < h->nranges; i++) {
+		sym_scope_range r = range_at(a, sec, i);
+		starts[i] = (uint16_t)(r.start & mask);
+		values[i] = r.scope == SYM_NONE ? SYMC_NONE : sec->offsets[r.scope];
 	}
 	if (sec->lines.n)
 		memcpy(buf + h->lines_off, sec->lines.p, sec->lines.n);
 	if (sec->blocks.n)
 		memcpy(buf + h->blocks_off, sec->blocks.p, sec->blocks.n * sizeof(symc_line_block));
+	write_pages(buf, h, a, sec);
 }
 
 static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_stats *stats)
@@ -295,7 +350,7 @@ static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_sta
 	for (size_t i = 0; i < a->scopes.n; i++)
 		inl += AT(a->scopes, sym_scope, i).parent != SYM_NONE;
 	stats->functions = h->nfunctions;
-	stats->ranges = (uint32_t)(h->nranges + a->lines.n);
+	stats->ranges = (uint32_t)(a->ranges.n + a->lines.n);
 	stats->files = h->nfiles;
 	stats->inline_records = inl;
 	stats->bytes = h->file_size;
@@ -311,6 +366,8 @@ static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si, u
 		rc = encode_scopes(e, a, &sec.scopes, sec.offsets);
 	if (rc == SYM_OK)
 		rc = encode_lines(e, a, &sec.lines, &sec.blocks);
+	if (rc == SYM_OK)
+		size_pages(a, &sec);
 	symc_header h;
 	memset(&h, 0, sizeof h);
 	size_t size = layout(e, a, &sec, &h);

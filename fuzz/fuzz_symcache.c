@@ -48,15 +48,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-/* Changes one byte of the page directory or of the range starts, where the
+/* Changes one byte of the page directory or of the ranges, where the
  * header places them, when they lie in the data. */
 static void mutate_index(uint8_t *data, size_t size, unsigned int seed)
 {
 	symc_header h;
 	memcpy(&h, data, sizeof h);
-	uint64_t off = seed / 4 % 2 ? h.pages_off : h.ranges_off + 4 * (uint64_t)h.nranges;
+	uint64_t off = seed / 4 % 2 ? h.pages_off : h.ranges_off;
 	uint64_t len = seed / 4 % 2 ? ((uint64_t)h.npages + 1) * sizeof(symc_page)
-				    : 2 * (uint64_t)h.nranges;
+				    : 6 * (uint64_t)h.nranges;
 	if (off < size && len > 0) {
 		uint64_t at = off + (seed / 8) % len;
 		if (at < size)

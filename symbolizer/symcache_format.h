@@ -16,7 +16,8 @@
  *      the first scope range and the first line block that start in it, so
  *      a lookup searches one page's few entries instead of the whole
  *      tables (two or three cache misses instead of ~17 per search). Range
- *      starts are u16 offsets within their page. Version 2
+ *      starts are u16 offsets within their page, stored page by page next
+ *      to their scopes. Version 2
  *      files are rebuilt from their kept debug files like version 1's.
  *
  * All integers are little-endian; the format is read in place, on
@@ -56,7 +57,7 @@ typedef struct symc_header {
 	uint32_t functions_off, nfunctions; /* symc_function */
 	uint32_t scopes_off, scopes_len;    /* ULEB128 scope records */
 	uint32_t nscopes;
-	uint32_t ranges_off, nranges;	    /* u32 scopes[n], u16 starts[n] */
+	uint32_t ranges_off, nranges;	    /* per page: u16 starts, u32 scopes */
 	uint32_t lines_off, lines_len;      /* ULEB128 line entries */
 	uint32_t blocks_off, nblocks;       /* symc_line_block */
 	uint32_t nlines;
@@ -94,7 +95,10 @@ typedef struct symc_function {
  * at 0) to the next one's (or the end of the address space) and belongs to
  * scope scopes[i]; SYMC_NONE = no frames. A start is stored as its offset
  * within its page, the page being the one whose directory entry covers i:
- * pages[p].range <= i < pages[p + 1].range.
+ * pages[p].range <= i < pages[p + 1].range. The table is a chunk per page,
+ * the n ranges of page p at byte 6 * pages[p].range: u16 starts[n], then
+ * u32 scopes[n] (2-byte aligned); so the last scope of the chunks before
+ * page p is the 4 bytes before its chunk.
  *
  * Line entries, in blocks of SYMC_LINES_PER_BLOCK; each block restarts
  * from line 0 and "no file":

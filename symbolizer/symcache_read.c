@@ -27,8 +27,7 @@ struct sym_cache {
 	const uint32_t *files;
 	const symc_function *functions;
 	const uint8_t *scopes;
-	const uint32_t *range_scopes;
-	const uint16_t *range_starts;
+	const uint8_t *ranges; /* per page: u16 starts[n], u32 scopes[n] */
 	const uint8_t *lines;
 	const symc_line_block *blocks;
 	const symc_page *pages;
@@ -113,6 +112,13 @@ static bool section_ok(uint64_t off, uint64_t count, uint64_t elem, uint64_t siz
 	return off % 4 == 0 && off <= size && count <= (size - off) / elem;
 }
 
+static uint32_t load32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
 typedef struct scope_rec {
 	uint32_t function, entry_plus1, parent_delta, file_plus1, line, column;
 } scope_rec;
@@ -151,10 +157,18 @@ static int validate_scopes(struct sym_cache *c, sym_error *err)
 	if (rc == SYM_OK && count != h->nscopes)
 		rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: %u scope records, header says %u", count,
 			  h->nscopes);
-	for (uint32_t i = 0; rc == SYM_OK && i < h->nranges; i++) {
-		uint32_t v = c->range_scopes[i];
-		if (v != SYMC_NONE && (v >= h->scopes_len || !(starts[v / 8] >> (v % 8) & 1)))
-			rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: range %u names no scope", i);
+	/* Each range's scope, page chunk by page chunk (the directory is
+	 * already validated). */
+	for (uint32_t pg = 0; rc == SYM_OK && pg < h->npages; pg++) {
+		uint32_t first = c->pages[pg].range, n = c->pages[pg + 1].range - first;
+		const uint8_t *scopes = c->ranges + 6 * (size_t)first + 2 * n;
+		for (uint32_t j = 0; rc == SYM_OK && j < n; j++) {
+			uint32_t v = load32(scopes + 4 * j);
+			if (v != SYMC_NONE &&
+			    (v >= h->scopes_len || !(starts[v / 8] >> (v % 8) & 1)))
+				rc = sym_fail(err, SYM_ERR_FORMAT,
+					      "symcache: range %u names no scope", first + j);
+		}
 	}
 	free(starts);
 	return rc;
@@ -198,11 +212,11 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 	return SYM_OK;
 }
 
-/* Page-relative starts FROM..TO of one page: inside it and increasing. */
-static bool starts_ok(const uint16_t *starts, uint32_t from, uint32_t to, uint32_t page_size)
+/* The N page-relative starts of one page: inside it and increasing. */
+static bool starts_ok(const uint16_t *starts, uint32_t n, uint32_t page_size)
 {
-	for (uint32_t i = from; i < to; i++)
-		if (starts[i] >= page_size || (i > from && starts[i] <= starts[i - 1]))
+	for (uint32_t i = 0; i < n; i++)
+		if (starts[i] >= page_size || (i > 0 && starts[i] <= starts[i - 1]))
 			return false;
 	return true;
 }
@@ -229,7 +243,7 @@ static int validate_pages(struct sym_cache *c, sym_error *err)
 	const symc_page *pg = c->pages;
 	if (h->npages == 0 || h->nranges == 0 || pg[0].range != 0 || pg[0].block != 0 ||
 	    pg[h->npages].range != h->nranges || pg[h->npages].block != h->nblocks ||
-	    pg[1].range == 0 || c->range_starts[0] != 0)
+	    pg[1].range == 0 || *(const uint16_t *)c->ranges != 0)
 		return sym_fail(err, SYM_ERR_FORMAT,
 				"symcache: page directory does not span the tables");
 	uint32_t page_size = 1u << h->page_shift;
@@ -237,7 +251,9 @@ static int validate_pages(struct sym_cache *c, sym_error *err)
 		uint32_t r0 = pg[p].range, r1 = pg[p + 1].range;
 		uint32_t b0 = pg[p].block, b1 = pg[p + 1].block;
 		if (r1 < r0 || r1 > h->nranges || b1 < b0 || b1 > h->nblocks ||
-		    !starts_ok(c->range_starts, r0, r1, page_size) || !blocks_ok(c, p, b0, b1))
+		    !starts_ok((const uint16_t *)(c->ranges + 6 * (size_t)r0), r1 - r0,
+			       page_size) ||
+		    !blocks_ok(c, p, b0, b1))
 			return sym_fail(err, SYM_ERR_FORMAT,
 					"symcache: page %u of the directory is invalid", p);
 	}
@@ -285,8 +301,7 @@ static int validate(struct sym_cache *c, sym_error *err)
 	c->files = (const uint32_t *)(c->data + h->files_off);
 	c->functions = (const symc_function *)(c->data + h->functions_off);
 	c->scopes = c->data + h->scopes_off;
-	c->range_scopes = (const uint32_t *)(c->data + h->ranges_off);
-	c->range_starts = (const uint16_t *)(c->range_scopes + h->nranges);
+	c->ranges = c->data + h->ranges_off;
 	c->lines = c->data + h->lines_off;
 	c->blocks = (const symc_line_block *)(c->data + h->blocks_off);
 	c->pages = (const symc_page *)(c->data + h->pages_off);
@@ -431,17 +446,19 @@ static void line_in_block(const sym_cache *c, uint32_t off, uint32_t k, uint32_t
 	}
 }
 
-/* The scope of the range covering OFF, which lies in page P. */
+/* The scope of the range covering OFF, which lies in page P: the page's
+ * starts are searched, and the scope sits in the same chunk, or is the
+ * last of the chunks before it (the 4 bytes before this one: range 0
+ * starts at 0, so page 0 always finds its range). */
 static uint32_t scope_at(const sym_cache *c, uint32_t off, uint32_t p)
 {
 	const symc_header *h = c->h;
 	if (p >= h->npages)
-		return c->range_scopes[h->nranges - 1];
-	uint32_t lo = c->pages[p].range, n = c->pages[p + 1].range - lo;
-	uint32_t in_page = off & ((1u << h->page_shift) - 1);
-	/* None of the page's ranges starts by OFF: the last of an earlier page
-	 * covers it (range 0 starts at 0, so LO + count > 0). */
-	return c->range_scopes[lo + count_le16(c->range_starts + lo, n, in_page) - 1];
+		return load32(c->ranges + 6 * (size_t)h->nranges - 4);
+	uint32_t first = c->pages[p].range, n = c->pages[p + 1].range - first;
+	const uint8_t *chunk = c->ranges + 6 * (size_t)first;
+	uint32_t j = count_le16((const uint16_t *)chunk, n, off & ((1u << h->page_shift) - 1));
+	return load32(j ? chunk + 2 * n + 4 * (j - 1) : chunk - 4);
 }
 
 /* Fills OUT[0..max) from SCOPE outwards; each frame past the first shows

@@ -316,6 +316,27 @@ static void write_pages(uint8_t *buf, const symc_header *h, const sym_answer *a,
 	}
 }
 
+/* The ranges, page by page (the directory written): each page's u16
+ * starts, then its u32 scopes, so a lookup finds a scope in the cache line
+ * it searched. */
+static void write_ranges(uint8_t *buf, const symc_header *h, const sym_answer *a,
+			 const sections *sec)
+{
+	const symc_page *pages = (const symc_page *)(buf + h->pages_off);
+	uint32_t mask = (1u << h->page_shift) - 1;
+	for (uint32_t p = 0; p < h->npages; p++) {
+		uint32_t first = pages[p].range, n = pages[p + 1].range - first;
+		uint8_t *chunk = buf + h->ranges_off + 6 * (size_t)first;
+		for (uint32_t j = 0; j < n; j++) {
+			sym_scope_range r = range_at(a, sec, first + j);
+			uint16_t start = (uint16_t)(r.start & mask);
+			uint32_t scope = r.scope == SYM_NONE ? SYMC_NONE : sec->offsets[r.scope];
+			memcpy(chunk + 2 * j, &start, 2);
+			memcpy(chunk + 2 * n + 4 * j, &scope, 4);
+		}
+	}
+}
+
 /* The header and every section into BUF, where the header places them. */
 static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 			   const sym_answer *a, const sections *sec)
@@ -329,19 +350,12 @@ static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 		       h->nfunctions * sizeof(symc_function));
 	if (sec->scopes.n)
 		memcpy(buf + h->scopes_off, sec->scopes.p, sec->scopes.n);
-	uint32_t *values = (uint32_t *)(buf + h->ranges_off);
-	uint16_t *starts = (uint16_t *)(values + h->nranges);
-	uint32_t mask = (1u << h->page_shift) - 1;
-	for (size_t i = 0; i < h->nranges; i++) {
-		sym_scope_range r = range_at(a, sec, i);
-		starts[i] = (uint16_t)(r.start & mask);
-		values[i] = r.scope == SYM_NONE ? SYMC_NONE : sec->offsets[r.scope];
-	}
+	write_pages(buf, h, a, sec);
+	write_ranges(buf, h, a, sec);
 	if (sec->lines.n)
 		memcpy(buf + h->lines_off, sec->lines.p, sec->lines.n);
 	if (sec->blocks.n)
 		memcpy(buf + h->blocks_off, sec->blocks.p, sec->blocks.n * sizeof(symc_line_block));
-	write_pages(buf, h, a, sec);
 }
 
 static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_stats *stats)

@@ -641,17 +641,21 @@ static void block_past_table(symc_header *h, symc_page *pg)
 	pg[1].block = h->nblocks + 1;
 }
 
+/* Page 0's range starts: the first chunk of the ranges. */
+static uint16_t *page0_starts(symc_header *h)
+{
+	return (uint16_t *)((uint8_t *)h + h->ranges_off);
+}
+
 static void first_range_not_at_zero(symc_header *h, symc_page *pg)
 {
 	(void)pg;
-	uint16_t *starts = (uint16_t *)((uint8_t *)h + h->ranges_off + 4 * (size_t)h->nranges);
-	starts[0] = 1;
+	page0_starts(h)[0] = 1;
 }
 
 static void range_start_outside_page(symc_header *h, symc_page *pg)
 {
-	uint16_t *starts = (uint16_t *)((uint8_t *)h + h->ranges_off + 4 * (size_t)h->nranges);
-	starts[pg[1].range - 1] = (uint16_t)(1u << h->page_shift);
+	page0_starts(h)[pg[1].range - 1] = (uint16_t)(1u << h->page_shift);
 }
 
 static void reserved_set(symc_header *h, symc_page *pg)

@@ -17,7 +17,8 @@
  *      a lookup searches one page's few entries instead of the whole
  *      tables (two or three cache misses instead of ~17 per search). Range
  *      starts are u16 offsets within their page, stored page by page next
- *      to their scopes. Version 2
+ *      to their scopes; line entries open with an op byte holding the
+ *      address step and a small line delta. Version 2
  *      files are rebuilt from their kept debug files like version 1's.
  *
  * All integers are little-endian; the format is read in place, on
@@ -63,7 +64,7 @@ typedef struct symc_header {
 	uint32_t nlines;
 	uint32_t pages_off, npages; /* symc_page[npages + 1] */
 	uint32_t page_shift;	    /* SYMC_MIN_PAGE_SHIFT.. 16 */
-	uint32_t reserved;	    /* 0 */
+	uint32_t line_shift;	    /* 0 or 2: line op address unit */
 } symc_header;
 
 _Static_assert(sizeof(symc_header) == 144, "header layout");
@@ -73,6 +74,11 @@ _Static_assert(sizeof(symc_header) == 144, "header layout");
 /* The writer picks the largest page holding at most this many ranges on
  * average: their u16 starts then fill about one cache line. */
 #define SYMC_RANGES_PER_PAGE 32u
+/* Line op bytes (below): 5 line classes times 51 address steps, after 0. */
+#define SYMC_LINE_CLASSES   5u
+#define SYMC_LINE_ESCAPE    4u
+#define SYMC_LINE_MAX_STEPS 51u
+#define SYMC_MAX_LINE_SHIFT 2u
 
 /* A function as shown: display name and linkage symbol (string offsets). */
 typedef struct symc_function {
@@ -101,12 +107,18 @@ typedef struct symc_function {
  * page p is the 4 bytes before its chunk.
  *
  * Line entries, in blocks of SYMC_LINES_PER_BLOCK; each block restarts
- * from line 0 and "no file":
- *   address delta    from the previous entry (absent for a block's first,
- *                    which starts at the block's start)
+ * from line 0 and "no file". A block's first entry starts at the block's
+ * start and is
  *   zigzag(line delta) << 1 | file_changed
  *   file + 1         only when file_changed; 0 = no line information
  *   column
+ * Each later entry starts with an op byte: 0, then the address delta from
+ * the previous entry (ULEB128), then the fields above; or 1 + (steps - 1) *
+ * SYMC_LINE_CLASSES + class, the address delta being steps << line_shift
+ * (steps 1..SYMC_LINE_MAX_STEPS) and the class the line delta + 1 (0..3,
+ * same file) or SYMC_LINE_ESCAPE (the fields above follow); the column
+ * closes every entry. Most entries are then two bytes: the op and the
+ * column.
  */
 typedef struct symc_line_block {
 	uint32_t start;  /* offset from base of the block's first entry */

@@ -174,6 +174,36 @@ static int validate_scopes(struct sym_cache *c, sym_error *err)
 	return rc;
 }
 
+/* A line entry's head and file (symcache_format.h), applied to LINE. */
+static bool check_fields(const symc_header *h, const uint8_t **p, const uint8_t *end,
+			 uint32_t *line)
+{
+	uint64_t head;
+	uint32_t file;
+	return get_uleb64(p, end, &head) && apply_line_delta(head, line) &&
+	       (!(head & 1) || (get_uleb32(p, end, &file) && file <= h->nfiles));
+}
+
+/* A later entry's op byte and what it implies, up to the column: DELTA
+ * receives the address delta (never 0), LINE the new line. */
+static bool check_op(const symc_header *h, const uint8_t **p, const uint8_t *end, uint32_t *delta,
+		     uint32_t *line)
+{
+	if (*p >= end)
+		return false;
+	uint32_t op = *(*p)++;
+	if (op == 0)
+		return get_uleb32(p, end, delta) && *delta != 0 && check_fields(h, p, end, line);
+	uint32_t cls = (op - 1) % SYMC_LINE_CLASSES;
+	*delta = ((op - 1) / SYMC_LINE_CLASSES + 1) << h->line_shift;
+	if (cls == SYMC_LINE_ESCAPE)
+		return check_fields(h, p, end, line);
+	if ((cls == 0 && *line == 0) || (cls > 1 && *line > UINT32_MAX - (cls - 1)))
+		return false;
+	*line = *line + cls - 1;
+	return true;
+}
+
 static int validate_lines(struct sym_cache *c, sym_error *err)
 {
 	const symc_header *h = c->h;
@@ -193,14 +223,13 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 			n = SYMC_LINES_PER_BLOCK;
 		uint32_t line = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t delta = 0, file, column;
-			uint64_t head;
-			if ((i && (!get_uleb32(&p, end, &delta) || delta == 0)) ||
-			    !get_uleb64(&p, end, &head) || !apply_line_delta(head, &line) ||
-			    ((head & 1) && (!get_uleb32(&p, end, &file) || file > h->nfiles)) ||
+			uint32_t delta = 0, column;
+			if ((i && !check_op(h, &p, end, &delta, &line)) ||
+			    (!i && !check_fields(h, &p, end, &line)) ||
 			    !get_uleb32(&p, end, &column))
-				return sym_fail(err, SYM_ERR_FORMAT, "symcache: line entry %u of block %u is invalid",
-					    i, k);
+				return sym_fail(err, SYM_ERR_FORMAT,
+						"symcache: line entry %u of block %u is invalid", i,
+						k);
 			at += delta;
 			if (at > UINT32_MAX)
 				return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u overflows", k);
@@ -264,7 +293,8 @@ static int validate_pages(struct sym_cache *c, sym_error *err)
 static bool pages_fit(const symc_header *h, size_t size)
 {
 	return h->page_shift >= SYMC_MIN_PAGE_SHIFT && h->page_shift <= SYMC_MAX_PAGE_SHIFT &&
-	       h->reserved == 0 && h->npages <= (UINT32_MAX >> h->page_shift) + 1 &&
+	       h->line_shift <= SYMC_MAX_LINE_SHIFT &&
+	       h->npages <= (UINT32_MAX >> h->page_shift) + 1 &&
 	       section_ok(h->pages_off, (uint64_t)h->npages + 1, sizeof(symc_page), size);
 }
 
@@ -427,19 +457,30 @@ static void line_in_block(const sym_cache *c, uint32_t off, uint32_t k, uint32_t
 		n = SYMC_LINES_PER_BLOCK;
 	uint32_t at = c->blocks[k].start, cur_file = 0, cur_line = 0;
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cls = SYMC_LINE_ESCAPE;
 		if (i) {
 			const uint8_t *save = p;
-			uint32_t delta = uleb32(&p);
+			uint32_t op = *p++, delta;
+			if (op) {
+				cls = (op - 1) % SYMC_LINE_CLASSES;
+				delta = ((op - 1) / SYMC_LINE_CLASSES + 1) << h->line_shift;
+			} else {
+				delta = uleb32(&p);
+			}
 			if (at + delta > off) {
 				p = save;
 				break;
 			}
 			at += delta;
 		}
-		uint64_t head = uleb64(&p);
-		apply_line_delta(head, &cur_line);
-		if (head & 1)
-			cur_file = uleb32(&p);
+		if (cls == SYMC_LINE_ESCAPE) {
+			uint64_t head = uleb64(&p);
+			apply_line_delta(head, &cur_line);
+			if (head & 1)
+				cur_file = uleb32(&p);
+		} else {
+			cur_line += cls - 1;
+		}
 		*file = cur_file;
 		*line = cur_line;
 		*column = uleb32(&p);

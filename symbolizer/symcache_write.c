@@ -174,7 +174,41 @@ static int encode_scopes(encoder *e, const sym_answer *a, bytes *out, uint32_t *
 	return out->failed ? sym_fail(e->err, SYM_ERR_NOMEM, "out of memory") : SYM_OK;
 }
 
-static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks)
+/* The address unit of line ops: 4 when every line starts on a multiple of
+ * 4 (arm64 code), so one op byte covers deltas up to 204 bytes. */
+static uint32_t line_shift_of(const sym_answer *a)
+{
+	for (size_t i = 0; i < a->lines.n; i++)
+		if (AT(a->lines, sym_line_range, i).start % 4)
+			return 0;
+	return SYMC_MAX_LINE_SHIFT;
+}
+
+/* A later entry's op byte and, when the op does not say it all, the
+ * address delta and the head (symcache_format.h). */
+static void put_op(bytes *out, uint32_t delta, int64_t line_delta, uint32_t file, bool file_changed,
+		   uint32_t shift)
+{
+	uint32_t steps = delta >> shift;
+	bool stepped = steps >= 1 && steps <= SYMC_LINE_MAX_STEPS && steps << shift == delta;
+	uint32_t cls = !file_changed && line_delta >= -1 && line_delta <= 2
+			       ? (uint32_t)(line_delta + 1)
+			       : SYMC_LINE_ESCAPE;
+	if (stepped) {
+		put_byte(out, (uint8_t)(1 + (steps - 1) * SYMC_LINE_CLASSES + cls));
+	} else {
+		put_byte(out, 0);
+		put_uleb(out, delta);
+		cls = SYMC_LINE_ESCAPE;
+	}
+	if (cls == SYMC_LINE_ESCAPE) {
+		put_uleb(out, zigzag(line_delta) << 1 | file_changed);
+		if (file_changed)
+			put_uleb(out, file);
+	}
+}
+
+static int encode_lines(encoder *e, const sym_answer *a, uint32_t shift, bytes *out, vec *blocks)
 {
 	uint32_t prev_start = 0, prev_line = 0, prev_file = 0;
 	for (size_t i = 0; i < a->lines.n; i++) {
@@ -183,20 +217,21 @@ static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks
 		if (file == SYMC_NONE)
 			return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 		uint32_t line = file ? l->line : 0, column = file ? l->column : 0;
+		bool file_changed = file != prev_file;
+		int64_t line_delta = (int64_t)line - (int64_t)prev_line;
 		if (i % SYMC_LINES_PER_BLOCK == 0) {
 			symc_line_block *blk = vec_push(blocks);
 			if (!blk || out->n > UINT32_MAX)
 				return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 			*blk = (symc_line_block){l->start, (uint32_t)out->n};
-			prev_line = 0;
-			prev_file = 0;
+			file_changed = file != 0;
+			line_delta = line;
+			put_uleb(out, zigzag(line_delta) << 1 | file_changed);
+			if (file_changed)
+				put_uleb(out, file);
 		} else {
-			put_uleb(out, l->start - prev_start);
+			put_op(out, l->start - prev_start, line_delta, file, file_changed, shift);
 		}
-		bool file_changed = file != prev_file;
-		put_uleb(out, zigzag((int64_t)line - (int64_t)prev_line) << 1 | file_changed);
-		if (file_changed)
-			put_uleb(out, file);
 		put_uleb(out, column);
 		prev_start = l->start;
 		prev_line = line;
@@ -217,6 +252,7 @@ typedef struct sections {
 	uint32_t *offsets; /* per scope: its offset in scopes */
 	uint32_t lead;	   /* 1: a range without frames is added at 0 */
 	uint32_t page_shift, npages;
+	uint32_t line_shift;
 } sections;
 
 /* Range I of the file: the answer's, after the lead one if any. */
@@ -281,6 +317,7 @@ static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
 	h->pages_off = (uint32_t)off;
 	h->npages = sec->npages;
 	h->page_shift = sec->page_shift;
+	h->line_shift = sec->line_shift;
 	off = align8(off + ((size_t)sec->npages + 1) * sizeof(symc_page));
 	h->file_size = off;
 	return off;
@@ -378,8 +415,9 @@ static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si, u
 	int rc = sec.offsets ? SYM_OK : sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 	if (rc == SYM_OK)
 		rc = encode_scopes(e, a, &sec.scopes, sec.offsets);
+	sec.line_shift = line_shift_of(a);
 	if (rc == SYM_OK)
-		rc = encode_lines(e, a, &sec.lines, &sec.blocks);
+		rc = encode_lines(e, a, sec.line_shift, &sec.lines, &sec.blocks);
 	if (rc == SYM_OK)
 		size_pages(a, &sec);
 	symc_header h;

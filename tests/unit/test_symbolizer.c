@@ -658,10 +658,10 @@ static void range_start_outside_page(symc_header *h, symc_page *pg)
 	page0_starts(h)[pg[1].range - 1] = (uint16_t)(1u << h->page_shift);
 }
 
-static void reserved_set(symc_header *h, symc_page *pg)
+static void line_shift_too_large(symc_header *h, symc_page *pg)
 {
 	(void)pg;
-	h->reserved = 1;
+	h->line_shift = SYMC_MAX_LINE_SHIFT + 1;
 }
 
 /* Lookups trust the page directory instead of searching the tables, so a
@@ -684,7 +684,7 @@ static void test_symcache_refuses_bad_directory(void **state)
 			     range_past_table,	       ranges_backwards,
 			     last_page_short,	       block_in_wrong_page,
 			     block_past_table,	       first_range_not_at_zero,
-			     range_start_outside_page, reserved_set};
+			     range_start_outside_page, line_shift_too_large};
 	for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
 		assert_refused(good, len, edits[i]);
 	free(good);

@@ -23,14 +23,14 @@ static double seconds(clockid_t clock)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
+/* splitmix64: uniform enough for addresses, and the same every run. */
 static uint64_t next_random(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	static uint64_t state = 20261129;
+	uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 int main(int argc, char **argv)

@@ -14,7 +14,10 @@
 #   (f) the symcache build of the same 40,000 functions named in Swift
 #       (bench/swift_names.py, given as __asm__ labels, so every name is
 #       demangled at build) against the C-named one: the cost of Swift
-#       names (target: at most 1.15x).
+#       names (target: at most 1.15x);
+#   (g) random lookups a second in process on one core
+#       (bench/symcache_lookup.c; bench/symcache_lookup.sh adds a
+#       400,000-function dSYM).
 # Not part of `make test`: timings belong here, never in tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,65 +32,13 @@ export PATH="$LLVM_BIN:$PATH"
 [ -x "$BIN" ] || make -s all
 command -v /usr/bin/time >/dev/null || { echo "bench needs /usr/bin/time (apt-get install time)"; exit 1; }
 
-gen_hash=$( (sed -n '/^# ---- generator/,$p' "$0"; echo "$FUNCS") | sha256sum | cut -c1-16)
-dir=build/bench/big-$gen_hash
-dwarf=$dir/libBig.dylib.dSYM/Contents/Resources/DWARF/libBig.dylib
-
-# ---- generator: C functions, each with a static inline helper inlined twice.
-generate() {
-	python3 - "$FUNCS" >"$1" <<'EOF'
-import sys
-n = int(sys.argv[1])
-out = ["extern volatile int sink;\n"]
-for i in range(n):
-    out.append(f"static inline int helper_{i}(int x) {{ int y = x * {i % 97 + 3}; "
-               f"if (y & 1) y += {i % 13}; return y ^ (x >> 2); }}\n")
-    out.append(f"int func_{i}(int a, int b) {{ int s = 0; for (int k = 0; k < a; k++) "
-               f"s += helper_{i}(k + b); if (s > {i}) sink = s; return s + helper_{i}(a); }}\n")
-sys.stdout.write("".join(out))
-EOF
-}
-
-# The same functions with Swift linkage names: helper_i and func_i take
-# names 2i and 2i+1 of the generator's list.
-generate_swift() {
-	python3 bench/swift_names.py $((2 * FUNCS)) >"$1.names"
-	generate "$1.c"
-	python3 - "$1.c" "$1.names" >"$1" <<'EOF'
-import sys
-names = open(sys.argv[2]).read().split()
-src = open(sys.argv[1]).read()
-decls = []
-for i in range(len(names) // 2):
-    decls.append(f'static inline int helper_{i}(int x) __asm__("{names[2 * i]}");\n')
-    decls.append(f'int func_{i}(int a, int b) __asm__("{names[2 * i + 1]}");\n')
-sys.stdout.write(src.replace("extern volatile int sink;\n",
-                             "extern volatile int sink;\n" + "".join(decls), 1))
-EOF
-}
-
-# build_dsym DIR GENERATOR: the dylib and dSYM of GENERATOR's source in DIR.
-build_dsym() {
-	local out=$1 gen=$2
-	echo "building the $FUNCS-function dSYM once (cached in $out; takes minutes)…"
-	mkdir -p build/bench
-	tmp=$(mktemp -d build/bench/tmp.XXXXXX)
-	"$gen" "$tmp/big.c"
-	clang -target arm64-apple-ios14.0 -g -O2 -ffreestanding -c "$tmp/big.c" -o "$tmp/big.o"
-	ld64.lld -arch arm64 -platform_version ios 14.0 14.0 -dylib -undefined dynamic_lookup \
-		-install_name @rpath/libBig.dylib -o "$tmp/libBig.dylib" "$tmp/big.o"
-	dsymutil "$tmp/libBig.dylib" -o "$tmp/libBig.dylib.dSYM"
-	rm -f "$tmp"/big.*
-	rm -rf "$out"
-	mv "$tmp" "$out"
-}
-
-[ -f "$dwarf" ] || build_dsym "$dir" generate
-swift_hash=$( (sed -n '/^# ---- generator/,$p' "$0"; cat bench/swift_names.py; echo "$FUNCS") |
-	sha256sum | cut -c1-16)
-swift_dir=build/bench/bigswift-$swift_hash
-swift_dwarf=$swift_dir/libBig.dylib.dSYM/Contents/Resources/DWARF/libBig.dylib
-[ -f "$swift_dwarf" ] || build_dsym "$swift_dir" generate_swift
+. bench/big_dsym.sh
+dir=$(big_dsym_dir big "$FUNCS")
+dwarf=$(big_dsym_dwarf "$dir")
+[ -f "$dwarf" ] || build_dsym "$dir" generate "$FUNCS"
+swift_dir=$(big_dsym_dir bigswift "$FUNCS" bench/swift_names.py)
+swift_dwarf=$(big_dsym_dwarf "$swift_dir")
+[ -f "$swift_dwarf" ] || build_dsym "$swift_dir" generate_swift "$FUNCS"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -120,6 +71,11 @@ for ((i = 1; i <= RUNS; i++)); do
 	run convert_ours "$BIN" symcache "$dwarf" -o "$work/conv.symcache" >/dev/null
 	run convert_gsym llvm-gsymutil --convert "$dwarf" -o "$work/big.gsym" >/dev/null
 	run convert_swift "$BIN" symcache "$swift_dwarf" -o "$work/swift.symcache" >/dev/null
+done
+cc -std=c11 -D_GNU_SOURCE -O2 -I. -o "$work/lookup" bench/symcache_lookup.c build/libsymbolizer.a \
+	build/libcommon.a -ldwarf -lz -lc++abi -lm
+for ((i = 1; i <= RUNS; i++)); do
+	"$work/lookup" "$work/big.symcache" 5000000 >>"$work/lookup.jsonl"
 done
 # Every Swift name must have been demangled, or (f) times nothing.
 "$BIN" symbolicate --debug-file "$work/swift.symcache" <"$work/addrs.txt" >"$work/out_swift"
@@ -161,5 +117,9 @@ raw = sum(1 for o in swift for f in o["frames"] if f["function"].startswith(("$s
 named = sum(1 for o in swift for f in o["frames"])
 print(f"(f) Swift names: build {cs[0]:.2f} s {cs[1]/1024:.1f} MB vs C names {co[0]:.2f} s: "
       f"cost ratio {cs[0]/co[0]:.2f}; {raw} of {named} frames left mangled")
-print("targets: (a) >= 10x, (b) >= 0.67x, (c) >= 0.67x, (d) <= 2.0, (f) <= 1.15")
+lookups = [json.loads(x) for x in open(os.path.join(work, "lookup.jsonl"))]
+print(f"(g) in process: {statistics.median(r['lookups_per_s'] for r in lookups):,.0f} lookups/s "
+      f"({statistics.median(r['lookups_per_cpu_s'] for r in lookups):,.0f} per CPU second), "
+      f"open {statistics.median(r['open_s'] for r in lookups) * 1000:.1f} ms")
+print("targets: (a) >= 10x, (b) >= 0.67x, (c) >= 0.67x, (d) <= 2.0, (f) <= 1.15, (g) >= 5,000,000/s")
 EOF

@@ -188,7 +188,7 @@ typedef struct sym_cache sym_cache;
 
 /* Version written by this build; older and newer files are rejected (the
  * server rebuilds an older one from its kept debug file). */
-#define SYM_CACHE_VERSION 2u
+#define SYM_CACHE_VERSION 3u
 
 /* mmaps PATH and validates every header field, bound and index. */
 int sym_cache_open(const char *path, sym_cache **out_cache, sym_error *err);

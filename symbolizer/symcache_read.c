@@ -3,8 +3,10 @@
  * buffer (our mmap or the caller's) and never calls libdwarf.
  *
  * The file is untrusted (it sits in a data directory, and fuzzers feed it
- * anything), so sym_cache_from_memory checks every bound and index once;
- * afterwards a lookup is a binary search and a walk up inlined_into that
+ * anything), so sym_cache_from_memory checks every bound and index once —
+ * the page directory included, so that every page's slice of the range and
+ * block tables is in bounds and sorted; afterwards a lookup is a directory
+ * read, two short searches within one page and a walk up inlined_into that
  * needs no checks and allocates nothing.
  */
 #include <stdio.h>
@@ -25,9 +27,10 @@ struct sym_cache {
 	const uint32_t *files;
 	const symc_function *functions;
 	const uint8_t *scopes;
-	const uint32_t *starts, *range_scopes;
+	const uint8_t *ranges; /* per page: u16 starts[n], u32 scopes[n] */
 	const uint8_t *lines;
 	const symc_line_block *blocks;
+	const symc_page *pages;
 };
 
 /* Reads a ULEB128 value of at most 32 bits from [*p, end); false when it
@@ -109,6 +112,13 @@ static bool section_ok(uint64_t off, uint64_t count, uint64_t elem, uint64_t siz
 	return off % 4 == 0 && off <= size && count <= (size - off) / elem;
 }
 
+static uint32_t load32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
 typedef struct scope_rec {
 	uint32_t function, entry_plus1, parent_delta, file_plus1, line, column;
 } scope_rec;
@@ -147,15 +157,51 @@ static int validate_scopes(struct sym_cache *c, sym_error *err)
 	if (rc == SYM_OK && count != h->nscopes)
 		rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: %u scope records, header says %u", count,
 			  h->nscopes);
-	for (uint32_t i = 0; rc == SYM_OK && i < h->nranges; i++) {
-		uint32_t v = c->range_scopes[i];
-		if (i > 0 && c->starts[i] <= c->starts[i - 1])
-			rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: ranges out of order at %u", i);
-		else if (v != SYMC_NONE && (v >= h->scopes_len || !(starts[v / 8] >> (v % 8) & 1)))
-			rc = sym_fail(err, SYM_ERR_FORMAT, "symcache: range %u names no scope", i);
+	/* Each range's scope, page chunk by page chunk (the directory is
+	 * already validated). */
+	for (uint32_t pg = 0; rc == SYM_OK && pg < h->npages; pg++) {
+		uint32_t first = c->pages[pg].range, n = c->pages[pg + 1].range - first;
+		const uint8_t *scopes = c->ranges + 6 * (size_t)first + 2 * n;
+		for (uint32_t j = 0; rc == SYM_OK && j < n; j++) {
+			uint32_t v = load32(scopes + 4 * j);
+			if (v != SYMC_NONE &&
+			    (v >= h->scopes_len || !(starts[v / 8] >> (v % 8) & 1)))
+				rc = sym_fail(err, SYM_ERR_FORMAT,
+					      "symcache: range %u names no scope", first + j);
+		}
 	}
 	free(starts);
 	return rc;
+}
+
+/* A line entry's head and file (symcache_format.h), applied to LINE. */
+static bool check_fields(const symc_header *h, const uint8_t **p, const uint8_t *end,
+			 uint32_t *line)
+{
+	uint64_t head;
+	uint32_t file;
+	return get_uleb64(p, end, &head) && apply_line_delta(head, line) &&
+	       (!(head & 1) || (get_uleb32(p, end, &file) && file <= h->nfiles));
+}
+
+/* A later entry's op byte and what it implies, up to the column: DELTA
+ * receives the address delta (never 0), LINE the new line. */
+static bool check_op(const symc_header *h, const uint8_t **p, const uint8_t *end, uint32_t *delta,
+		     uint32_t *line)
+{
+	if (*p >= end)
+		return false;
+	uint32_t op = *(*p)++;
+	if (op == 0)
+		return get_uleb32(p, end, delta) && *delta != 0 && check_fields(h, p, end, line);
+	uint32_t cls = (op - 1) % SYMC_LINE_CLASSES;
+	*delta = ((op - 1) / SYMC_LINE_CLASSES + 1) << h->line_shift;
+	if (cls == SYMC_LINE_ESCAPE)
+		return check_fields(h, p, end, line);
+	if ((cls == 0 && *line == 0) || (cls > 1 && *line > UINT32_MAX - (cls - 1)))
+		return false;
+	*line = *line + cls - 1;
+	return true;
 }
 
 static int validate_lines(struct sym_cache *c, sym_error *err)
@@ -164,12 +210,11 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 	uint64_t want_blocks = ((uint64_t)h->nlines + SYMC_LINES_PER_BLOCK - 1) / SYMC_LINES_PER_BLOCK;
 	if (h->nblocks != want_blocks)
 		return sym_fail(err, SYM_ERR_FORMAT, "symcache: %u line blocks for %u lines",
-			    h->nblocks, h->nlines);
-	uint64_t prev = 0;
+				h->nblocks, h->nlines);
 	for (uint32_t k = 0; k < h->nblocks; k++) {
 		const symc_line_block *b = &c->blocks[k];
 		uint32_t stop = k + 1 < h->nblocks ? c->blocks[k + 1].offset : h->lines_len;
-		if (b->offset > stop || stop > h->lines_len || (k && b->start <= prev))
+		if (b->offset > stop || stop > h->lines_len)
 			return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u is invalid", k);
 		const uint8_t *p = c->lines + b->offset, *end = c->lines + stop;
 		uint64_t at = b->start;
@@ -178,23 +223,79 @@ static int validate_lines(struct sym_cache *c, sym_error *err)
 			n = SYMC_LINES_PER_BLOCK;
 		uint32_t line = 0;
 		for (uint32_t i = 0; i < n; i++) {
-			uint32_t delta = 0, file, column;
-			uint64_t head;
-			if ((i && (!get_uleb32(&p, end, &delta) || delta == 0)) ||
-			    !get_uleb64(&p, end, &head) || !apply_line_delta(head, &line) ||
-			    ((head & 1) && (!get_uleb32(&p, end, &file) || file > h->nfiles)) ||
+			uint32_t delta = 0, column;
+			if ((i && !check_op(h, &p, end, &delta, &line)) ||
+			    (!i && !check_fields(h, &p, end, &line)) ||
 			    !get_uleb32(&p, end, &column))
-				return sym_fail(err, SYM_ERR_FORMAT, "symcache: line entry %u of block %u is invalid",
-					    i, k);
+				return sym_fail(err, SYM_ERR_FORMAT,
+						"symcache: line entry %u of block %u is invalid", i,
+						k);
 			at += delta;
 			if (at > UINT32_MAX)
 				return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u overflows", k);
 		}
 		if (p != end)
-			return sym_fail(err, SYM_ERR_FORMAT, "symcache: line block %u has trailing bytes", k);
-		prev = at;
+			return sym_fail(err, SYM_ERR_FORMAT,
+					"symcache: line block %u has trailing bytes", k);
 	}
 	return SYM_OK;
+}
+
+/* The N page-relative starts of one page: inside it and increasing. */
+static bool starts_ok(const uint16_t *starts, uint32_t n, uint32_t page_size)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (starts[i] >= page_size || (i > 0 && starts[i] <= starts[i - 1]))
+			return false;
+	return true;
+}
+
+/* Blocks FROM..TO start in page P, in increasing order. */
+static bool blocks_ok(const struct sym_cache *c, uint32_t p, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = from; k < to; k++)
+		if (c->blocks[k].start >> c->h->page_shift != p ||
+		    (k > from && c->blocks[k].start <= c->blocks[k - 1].start))
+			return false;
+	return true;
+}
+
+/*
+ * The directory is what lookups trust instead of searching: each page's
+ * slice [pages[p], pages[p + 1]) of the ranges and the blocks must lie in
+ * the tables and hold exactly the entries starting in that page, sorted;
+ * range 0 must start at 0, so every address has a range.
+ */
+static int validate_pages(struct sym_cache *c, sym_error *err)
+{
+	const symc_header *h = c->h;
+	const symc_page *pg = c->pages;
+	if (h->npages == 0 || h->nranges == 0 || pg[0].range != 0 || pg[0].block != 0 ||
+	    pg[h->npages].range != h->nranges || pg[h->npages].block != h->nblocks ||
+	    pg[1].range == 0 || *(const uint16_t *)c->ranges != 0)
+		return sym_fail(err, SYM_ERR_FORMAT,
+				"symcache: page directory does not span the tables");
+	uint32_t page_size = 1u << h->page_shift;
+	for (uint32_t p = 0; p < h->npages; p++) {
+		uint32_t r0 = pg[p].range, r1 = pg[p + 1].range;
+		uint32_t b0 = pg[p].block, b1 = pg[p + 1].block;
+		if (r1 < r0 || r1 > h->nranges || b1 < b0 || b1 > h->nblocks ||
+		    !starts_ok((const uint16_t *)(c->ranges + 6 * (size_t)r0), r1 - r0,
+			       page_size) ||
+		    !blocks_ok(c, p, b0, b1))
+			return sym_fail(err, SYM_ERR_FORMAT,
+					"symcache: page %u of the directory is invalid", p);
+	}
+	return SYM_OK;
+}
+
+/* The header's fields that size the directory, before any is read. */
+static bool pages_fit(const symc_header *h, size_t size)
+{
+	return h->page_shift >= SYMC_MIN_PAGE_SHIFT && h->page_shift <= SYMC_MAX_PAGE_SHIFT &&
+	       h->line_shift <= SYMC_MAX_LINE_SHIFT &&
+	       h->npages <= (UINT32_MAX >> h->page_shift) + 1 &&
+	       section_ok(h->pages_off, (uint64_t)h->npages + 1, sizeof(symc_page), size);
 }
 
 static int validate(struct sym_cache *c, sym_error *err)
@@ -216,9 +317,10 @@ static int validate(struct sym_cache *c, sym_error *err)
 	    !section_ok(h->files_off, h->nfiles, 4, c->size) ||
 	    !section_ok(h->functions_off, h->nfunctions, sizeof(symc_function), c->size) ||
 	    !section_ok(h->scopes_off, h->scopes_len, 1, c->size) ||
-	    !section_ok(h->ranges_off, h->nranges, 8, c->size) ||
+	    !section_ok(h->ranges_off, h->nranges, 6, c->size) ||
 	    !section_ok(h->lines_off, h->lines_len, 1, c->size) ||
-	    !section_ok(h->blocks_off, h->nblocks, sizeof(symc_line_block), c->size))
+	    !section_ok(h->blocks_off, h->nblocks, sizeof(symc_line_block), c->size) ||
+	    !pages_fit(h, c->size))
 		return sym_fail(err, SYM_ERR_FORMAT, "symcache: a section lies outside the file");
 	/* One NUL at the very end makes every offset inside the table a
 	 * terminated string. */
@@ -229,10 +331,10 @@ static int validate(struct sym_cache *c, sym_error *err)
 	c->files = (const uint32_t *)(c->data + h->files_off);
 	c->functions = (const symc_function *)(c->data + h->functions_off);
 	c->scopes = c->data + h->scopes_off;
-	c->starts = (const uint32_t *)(c->data + h->ranges_off);
-	c->range_scopes = c->starts + h->nranges;
+	c->ranges = c->data + h->ranges_off;
 	c->lines = c->data + h->lines_off;
 	c->blocks = (const symc_line_block *)(c->data + h->blocks_off);
+	c->pages = (const symc_page *)(c->data + h->pages_off);
 	for (uint32_t i = 0; i < h->nfiles; i++)
 		if (c->files[i] >= h->strings_len)
 			return sym_fail(err, SYM_ERR_FORMAT, "symcache: file %u names a bad string", i);
@@ -240,7 +342,8 @@ static int validate(struct sym_cache *c, sym_error *err)
 		if (c->functions[i].name >= h->strings_len ||
 		    c->functions[i].symbol >= h->strings_len)
 			return sym_fail(err, SYM_ERR_FORMAT, "symcache: function %u names a bad string", i);
-	int rc = validate_scopes(c, err);
+	int rc = validate_pages(c, err);
+	rc = rc ? rc : validate_scopes(c, err);
 	return rc ? rc : validate_lines(c, err);
 }
 
@@ -309,67 +412,100 @@ void sym_cache_get_info(const sym_cache *c, sym_cache_info *out)
 	out->bytes = c->size;
 }
 
-/* The line entry covering OFF: file index + 1 (0 = none), line, column. */
-static void line_at(const sym_cache *c, uint32_t off, uint32_t *file, uint32_t *line,
-		    uint32_t *column)
+/* How many of the N sorted values at A are <= KEY: a search within one
+ * page, a cache line or two. */
+static uint32_t count_le16(const uint16_t *a, uint32_t n, uint32_t key)
+{
+	uint32_t lo = 0;
+	while (n > 0) {
+		uint32_t half = n / 2;
+		if (a[lo + half] <= key) {
+			lo += half + 1;
+			n -= half + 1;
+		} else {
+			n = half;
+		}
+	}
+	return lo;
+}
+
+/* The last block starting at or before OFF in page P (npages: past the
+ * directory); SYMC_NONE when OFF precedes every block. */
+static uint32_t block_at(const sym_cache *c, uint32_t off, uint32_t p)
+{
+	const symc_header *h = c->h;
+	if (p >= h->npages)
+		return h->nblocks ? h->nblocks - 1 : SYMC_NONE;
+	uint32_t k = c->pages[p].block, end = c->pages[p + 1].block;
+	while (k < end && c->blocks[k].start <= off)
+		k++;
+	return k ? k - 1 : SYMC_NONE;
+}
+
+/* The line entry covering OFF in block K: file index + 1 (0 = none),
+ * line, column. */
+static void line_in_block(const sym_cache *c, uint32_t off, uint32_t k, uint32_t *file,
+			  uint32_t *line, uint32_t *column)
 {
 	const symc_header *h = c->h;
 	*file = *line = *column = 0;
-	uint32_t lo = 0, hi = h->nblocks;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->blocks[mid].start <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (k == SYMC_NONE)
 		return;
-	uint32_t k = lo - 1;
 	const uint8_t *p = c->lines + c->blocks[k].offset;
 	uint32_t n = h->nlines - k * SYMC_LINES_PER_BLOCK;
 	if (n > SYMC_LINES_PER_BLOCK)
 		n = SYMC_LINES_PER_BLOCK;
 	uint32_t at = c->blocks[k].start, cur_file = 0, cur_line = 0;
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cls = SYMC_LINE_ESCAPE;
 		if (i) {
 			const uint8_t *save = p;
-			uint32_t delta = uleb32(&p);
+			uint32_t op = *p++, delta;
+			if (op) {
+				cls = (op - 1) % SYMC_LINE_CLASSES;
+				delta = ((op - 1) / SYMC_LINE_CLASSES + 1) << h->line_shift;
+			} else {
+				delta = uleb32(&p);
+			}
 			if (at + delta > off) {
 				p = save;
 				break;
 			}
 			at += delta;
 		}
-		uint64_t head = uleb64(&p);
-		apply_line_delta(head, &cur_line);
-		if (head & 1)
-			cur_file = uleb32(&p);
+		if (cls == SYMC_LINE_ESCAPE) {
+			uint64_t head = uleb64(&p);
+			apply_line_delta(head, &cur_line);
+			if (head & 1)
+				cur_file = uleb32(&p);
+		} else {
+			cur_line += cls - 1;
+		}
 		*file = cur_file;
 		*line = cur_line;
 		*column = uleb32(&p);
 	}
 }
 
-size_t sym_cache_lookup(const sym_cache *c, uint64_t addr, sym_frame *out, size_t max)
+/* The scope of the range covering OFF, which lies in page P: the page's
+ * starts are searched, and the scope sits in the same chunk, or is the
+ * last of the chunks before it (the 4 bytes before this one: range 0
+ * starts at 0, so page 0 always finds its range). */
+static uint32_t scope_at(const sym_cache *c, uint32_t off, uint32_t p)
 {
 	const symc_header *h = c->h;
-	if (addr < h->base_address || addr - h->base_address > UINT32_MAX || max == 0)
-		return 0;
-	uint32_t off = (uint32_t)(addr - h->base_address);
-	uint32_t lo = 0, hi = h->nranges;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->starts[mid] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || c->range_scopes[lo - 1] == SYMC_NONE)
-		return 0;
-	uint32_t scope = c->range_scopes[lo - 1];
-	uint32_t file, line, column;
-	line_at(c, off, &file, &line, &column);
+	if (p >= h->npages)
+		return load32(c->ranges + 6 * (size_t)h->nranges - 4);
+	uint32_t first = c->pages[p].range, n = c->pages[p + 1].range - first;
+	const uint8_t *chunk = c->ranges + 6 * (size_t)first;
+	uint32_t j = count_le16((const uint16_t *)chunk, n, off & ((1u << h->page_shift) - 1));
+	return load32(j ? chunk + 2 * n + 4 * (j - 1) : chunk - 4);
+}
+
+/* Fills OUT[0..max) from SCOPE outwards; each frame past the first shows
+ * its child's call site. Returns the frame count. */
+static size_t walk_scopes(const sym_cache *c, uint32_t scope, sym_frame *out, size_t max)
+{
 	size_t n = 0;
 	for (;;) {
 		const uint8_t *p = c->scopes + scope;
@@ -378,22 +514,42 @@ size_t sym_cache_lookup(const sym_cache *c, uint64_t addr, sym_frame *out, size_
 		sym_frame *fr = &out[n++];
 		fr->function = c->strings + f->name;
 		fr->symbol = c->strings + f->symbol;
-		fr->symbol_address = entry ? h->base_address + entry - 1 : 0;
-		fr->file = file ? c->strings + c->files[file - 1] : NULL;
-		fr->line = line;
-		fr->column = column;
+		fr->symbol_address = entry ? c->h->base_address + entry - 1 : 0;
 		fr->inlined = parent != 0;
 		if (!parent || n == max)
-			break;
-		/* This frame's call site is where its parent shows. */
-		file = uleb32(&p);
-		line = uleb32(&p);
-		column = uleb32(&p);
+			return n;
+		uint32_t file = uleb32(&p);
+		out[n].file = file ? c->strings + c->files[file - 1] : NULL;
+		out[n].line = uleb32(&p);
+		out[n].column = uleb32(&p);
 		scope -= parent;
 	}
+}
+
+size_t sym_cache_lookup(const sym_cache *c, uint64_t addr, sym_frame *out, size_t max)
+{
+	const symc_header *h = c->h;
+	if (addr < h->base_address || addr - h->base_address > UINT32_MAX || max == 0)
+		return 0;
+	uint32_t off = (uint32_t)(addr - h->base_address), page = off >> h->page_shift;
+	uint32_t scope = scope_at(c, off, page);
+	if (scope == SYMC_NONE)
+		return 0;
+	/* The scope chain and the line entry are independent: both first
+	 * misses are in flight before either is decoded. */
+	uint32_t block = block_at(c, off, page);
+	__builtin_prefetch(c->scopes + scope);
+	if (block != SYMC_NONE)
+		__builtin_prefetch(c->lines + c->blocks[block].offset);
+	size_t n = walk_scopes(c, scope, out, max);
+	uint32_t file, line, column;
+	line_in_block(c, off, block, &file, &line, &column);
+	out[0].file = file ? c->strings + c->files[file - 1] : NULL;
+	out[0].line = line;
+	out[0].column = column;
 	/* A lone nameless frame without a line says nothing: llvm-symbolizer's
-	 * empty answer. */
-	if (n == 1 && !out[0].function[0] && !out[0].file && !out[0].line)
+	 * empty answer. The name is read last: it is another cache miss. */
+	if (n == 1 && !out[0].file && !out[0].line && !out[0].function[0])
 		return 0;
 	return n;
 }

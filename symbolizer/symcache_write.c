@@ -170,7 +170,41 @@ static int encode_scopes(encoder *e, const sym_answer *a, bytes *out, uint32_t *
 	return out->failed ? sym_fail(e->err, SYM_ERR_NOMEM, "out of memory") : SYM_OK;
 }
 
-static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks)
+/* The address unit of line ops: 4 when every line starts on a multiple of
+ * 4 (arm64 code), so one op byte covers deltas up to 204 bytes. */
+static uint32_t line_shift_of(const sym_answer *a)
+{
+	for (size_t i = 0; i < a->lines.n; i++)
+		if (AT(a->lines, sym_line_range, i).start % 4)
+			return 0;
+	return SYMC_MAX_LINE_SHIFT;
+}
+
+/* A later entry's op byte and, when the op does not say it all, the
+ * address delta and the head (symcache_format.h). */
+static void put_op(bytes *out, uint32_t delta, int64_t line_delta, uint32_t file, bool file_changed,
+		   uint32_t shift)
+{
+	uint32_t steps = delta >> shift;
+	bool stepped = steps >= 1 && steps <= SYMC_LINE_MAX_STEPS && steps << shift == delta;
+	uint32_t cls = !file_changed && line_delta >= -1 && line_delta <= 2
+			       ? (uint32_t)(line_delta + 1)
+			       : SYMC_LINE_ESCAPE;
+	if (stepped) {
+		put_byte(out, (uint8_t)(1 + (steps - 1) * SYMC_LINE_CLASSES + cls));
+	} else {
+		put_byte(out, 0);
+		put_uleb(out, delta);
+		cls = SYMC_LINE_ESCAPE;
+	}
+	if (cls == SYMC_LINE_ESCAPE) {
+		put_uleb(out, zigzag(line_delta) << 1 | file_changed);
+		if (file_changed)
+			put_uleb(out, file);
+	}
+}
+
+static int encode_lines(encoder *e, const sym_answer *a, uint32_t shift, bytes *out, vec *blocks)
 {
 	uint32_t prev_start = 0, prev_line = 0, prev_file = 0;
 	for (size_t i = 0; i < a->lines.n; i++) {
@@ -179,20 +213,21 @@ static int encode_lines(encoder *e, const sym_answer *a, bytes *out, vec *blocks
 		if (file == SYMC_NONE)
 			return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 		uint32_t line = file ? l->line : 0, column = file ? l->column : 0;
+		bool file_changed = file != prev_file;
+		int64_t line_delta = (int64_t)line - (int64_t)prev_line;
 		if (i % SYMC_LINES_PER_BLOCK == 0) {
 			symc_line_block *blk = vec_push(blocks);
 			if (!blk || out->n > UINT32_MAX)
 				return sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 			*blk = (symc_line_block){l->start, (uint32_t)out->n};
-			prev_line = 0;
-			prev_file = 0;
+			file_changed = file != 0;
+			line_delta = line;
+			put_uleb(out, zigzag(line_delta) << 1 | file_changed);
+			if (file_changed)
+				put_uleb(out, file);
 		} else {
-			put_uleb(out, l->start - prev_start);
+			put_op(out, l->start - prev_start, line_delta, file, file_changed, shift);
 		}
-		bool file_changed = file != prev_file;
-		put_uleb(out, zigzag((int64_t)line - (int64_t)prev_line) << 1 | file_changed);
-		if (file_changed)
-			put_uleb(out, file);
 		put_uleb(out, column);
 		prev_start = l->start;
 		prev_line = line;
@@ -211,13 +246,46 @@ typedef struct sections {
 	bytes scopes, lines;
 	vec blocks;
 	uint32_t *offsets; /* per scope: its offset in scopes */
+	uint32_t lead;	   /* 1: a range without frames is added at 0 */
+	uint32_t page_shift, npages;
+	uint32_t line_shift;
 } sections;
+
+/* Range I of the file: the answer's, after the lead one if any. */
+static sym_scope_range range_at(const sym_answer *a, const sections *sec, size_t i)
+{
+	if (i < sec->lead)
+		return (sym_scope_range){0, SYM_NONE};
+	return AT(a->ranges, sym_scope_range, i - sec->lead);
+}
+
+/*
+ * Range 0 must start at 0; the pages are the largest holding at most
+ * SYMC_RANGES_PER_PAGE ranges on average over the addresses that have
+ * ranges or lines, and the directory stops at the last such page.
+ */
+static void size_pages(const sym_answer *a, sections *sec)
+{
+	sec->lead = a->ranges.n == 0 || AT(a->ranges, sym_scope_range, 0).start != 0;
+	size_t nr = a->ranges.n + sec->lead;
+	uint64_t last = range_at(a, sec, nr - 1).start;
+	if (sec->blocks.n) {
+		uint32_t b = ((const symc_line_block *)sec->blocks.p)[sec->blocks.n - 1].start;
+		last = b > last ? b : last;
+	}
+	uint32_t shift = SYMC_MAX_PAGE_SHIFT;
+	while (shift > SYMC_MIN_PAGE_SHIFT &&
+	       ((uint64_t)nr << shift) > SYMC_RANGES_PER_PAGE * (last + 1))
+		shift--;
+	sec->page_shift = shift;
+	sec->npages = (uint32_t)(last >> shift) + 1;
+}
 
 /* The header's section offsets and sizes, each section 8-byte aligned;
  * returns the file's size. */
 static size_t layout(const encoder *e, const sym_answer *a, const sections *sec, symc_header *h)
 {
-	size_t nr = a->ranges.n, nfn = e->functions.n, nfiles = e->files.n;
+	size_t nr = a->ranges.n + sec->lead, nfn = e->functions.n, nfiles = e->files.n;
 	size_t off = sizeof(symc_header);
 	h->strings_off = (uint32_t)off;
 	h->strings_len = (uint32_t)e->out.len;
@@ -234,7 +302,7 @@ static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
 	off = align8(off + sec->scopes.n);
 	h->ranges_off = (uint32_t)off;
 	h->nranges = (uint32_t)nr;
-	off = align8(off + nr * 8);
+	off = align8(off + nr * 6);
 	h->lines_off = (uint32_t)off;
 	h->lines_len = (uint32_t)sec->lines.n;
 	h->nlines = (uint32_t)a->lines.n;
@@ -242,6 +310,11 @@ static size_t layout(const encoder *e, const sym_answer *a, const sections *sec,
 	h->blocks_off = (uint32_t)off;
 	h->nblocks = (uint32_t)sec->blocks.n;
 	off = align8(off + sec->blocks.n * sizeof(symc_line_block));
+	h->pages_off = (uint32_t)off;
+	h->npages = sec->npages;
+	h->page_shift = sec->page_shift;
+	h->line_shift = sec->line_shift;
+	off = align8(off + ((size_t)sec->npages + 1) * sizeof(symc_page));
 	h->file_size = off;
 	return off;
 }
@@ -259,6 +332,44 @@ static void identify(symc_header *h, const sym_slice_info *si, uint64_t base, bo
 	h->text_size = si->text_vmsize;
 }
 
+/* Page p's entry: the first range and block starting at or after it. */
+static void write_pages(uint8_t *buf, const symc_header *h, const sym_answer *a,
+			const sections *sec)
+{
+	symc_page *pages = (symc_page *)(buf + h->pages_off);
+	const symc_line_block *blocks = sec->blocks.p;
+	uint32_t r = 0, b = 0;
+	for (uint32_t p = 0; p <= h->npages; p++) {
+		uint64_t base = (uint64_t)p << h->page_shift;
+		while (r < h->nranges && range_at(a, sec, r).start < base)
+			r++;
+		while (b < h->nblocks && blocks[b].start < base)
+			b++;
+		pages[p] = (symc_page){r, b};
+	}
+}
+
+/* The ranges, page by page (the directory written): each page's u16
+ * starts, then its u32 scopes, so a lookup finds a scope in the cache line
+ * it searched. */
+static void write_ranges(uint8_t *buf, const symc_header *h, const sym_answer *a,
+			 const sections *sec)
+{
+	const symc_page *pages = (const symc_page *)(buf + h->pages_off);
+	uint32_t mask = (1u << h->page_shift) - 1;
+	for (uint32_t p = 0; p < h->npages; p++) {
+		uint32_t first = pages[p].range, n = pages[p + 1].range - first;
+		uint8_t *chunk = buf + h->ranges_off + 6 * (size_t)first;
+		for (uint32_t j = 0; j < n; j++) {
+			sym_scope_range r = range_at(a, sec, first + j);
+			uint16_t start = (uint16_t)(r.start & mask);
+			uint32_t scope = r.scope == SYM_NONE ? SYMC_NONE : sec->offsets[r.scope];
+			memcpy(chunk + 2 * j, &start, 2);
+			memcpy(chunk + 2 * n + 4 * j, &scope, 4);
+		}
+	}
+}
+
 /* The header and every section into BUF, where the header places them. */
 static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 			   const sym_answer *a, const sections *sec)
@@ -272,13 +383,8 @@ static void write_sections(uint8_t *buf, const symc_header *h, const encoder *e,
 		       h->nfunctions * sizeof(symc_function));
 	if (sec->scopes.n)
 		memcpy(buf + h->scopes_off, sec->scopes.p, sec->scopes.n);
-	size_t nr = h->nranges;
-	uint32_t *starts = (uint32_t *)(buf + h->ranges_off), *values = starts + nr;
-	for (size_t i = 0; i < nr; i++) {
-		const sym_scope_range *r = &AT(a->ranges, sym_scope_range, i);
-		starts[i] = r->start;
-		values[i] = r->scope == SYM_NONE ? SYMC_NONE : sec->offsets[r->scope];
-	}
+	write_pages(buf, h, a, sec);
+	write_ranges(buf, h, a, sec);
 	if (sec->lines.n)
 		memcpy(buf + h->lines_off, sec->lines.p, sec->lines.n);
 	if (sec->blocks.n)
@@ -291,7 +397,7 @@ static void count_stats(const symc_header *h, const sym_answer *a, sym_cache_sta
 	for (size_t i = 0; i < a->scopes.n; i++)
 		inl += AT(a->scopes, sym_scope, i).parent != SYM_NONE;
 	stats->functions = h->nfunctions;
-	stats->ranges = (uint32_t)(h->nranges + a->lines.n);
+	stats->ranges = (uint32_t)(a->ranges.n + a->lines.n);
 	stats->files = h->nfiles;
 	stats->inline_records = inl;
 	stats->bytes = h->file_size;
@@ -305,8 +411,11 @@ static int assemble(encoder *e, const sym_answer *a, const sym_slice_info *si, u
 	int rc = sec.offsets ? SYM_OK : sym_fail(e->err, SYM_ERR_NOMEM, "out of memory");
 	if (rc == SYM_OK)
 		rc = encode_scopes(e, a, &sec.scopes, sec.offsets);
+	sec.line_shift = line_shift_of(a);
 	if (rc == SYM_OK)
-		rc = encode_lines(e, a, &sec.lines, &sec.blocks);
+		rc = encode_lines(e, a, sec.line_shift, &sec.lines, &sec.blocks);
+	if (rc == SYM_OK)
+		size_pages(a, &sec);
 	symc_header h;
 	memset(&h, 0, sizeof h);
 	size_t size = layout(e, a, &sec, &h);

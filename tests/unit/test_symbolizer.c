@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "symbolizer/strtab.h"
+#include "symbolizer/symcache_format.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/util.h"
 
@@ -566,6 +567,129 @@ static void test_symcache_rejects_damage(void **state)
 	free(good);
 }
 
+/* GOOD with one field of its header or page directory changed by EDIT is
+ * refused at open as malformed, with a message. */
+typedef void (*symc_edit)(symc_header *h, symc_page *pages);
+
+static void assert_refused(const uint8_t *good, size_t len, symc_edit edit)
+{
+	uint8_t *copy = malloc(len);
+	memcpy(copy, good, len);
+	symc_header *h = (symc_header *)copy;
+	edit(h, (symc_page *)(copy + h->pages_off));
+	sym_cache *c = NULL;
+	sym_error err;
+	err.msg[0] = '\0';
+	assert_int_equal(sym_cache_from_memory(copy, len, &c, &err), SYM_ERR_FORMAT);
+	assert_null(c);
+	assert_true(err.msg[0] != '\0');
+	free(copy);
+}
+
+static void shift_too_small(symc_header *h, symc_page *pg)
+{
+	(void)pg;
+	h->page_shift = SYMC_MIN_PAGE_SHIFT - 1;
+}
+
+static void shift_too_large(symc_header *h, symc_page *pg)
+{
+	(void)pg;
+	h->page_shift = SYMC_MAX_PAGE_SHIFT + 1;
+}
+
+static void pages_past_file(symc_header *h, symc_page *pg)
+{
+	(void)pg;
+	h->npages = UINT32_MAX;
+}
+
+static void no_pages(symc_header *h, symc_page *pg)
+{
+	(void)pg;
+	h->npages = 0;
+}
+
+static void range_past_table(symc_header *h, symc_page *pg)
+{
+	pg[1].range = h->nranges + 1;
+}
+
+static void ranges_backwards(symc_header *h, symc_page *pg)
+{
+	(void)h;
+	pg[1].range = pg[2].range + 1;
+}
+
+static void last_page_short(symc_header *h, symc_page *pg)
+{
+	pg[h->npages].range = h->nranges - 1;
+}
+
+static void block_in_wrong_page(symc_header *h, symc_page *pg)
+{
+	/* The first page holding a block claims one block too few: that
+	 * block's start says which page it is in. */
+	uint32_t p = 1;
+	while (p < h->npages && pg[p].block == 0)
+		p++;
+	pg[p].block--;
+}
+
+static void block_past_table(symc_header *h, symc_page *pg)
+{
+	pg[1].block = h->nblocks + 1;
+}
+
+/* Page 0's range starts: the first chunk of the ranges. */
+static uint16_t *page0_starts(symc_header *h)
+{
+	return (uint16_t *)((uint8_t *)h + h->ranges_off);
+}
+
+static void first_range_not_at_zero(symc_header *h, symc_page *pg)
+{
+	(void)pg;
+	page0_starts(h)[0] = 1;
+}
+
+static void range_start_outside_page(symc_header *h, symc_page *pg)
+{
+	page0_starts(h)[pg[1].range - 1] = (uint16_t)(1u << h->page_shift);
+}
+
+static void line_shift_too_large(symc_header *h, symc_page *pg)
+{
+	(void)pg;
+	h->line_shift = SYMC_MAX_LINE_SHIFT + 1;
+}
+
+/* Lookups trust the page directory instead of searching the tables, so a
+ * directory that does not describe them is refused at open: each case
+ * would otherwise send a lookup out of a table or to the wrong entry. */
+static void test_symcache_refuses_bad_directory(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *good = tiny_symcache(&len);
+	const symc_header *h = (const symc_header *)good;
+	/* The cases need pages with ranges and blocks on both sides. */
+	assert_true(h->npages >= 2 && h->nblocks > 0);
+	assert_true(h->page_shift >= SYMC_MIN_PAGE_SHIFT && h->page_shift <= SYMC_MAX_PAGE_SHIFT);
+	const symc_page *pg = (const symc_page *)(good + h->pages_off);
+	assert_int_equal(pg[h->npages].range, h->nranges);
+	assert_int_equal(pg[h->npages].block, h->nblocks);
+	symc_edit edits[] = {shift_too_small,	       shift_too_large,
+			     pages_past_file,	       no_pages,
+			     range_past_table,	       ranges_backwards,
+			     last_page_short,	       block_in_wrong_page,
+			     block_past_table,	       first_range_not_at_zero,
+			     range_start_outside_page, line_shift_too_large};
+	for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+		assert_refused(good, len, edits[i]);
+	free(good);
+}
+
 static void test_symcache_file_round_trip(void **state)
 {
 	(void)state;
@@ -646,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_random_byte_flips),
 		cmocka_unit_test(test_lying_fields),
 		cmocka_unit_test(test_symcache_rejects_damage),
+		cmocka_unit_test(test_symcache_refuses_bad_directory),
 		cmocka_unit_test(test_symcache_file_round_trip),
 	};
 	return cmocka_run_group_tests_name("symbolizer", tests, NULL, NULL);

@@ -271,7 +271,8 @@ def test_upgrade_keeps_dsyms_missing_and_moves_on_upload(cluster, tmp_path, make
     # The statement's cursor is the reply's next_cursor, not a member; since
     # issue 42 (schema/046) the image is named by its basename, last_seen
     # is the latest report's time and the versions are listed, all from
-    # the reports waiting.
+    # the reports waiting; since issue 44 a row says its kind (an image,
+    # or an Android build's method mapping) and build (null for images).
     latest = {}
     for img, at in plan:
         stamp = at[:10] + "T" + at[11:19] + "Z"
@@ -280,7 +281,8 @@ def test_upgrade_keeps_dsyms_missing_and_moves_on_upload(cluster, tmp_path, make
         {**{k: v for k, v in m.items() if k != "cursor"},
          "name": m["name"].rsplit("/", 1)[-1],
          "path": m["name"] if "/" in m["name"] else None,
-         "last_seen": latest[m["uuid"]], "app_versions": ["8.0.1"]}
+         "last_seen": latest[m["uuid"]], "app_versions": ["8.0.1"],
+         "kind": "image", "build": None}
         for m in old_rows]
     page = server.request("GET", f"/api/v1/apps/{made['app']}/dsyms/missing?limit=1",
                           token=made["admin_token"]).json

@@ -254,20 +254,41 @@ def test_sampling_quota_and_whitelist_as_for_native_reports(server, db, mapping)
     assert [x["id"] for x in again.json["accepted"]] == [x["id"] for x in r.json["accepted"]]
 
 
-def test_call_tree_sums_ms_per_node(server, app, mapping):
-    lines = [(0, DISPATCH, 1, 2000), (1, 30, 1, 1990), (2, 31, 1, 1500), (2, 32, 1, 400)]
-    r = post_matrix(server, app, envelope([evil("NORMAL", lines, cost=2000, when=t)
-                                           for t in (11, 12, 13)], user="tree"))
-    (rid, *_) = accepted_ids(r)
-    key1 = report(server, app, rid)["key1"]
-    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/tree",
+def tree_path(server, app, key1, query=""):
+    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/tree{query}",
                           token=app["admin_token"]).json
     node, path = tree["root"], []
     while node.get("children"):
         node = node["children"][0]
         path.append((node["frame"], node["count"], node["ms"]))
-    want = list(reversed(heaviest_path(lines)))
-    assert path == [(mapping.identity(m), 3, 3 * ms) for m, ms, _ in want]
+    return path
+
+
+def test_call_tree_sums_ms_per_node(server, db, app, mapping):
+    # One path, other durations in each report: one stack, its durations
+    # summed per node (schema/051).
+    runs = [[(0, DISPATCH, 1, 2000 + k), (1, 30, 1, 1990 + k), (2, 31, 1, 1500 + k),
+             (2, 32, 1, 400)] for k in (0, 7, 30)]
+    r = post_matrix(server, app, envelope([evil("NORMAL", lines, cost=2000, when=t)
+                                           for t, lines in zip((11, 12, 13), runs)],
+                                          user="tree"))
+    ids = accepted_ids(r)
+    rep = report(server, app, ids[0])
+    key1 = rep["key1"]
+    paths = [list(reversed(heaviest_path(lines))) for lines in runs]
+    assert tree_path(server, app, key1) == [
+        (mapping.identity(m), 3, sum(p[d][1] for p in paths))
+        for d, (m, _, _) in enumerate(paths[0])]
+    # The scan (a kind filter reads the reports' own durations) agrees.
+    assert tree_path(server, app, key1, "?kind=slow_method") == tree_path(server, app, key1)
+    # Each report still shows its own durations.
+    for i, lines in zip(ids, runs):
+        check_path(report(server, app, i), mapping, lines)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    assert psql(db, "SELECT count(DISTINCT stack_at(symbolized_stacks, 2)) FROM reports"
+                f" WHERE app_id = {app_id} AND key1 = '{key1}'") == "1"
+    assert psql(db, "SELECT count(*), sum(reports) FROM group_stack_days"
+                f" WHERE app_id = {app_id} AND key1 = '{key1}'") == "1|3"
 
 
 def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping):

@@ -12,7 +12,7 @@ import pytest
 
 from android_util import (DISPATCH, Mapping, culprit_of, envelope, evil, fps, heaviest_path,
                           issue_line, post_matrix, startup, upload_mapping)
-from conftest import assert_storage_consistent, create_app, psql
+from conftest import assert_storage_consistent, create_app, psql, stallscope
 from ingest_util import allow_everyone, report
 
 
@@ -164,8 +164,9 @@ def test_reports_wait_for_their_builds_mapping_then_move(server, db, app):
     every counter exact."""
     late = Mapping.generated(40, seed=200, prefix="com.example.late")
     lines = [(0, DISPATCH, 1, 900), (1, 21, 1, 880), (2, 22, 1, 800)]
+    later = [(d, m, c, ms + 50) for d, m, c, ms in lines]
     r = post_matrix(server, app, envelope([evil("NORMAL", lines, cost=900),
-                                           evil("NORMAL", lines, cost=950, when=2)],
+                                           evil("NORMAL", later, cost=950, when=2)],
                                           version="2.0", build="200"))
     ids = accepted_ids(r)
     reps = [report(server, app, i) for i in ids]
@@ -184,8 +185,12 @@ def test_reports_wait_for_their_builds_mapping_then_move(server, db, app):
     r = upload_mapping(server, app, late, version="2.0", build="200")
     assert r.status == 201, r
     assert wait_until(lambda: not any(report(server, app, i)["pending"] for i in ids))
-    for i in ids:
-        check_path(report(server, app, i), late, lines)
+    for i, sent in zip(ids, (lines, later)):
+        check_path(report(server, app, i), late, sent)
+    # The call tree moved with them, their durations too (schema/051).
+    key1 = report(server, app, ids[0])["key1"]
+    assert tree_path(server, app, key1) == [
+        (late.identity(m), 2, 2 * ms + 50) for m, ms, _ in reversed(heaviest_path(lines))]
     missing = server.request("GET", f"/api/v1/apps/{app['app']}/dsyms/missing",
                              token=app["admin_token"]).json["missing"]
     assert [m for m in missing if m["kind"] == "method_mapping"] == []
@@ -289,6 +294,18 @@ def test_call_tree_sums_ms_per_node(server, db, app, mapping):
                 f" WHERE app_id = {app_id} AND key1 = '{key1}'") == "1"
     assert psql(db, "SELECT count(*), sum(reports) FROM group_stack_days"
                 f" WHERE app_id = {app_id} AND key1 = '{key1}'") == "1|3"
+    # `stallscope check` holds the tree's durations (every frame's, in total)
+    # to the reports'.
+    assert_storage_consistent(server.db_url, app["app"])
+    where = f" WHERE app_id = {app_id} AND key1 = '{key1}'"
+    psql(db, "UPDATE group_stack_days SET ms = ms_add(ms, '{5}')" + where)
+    p = stallscope("check", "--app", app["app"], db_url=server.db_url, check=False)
+    assert p.returncode != 0 and "call tree: app " in p.stdout, p.stdout
+    total = sum(ms for path in paths for _, ms, _ in path)
+    assert f"3 reports, {total} ms" in p.stdout, p.stdout
+    assert f"3 + 0 reports, {total + 5} + 0 ms" in p.stdout, p.stdout
+    psql(db, "UPDATE group_stack_days SET ms = ms_add(ms, '{-5}')" + where)
+    assert_storage_consistent(server.db_url, app["app"])
 
 
 def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping):

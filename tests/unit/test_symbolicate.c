@@ -400,7 +400,10 @@ static ing_symbolized java_symbolized(ing_arena *arena, int64_t ms0, int64_t ms2
 	static ing_frame frames[3] = {{.address = 7}, {.address = 8}, {.address = 9}};
 	ing_java_frame java[3] = {{.ms = ms0, .count = 2}, {.ms = -1}, {.ms = ms2, .count = 1}};
 	ing_thread th = {.main = true, .stack = {frames, 3, java}};
-	ing_report r = {.report_id = "j", .threads = &th, .nthreads = 1, .source = "matrix",
+	ing_report r = {.report_id = "j",
+			.threads = &th,
+			.nthreads = 1,
+			.source = "matrix",
 			.platform = ING_PLATFORM_ANDROID};
 	ing_symbolized s;
 	assert_int_equal(ing_symbolicate(&r, NULL, NULL, NULL, arena, &s), 0);

@@ -66,11 +66,11 @@ BEGIN
     -- them), in key order, as reprocessing locks them after the day
     -- rows. A delta without a stack was counted there by its ingest.
     -- An Android stack's durations are summed per frame beside the count
-    -- (schema/051): the deltas of one stack have one per frame each.
+    -- (schema/051).
     INSERT INTO group_stack_days AS t (app_id, key1, key2, day, app_version, stack, frames,
                                        reports, ms)
     SELECT p_app, key1, key2, day, app_version, stack, min(stack_frames), count(*),
-           ms_sum(array_agg(stack_ms) FILTER (WHERE stack_ms IS NOT NULL))
+           ms_sum(jsonb_agg(stack_ms))
       FROM gone
      WHERE stack IS NOT NULL
      GROUP BY key1, key2, day, app_version, stack

@@ -4,19 +4,22 @@
 -- run: edit it in place. A new argument list or return type also needs a
 -- numbered migration dropping the old one (docs/STORAGE.md §Schema).
 --
--- Takes array_agg(ms) FILTER (WHERE ms IS NOT NULL) of one stack's rows:
--- the rows of one stack have one duration per frame, so the arrays have
--- the same length and make one two-dimensional array, whose columns this
--- sums. Not an aggregate: pg_get_functiondef, which `stallscope migrate`
--- and tests/integration/test_sql_functions.py compare function files
--- with, reads no aggregate.
-CREATE OR REPLACE FUNCTION ms_sum(p_rows bigint[])
+-- Takes jsonb_agg(ms) of one stack's rows (bigint[] or the skeletons'
+-- "java_ms" alike): a JSON array of per-frame arrays, null for a row
+-- without. jsonb rather than a two-dimensional bigint[] (array_agg):
+-- that one fails on arrays of other lengths, which a lost stack's rows
+-- (the nil stack: any reports) may have. Not an aggregate:
+-- pg_get_functiondef, which `stallscope migrate` and
+-- tests/integration/test_sql_functions.py compare function files with,
+-- reads no aggregate.
+CREATE OR REPLACE FUNCTION ms_sum(p_rows jsonb)
 RETURNS bigint[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT array_agg(s ORDER BY c)
-    FROM (SELECT (k - 1) % coalesce(array_length(p_rows, 2), array_length(p_rows, 1)) AS c,
-                 sum(v)::bigint AS s
-            FROM unnest(p_rows) WITH ORDINALITY AS u(v, k)
-           GROUP BY 1) AS x
+  SELECT array_agg(s ORDER BY i)
+    FROM (SELECT e.i, sum(e.v::bigint)::bigint AS s
+            FROM jsonb_array_elements(p_rows) AS r(a),
+                 jsonb_array_elements_text(CASE jsonb_typeof(r.a) WHEN 'array' THEN r.a END)
+                   WITH ORDINALITY AS e(v, i)
+           GROUP BY e.i) AS x
 $$;
-COMMENT ON FUNCTION ms_sum(bigint[]) IS
-  'Column sums of a two-dimensional array of per-frame durations (one row per report or row of one stack; a one-dimensional array is one row): their per-frame total (schema/051), NULL for no rows; a column of NULLs stays NULL.';
+COMMENT ON FUNCTION ms_sum(jsonb) IS
+  'The per-frame total (schema/051) of a JSON array of per-frame duration arrays (one per report or row of a stack; null for one without): NULL when none has any; a frame no row has a duration for stays NULL.';

@@ -53,7 +53,7 @@ BEGIN
     INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
                                        reports, ms)
     SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n),
-           ms_sum(array_agg(m.ms) FILTER (WHERE m.ms IS NOT NULL))
+           ms_sum(jsonb_agg(m.ms))
       FROM (SELECT p_key1 AS key1, p_key2 AS key2, new_stack AS stack, new_frames AS frames,
                    1 AS n, new_ms AS ms
             UNION ALL

@@ -315,3 +315,13 @@ def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping
     assert t.status == 200, t
     begun = [e["name"] for e in t.json["traceEvents"] if e["ph"] == "B"]
     assert begun == [mapping.readable(m) for m, _, _ in reversed(heaviest_path(SLOW))]
+
+
+def test_durations_add_per_frame(db):
+    """The call tree's sums of durations (schema/051): element-wise, a
+    NULL array or element counting as none, arrays of other lengths (a
+    lost stack's reports) padded."""
+    assert psql(db, "SELECT ms_add('{1,NULL,3}', '{10,20}'), ms_add(NULL, '{5}'),"
+                    " ms_add('{5}', NULL), ms_add(NULL, NULL) IS NULL") == "{11,20,3}|{5}|{5}|t"
+    assert psql(db, "SELECT ms_sum('[[1,null,3],null,[10,20],[100,null,null,4]]'),"
+                    " ms_sum('[null]') IS NULL, ms_sum('[[null]]')") == "{111,20,3,4}|t|{NULL}"

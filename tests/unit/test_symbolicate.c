@@ -393,8 +393,9 @@ static void test_samples_choose_the_stack(void **state)
 	ing_batch_free(b);
 }
 
-/* An Android stack of method ids, its lines' durations MS (the middle
- * frame without one), symbolized without a mapping. */
+/* An Android stack of three method ids, the outer two lines lasting MS0
+ * and MS2 ms (the middle one without a duration), symbolized without a
+ * mapping. */
 static ing_symbolized java_symbolized(ing_arena *arena, int64_t ms0, int64_t ms2)
 {
 	static ing_frame frames[3] = {{.address = 7}, {.address = 8}, {.address = 9}};

@@ -434,11 +434,27 @@ static int java_frame_visit(ctx *c, const ing_frame *fr, const ing_java_frame *j
 	return 0;
 }
 
+/* KEY and, per frame of STACK, its line's ms (or its count of calls when
+ * not MS); null for a frame without a duration. */
+static void java_column_write(cm_jw *w, const char *key, const ing_stack *stack, bool ms)
+{
+	cm_jw_key(w, key);
+	cm_jw_array(w);
+	for (size_t k = 0; k < stack->nframes; k++) {
+		const ing_java_frame *jf = &stack->java[k];
+		if (jf->ms < 0)
+			cm_jw_null(w);
+		else
+			cm_jw_int(w, ms ? jf->ms : jf->count);
+	}
+	cm_jw_array_end(w);
+}
+
 /* The Java durations of STACK (SPEC §13) as "java_ms" and "java_count"
- * (one per frame, innermost first; null for a frame without) to W, when
- * a frame has one. They lie beside the frames, never in them: a stack's
- * text is its identity (stacks, group_stack_days), which the reports of
- * one path with other durations share. */
+ * (one per frame, innermost first) to W, when a frame has one. They lie
+ * beside the frames, never in them: a stack's text is its identity
+ * (stacks, group_stack_days), which the reports of one path with other
+ * durations share. */
 static void java_durations_write(cm_jw *w, const ing_stack *stack)
 {
 	bool any = false;
@@ -446,22 +462,8 @@ static void java_durations_write(cm_jw *w, const ing_stack *stack)
 		any = any || stack->java[k].ms >= 0;
 	if (!any)
 		return;
-	cm_jw_key(w, "java_ms");
-	cm_jw_array(w);
-	for (size_t k = 0; k < stack->nframes; k++)
-		if (stack->java[k].ms >= 0)
-			cm_jw_int(w, stack->java[k].ms);
-		else
-			cm_jw_null(w);
-	cm_jw_array_end(w);
-	cm_jw_key(w, "java_count");
-	cm_jw_array(w);
-	for (size_t k = 0; k < stack->nframes; k++)
-		if (stack->java[k].ms >= 0)
-			cm_jw_int(w, stack->java[k].count);
-		else
-			cm_jw_null(w);
-	cm_jw_array_end(w);
+	java_column_write(w, "java_ms", stack, true);
+	java_column_write(w, "java_count", stack, false);
 }
 
 /* STACK's frames, as a JSON array to W unless W is NULL; GFRAMES (may be

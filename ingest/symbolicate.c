@@ -401,12 +401,6 @@ static int java_frame_visit(ctx *c, const ing_frame *fr, const ing_java_frame *j
 		cm_jw_string(w, "java");
 		cm_jw_key(w, "status");
 		cm_jw_string(w, status);
-		if (jf->ms >= 0) {
-			cm_jw_key(w, "ms");
-			cm_jw_int(w, jf->ms);
-			cm_jw_key(w, "count");
-			cm_jw_int(w, jf->count);
-		}
 		cm_jw_key(w, "frames");
 		java_chain_write(w, function, symbol, jf);
 		cm_jw_object_end(w);
@@ -438,6 +432,38 @@ static int java_frame_visit(ctx *c, const ing_frame *fr, const ing_java_frame *j
 	cu->file = jf->file;
 	cu->line = jf->line > 0 ? (uint32_t)jf->line : 0;
 	return 0;
+}
+
+/* KEY and, per frame of STACK, its line's ms (or its count of calls when
+ * not MS); null for a frame without a duration. */
+static void java_column_write(cm_jw *w, const char *key, const ing_stack *stack, bool ms)
+{
+	cm_jw_key(w, key);
+	cm_jw_array(w);
+	for (size_t k = 0; k < stack->nframes; k++) {
+		const ing_java_frame *jf = &stack->java[k];
+		if (jf->ms < 0)
+			cm_jw_null(w);
+		else
+			cm_jw_int(w, ms ? jf->ms : jf->count);
+	}
+	cm_jw_array_end(w);
+}
+
+/* The Java durations of STACK (SPEC §13) as "java_ms" and "java_count"
+ * (one per frame, innermost first) to W, when a frame has one. They lie
+ * beside the frames, never in them: a stack's text is its identity
+ * (stacks, group_stack_days), which the reports of one path with other
+ * durations share. */
+static void java_durations_write(cm_jw *w, const ing_stack *stack)
+{
+	bool any = false;
+	for (size_t k = 0; stack->java && k < stack->nframes; k++)
+		any = any || stack->java[k].ms >= 0;
+	if (!any)
+		return;
+	java_column_write(w, "java_ms", stack, true);
+	java_column_write(w, "java_count", stack, false);
 }
 
 /* STACK's frames, as a JSON array to W unless W is NULL; GFRAMES (may be
@@ -578,6 +604,7 @@ static int run(ctx *c)
 		free(w.buf.data);
 		return -1;
 	}
+	java_durations_write(&w, rep ? rep : &none);
 	cm_jw_object_end(&w);
 	if (!(out->stack = cm_jw_finish(&w, &out->stack_len)))
 		return -1;

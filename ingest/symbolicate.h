@@ -69,7 +69,10 @@ typedef struct ing_symbolized {
 	 *    "inlined"} with symbol_address a runtime address;
 	 * stack   the representative stack: {"source","thread":T} when it is
 	 *   thread T's stack (whose frames are in threads), else
-	 *   {"source","frames":[frame…]}. */
+	 *   {"source","frames":[frame…]}; with, for an Android stack whose
+	 *   frames have durations, "java_ms" and "java_count" (one per frame,
+	 *   innermost first, null for a frame without), kept out of the
+	 *   frames so that the stack's text does not depend on them. */
 	char *images, *threads, *stack;
 	size_t images_len, threads_len, stack_len;
 	/* Each thread's object inside threads, in order (arena-owned, one

@@ -150,24 +150,36 @@ static const check checks[] = {
 	{"call tree", "the day's reports of the version", "group_stack_days + unfolded deltas",
 	 false, {"check_tree",
 	 "WITH " PARTS ","
+	 /* An Android stack's durations (schema/051), in total: only the
+	  * skeleton of a report that has them is parsed. */
 	 " r AS (SELECT app_id, key1, key2, received_day AS day,"
-	 " coalesce(app_version, '') AS app_version, count(*) AS n FROM reports"
+	 " coalesce(app_version, '') AS app_version, count(*) AS n,"
+	 " sum(CASE WHEN strpos(symbolized, '\"java_ms\"') > 0 THEN (SELECT sum(v::bigint)"
+	 " FROM jsonb_array_elements_text((replace(symbolized, chr(1), '0')::jsonb)"
+	 "->'stack'->'java_ms') AS e(v)) END) AS ms FROM reports"
 	 " WHERE " APP("app_id") " GROUP BY 1, 2, 3, 4, 5),"
 	 /* A delta without a stack (written before schema/042) was counted
 	  * in the tree by its ingest. */
-	 " w AS (SELECT d.app_id, d.key1, d.key2, d.day, d.app_version, count(*) AS dn"
+	 " w AS (SELECT d.app_id, d.key1, d.key2, d.day, d.app_version, count(*) AS dn,"
+	 " sum((SELECT sum(v) FROM unnest(d.stack_ms) AS v)) AS dms"
 	 " FROM group_deltas d JOIN parts p ON p.app_id = d.app_id AND p.day = d.day"
 	 " WHERE d.stack IS NOT NULL AND " APP("d.app_id") " GROUP BY 1, 2, 3, 4, 5),"
-	 " t AS (SELECT t.app_id, t.key1, t.key2, t.day, t.app_version, sum(t.reports) AS tn"
+	 " t AS (SELECT t.app_id, t.key1, t.key2, t.day, t.app_version, sum(t.reports) AS tn,"
+	 " sum((SELECT sum(v) FROM unnest(t.ms) AS v)) AS tms"
 	 " FROM group_stack_days t JOIN parts p ON p.app_id = t.app_id AND p.day = t.day"
 	 " WHERE " APP("t.app_id") " GROUP BY 1, 2, 3, 4, 5)"
 	 " SELECT a.bundle_id, 2, key2, day,"
 	 " format('under level-1 group %s, version ''%s''', key1, app_version),"
-	 " format('%s reports', coalesce(r.n, 0)),"
+	 " format('%s reports', coalesce(r.n, 0))"
+	 " || CASE WHEN coalesce(r.ms, tms, dms) IS NOT NULL"
+	 " THEN format(', %s ms', coalesce(r.ms, 0)) ELSE '' END,"
 	 " format('%s + %s reports', coalesce(tn, 0), coalesce(dn, 0))"
+	 " || CASE WHEN coalesce(r.ms, tms, dms) IS NOT NULL"
+	 " THEN format(', %s + %s ms', coalesce(tms, 0), coalesce(dms, 0)) ELSE '' END"
 	 " FROM t FULL JOIN w USING (app_id, key1, key2, day, app_version)"
 	 " FULL JOIN r USING (app_id, key1, key2, day, app_version) JOIN apps a ON a.id = app_id"
 	 " WHERE coalesce(tn, 0) + coalesce(dn, 0) <> coalesce(r.n, 0)"
+	 " OR coalesce(tms, 0) + coalesce(dms, 0) <> coalesce(r.ms, 0)"
 	 " ORDER BY 1, 3, 4, 5", 1}},
 	{"pick lists", "the day's reports", "app_dimensions + unfolded deltas", false,
 	 {"check_dimensions",

@@ -10,7 +10,9 @@
  * "stack" says which thread is the representative stack (its stack is
  * then the thread's, whose hash is the row's symbolized_stacks entry after
  * the images') or holds the frames itself (a stack taken from samples).
- * Replacing each 0x01 byte by a number makes the skeleton JSON.
+ * Replacing each 0x01 byte by a number makes the skeleton JSON. An
+ * Android stack's durations are summed per frame beside the count
+ * (schema/051: ms_sum), from the rows or from the skeletons' "java_ms".
  */
 #include "store/group_stacks.h"
 #include "store/internal.h"
@@ -26,7 +28,7 @@ typedef struct walk {
 static int read_stack(void *cls, const st_row *row)
 {
 	walk *w = cls;
-	return w->cb(w->cls, st_row_int64(row, 0), st_row_text(row, 1));
+	return w->cb(w->cls, st_row_int64(row, 0), st_row_text(row, 1), st_row_text(row, 2));
 }
 
 /* clang-format off */
@@ -36,8 +38,9 @@ static const st_stmt open_counted = {
 	"group_stacks_open_counted",
 	"DECLARE st_group_stacks NO SCROLL CURSOR FOR"
 	" SELECT g.n, CASE WHEN g.frames IS NULL THEN (SELECT s.body FROM stacks s"
-	"  WHERE s.app_id = $1 AND s.hash = g.stack) ELSE g.frames END"
-	" FROM (SELECT d.stack, min(d.frames) AS frames, sum(d.reports)::bigint AS n"
+	"  WHERE s.app_id = $1 AND s.hash = g.stack) ELSE g.frames END, array_to_json(g.ms)::text"
+	" FROM (SELECT d.stack, min(d.frames) AS frames, sum(d.reports)::bigint AS n,"
+	"  ms_sum(jsonb_agg(d.ms)) AS ms"
 	"  FROM group_stack_days d"
 	"  WHERE d.app_id = $1 AND d.key1 = $2 AND ($3::text IS NULL OR d.key2 = $3)"
 	"  AND ($4::date IS NULL OR d.day >= $4::date)"
@@ -65,10 +68,13 @@ static const st_stmt open_scan = {
 	"  AND ($9::text IS NULL OR r.kind = $9)),"
 	" rep AS (SELECT CASE WHEN st ? 'thread' THEN stack_at(h, (st->>'thread')::int + 2) END"
 	" AS hash,"
-	"  CASE WHEN st ? 'thread' THEN NULL ELSE st->'frames' END AS frames FROM x)"
+	"  CASE WHEN st ? 'thread' THEN NULL ELSE st->'frames' END AS frames,"
+	"  st->'java_ms' AS ms FROM x)"
 	" SELECT g.n, coalesce((SELECT s.body FROM stacks s"
-	"  WHERE s.app_id = $1 AND s.hash = g.hash), g.frames::text)"
-	" FROM (SELECT hash, frames, count(*) AS n FROM rep GROUP BY hash, frames) AS g"
+	"  WHERE s.app_id = $1 AND s.hash = g.hash), g.frames::text), array_to_json(g.ms)::text"
+	" FROM (SELECT hash, frames, count(*) AS n,"
+	"  ms_sum(jsonb_agg(ms)) AS ms"
+	"  FROM rep GROUP BY hash, frames) AS g"
 	" ORDER BY g.n DESC, g.hash, g.frames::text",
 	9};
 /* clang-format on */

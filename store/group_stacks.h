@@ -3,7 +3,7 @@
  * reports, each distinct stack once with how many reports have it: what
  * the call tree (server/service/call_tree.h, SPEC §10.4) is built from.
  *
- * Memory: a stack's text is lent to the callback for the call only.
+ * Memory: a stack's texts are lent to the callback for the call only.
  */
 #ifndef STALLSCOPE_STORE_GROUP_STACKS_H
 #define STALLSCOPE_STORE_GROUP_STACKS_H
@@ -15,8 +15,12 @@
 /* REPORTS reports have the stack BODY: a thread object {"name","main",
  * "frames"} or a bare frames array, its frames as ing_symbolized writes
  * them (ingest/symbolicate.h); NULL when the stack is lost. A negative
- * return stops the walk and fails it. */
-typedef int (*st_stack_cb)(void *cls, int64_t reports, const char *body);
+ * return stops the walk and fails it. MS: an Android stack's durations
+ * summed over those reports per frame, innermost first, as a JSON array
+ * (null for a frame without); NULL when its reports stored none
+ * (schema/051: an iOS stack, or one stored before, whose frames carry
+ * their own "ms"). */
+typedef int (*st_stack_cb)(void *cls, int64_t reports, const char *body, const char *ms);
 
 /*
  * Hands CB every distinct representative stack of the retained reports of

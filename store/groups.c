@@ -487,7 +487,8 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		"report_json",
 		/* Its documents' stacks put back (schema/018: unstack), and the
 		 * group frames a symbolized document stored since 2026-11-26
-		 * leaves to its level-2 group (the key is their hash). */
+		 * leaves to its level-2 group (the key is their hash); an
+		 * Android stack's durations back in its frames (schema/051). */
 		"SELECT (jsonb_build_object('id', r.id, 'report_id', r.report_id,"
 		" 'user_id', r.user_id, 'kind', r.kind, 'source', r.source,"
 		" 'app_version', r.app_version, 'build', r.build, 'os', r.os,"
@@ -498,9 +499,9 @@ int st_report_json(st_conn *c, int64_t app_id, const char *day, int64_t id, char
 		" || CASE WHEN u.raw ? 'matrix' THEN jsonb_build_object('client_key',"
 		" nullif(u.raw->'matrix'->>'stackKey', ''), 'matrix', u.raw->'matrix')"
 		" ELSE '{}' END"
-		" || (SELECT CASE WHEN d->'stack' ? 'thread' AND NOT d->'stack' ? 'frames'"
-		" THEN jsonb_set(d, '{stack,frames}',"
-		" d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END"
+		" || (SELECT stack_durations_shown(CASE WHEN d->'stack' ? 'thread'"
+		" AND NOT d->'stack' ? 'frames' THEN jsonb_set(d, '{stack,frames}',"
+		" d->'threads'->((d->'stack'->>'thread')::int)->'frames') ELSE d END)"
 		" || CASE WHEN d ? 'frames' THEN '{}' ELSE jsonb_build_object('frames',"
 		" (SELECT g.frames FROM groups g WHERE g.app_id = r.app_id AND g.level = 2"
 		" AND g.key = r.key2)) END"

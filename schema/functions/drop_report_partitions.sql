@@ -34,7 +34,7 @@ BEGIN
   -- of a dropped day not folded yet (a report stored on a past day) is
   -- let go first, so the fold leaves the tree alone; waiting here for a
   -- fold that holds it makes that fold's counts visible to the delete.
-  UPDATE group_deltas d SET stack = NULL, stack_frames = NULL
+  UPDATE group_deltas d SET stack = NULL, stack_frames = NULL, stack_ms = NULL
    WHERE d.app_id = p_app AND d.day < p_before AND d.stack IS NOT NULL;
   DELETE FROM group_stack_days g WHERE g.app_id = p_app AND g.day < p_before;
   -- The stacks whose last day is gone (schema/041): a batch that stored a

@@ -65,15 +65,18 @@ BEGIN
     -- and representative stack, locked after the facet rows (run after
     -- them), in key order, as reprocessing locks them after the day
     -- rows. A delta without a stack was counted there by its ingest.
+    -- An Android stack's durations are summed per frame beside the count
+    -- (schema/051).
     INSERT INTO group_stack_days AS t (app_id, key1, key2, day, app_version, stack, frames,
-                                       reports)
-    SELECT p_app, key1, key2, day, app_version, stack, min(stack_frames), count(*)
+                                       reports, ms)
+    SELECT p_app, key1, key2, day, app_version, stack, min(stack_frames), count(*),
+           ms_sum(jsonb_agg(stack_ms))
       FROM gone
      WHERE stack IS NOT NULL
      GROUP BY key1, key2, day, app_version, stack
      ORDER BY key1 COLLATE "C", key2 COLLATE "C", day, app_version COLLATE "C", stack
     ON CONFLICT (app_id, key1, key2, day, app_version, stack)
-    DO UPDATE SET reports = t.reports + excluded.reports
+    DO UPDATE SET reports = t.reports + excluded.reports, ms = ms_add(t.ms, excluded.ms)
     RETURNING t.key1, t.key2, t.stack, t.frames, t.xmax = 0 AS made
   ), terms AS (
     -- The search terms (schema/046) of a stack first counted for its

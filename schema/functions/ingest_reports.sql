@@ -281,11 +281,11 @@ BEGIN
     -- 042): no row of theirs locked here.
     INSERT INTO group_deltas (app_id, report, key1, key2, day, at, user_id, app_version,
                               os_version, device, kind, in_sample, duration_ms, stack,
-                              stack_frames)
+                              stack_frames, stack_ms)
     SELECT p_app, id, p_key1s[o], p_key2s[o], p_days[o], p_ats[o], p_user_ids[o],
            coalesce(p_app_versions[o], ''), coalesce(p_os_versions[o], ''),
            coalesce(p_devices[o], ''), p_kinds[o], NOT listed[o], p_durations[o], x.stack,
-           x.frames
+           x.frames, x.ms
       FROM stored, representative_stack(p_symbolized[o], p_symbolized_stacks[o]::uuid[]) x
   ), counters AS (
     -- A group new to the app, with its frames; its counters (reports,

@@ -26,6 +26,7 @@ DECLARE
   old_version text;
   new_stack uuid;
   new_frames text;
+  new_ms bigint[];
 BEGIN
   SELECT stack_hashes(r.symbolized_stacks), r.key1, r.key2, r.symbolized, coalesce(r.app_version, '')
     INTO old, old_key1, old_key2, old_symbolized, old_version
@@ -37,28 +38,34 @@ BEGIN
   UPDATE reports r SET key1 = p_key1, key2 = p_key2, pending = p_pending,
                        symbolized = p_symbolized, symbolized_stacks = stack_bytes(p_stacks)
    WHERE r.app_id = p_app AND r.received_day = p_day AND r.id = p_id;
-  SELECT x.stack, x.frames INTO new_stack, new_frames
+  SELECT x.stack, x.frames, x.ms INTO new_stack, new_frames, new_ms
     FROM representative_stack(p_symbolized, p_stacks) x;
   -- A report whose delta waits is in no call-tree count yet: its delta's
   -- stack moves (move_report moved its keys and holds it), and the fold
   -- counts the new one. A delta without a stack (written before
   -- schema/042) was counted by its ingest, and moves as a counted report.
-  UPDATE group_deltas d SET stack = new_stack, stack_frames = new_frames
+  UPDATE group_deltas d SET stack = new_stack, stack_frames = new_frames, stack_ms = new_ms
    WHERE d.app_id = p_app AND d.report = p_id AND d.stack IS NOT NULL;
   IF NOT FOUND THEN
-    -- A stack both forms keep nets to 0 and is not touched.
+    -- A stack both forms keep nets to 0 and is not touched (its
+    -- durations too: the report's own, per frame). The old stack's
+    -- durations leave with its count (schema/051).
     INSERT INTO group_stack_days AS g (app_id, key1, key2, day, app_version, stack, frames,
-                                       reports)
-    SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n)
+                                       reports, ms)
+    SELECT p_app, m.key1, m.key2, p_day, old_version, m.stack, min(m.frames), sum(m.n),
+           ms_sum(jsonb_agg(m.ms))
       FROM (SELECT p_key1 AS key1, p_key2 AS key2, new_stack AS stack, new_frames AS frames,
-                   1 AS n
+                   1 AS n, new_ms AS ms
             UNION ALL
-            SELECT old_key1, old_key2, y.stack, y.frames, -1
+            SELECT old_key1, old_key2, y.stack, y.frames, -1,
+                   CASE WHEN y.ms IS NOT NULL
+                        THEN ARRAY(SELECT -v FROM unnest(y.ms) WITH ORDINALITY AS u(v, i)
+                                    ORDER BY i) END
               FROM representative_stack(old_symbolized, old) y) AS m
      GROUP BY m.key1, m.key2, m.stack HAVING sum(m.n) <> 0
      ORDER BY m.key1 COLLATE "C", m.key2 COLLATE "C", m.stack
     ON CONFLICT (app_id, key1, key2, day, app_version, stack)
-    DO UPDATE SET reports = g.reports + excluded.reports;
+    DO UPDATE SET reports = g.reports + excluded.reports, ms = ms_add(g.ms, excluded.ms);
     DELETE FROM group_stack_days g
      WHERE g.app_id = p_app AND g.key1 = old_key1 AND g.key2 = old_key2 AND g.day = p_day
        AND g.app_version = old_version AND g.reports <= 0;

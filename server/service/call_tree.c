@@ -28,7 +28,8 @@
 typedef struct frame_info {
 	const char *frame, *function, *file, *image;
 	int64_t line; /* 0 when unknown */
-	int64_t ms;   /* an Android frame's summed duration; -1 when none */
+	int64_t ms;   /* an Android frame's duration, summed over the stack's
+		       * reports; -1 when none */
 } frame_info;
 
 typedef struct node {
@@ -132,7 +133,7 @@ static int tree_add(tree *t, const frame_info *path, size_t depth, bool complete
 			return -1;
 		t->nodes[at].count += w;
 		if (path[d].ms >= 0) {
-			t->nodes[at].ms += path[d].ms * w;
+			t->nodes[at].ms += path[d].ms;
 			t->has_ms = true;
 		}
 		if (t->nodes[at].other) {
@@ -200,10 +201,23 @@ static int gframe_of(const json_t *fr, ing_arena *arena, ing_gframe *g)
 	return 0;
 }
 
+/* Frame I's duration summed over REPORTS reports: MS[I], their sum
+ * (schema/051); without MS, a stack stored before kept each report's in
+ * its frames. -1 when none. */
+static int64_t ms_of(const json_t *fr, size_t i, const json_t *ms, int64_t reports)
+{
+	const json_t *v = ms ? json_array_get(ms, i) : json_object_get(fr, "ms");
+	if (!json_is_integer(v))
+		return -1;
+	return ms ? json_integer_value(v) : json_integer_value(v) * reports;
+}
+
 /* The outermost SRV_TREE_MAX_DEPTH identities of FRAMES (innermost first)
- * into PATH, outermost first: their count, or -1. *COMPLETE tells whether
- * they reach the innermost one. */
-static long path_of(const json_t *frames, ing_arena *arena, frame_info *path, bool *complete)
+ * into PATH, outermost first, with the durations of REPORTS reports (MS,
+ * see ms_of): their count, or -1. *COMPLETE tells whether they reach the
+ * innermost one. */
+static long path_of(const json_t *frames, const json_t *ms, int64_t reports, ing_arena *arena,
+		    frame_info *path, bool *complete)
 {
 	size_t depth = 0;
 	*complete = true;
@@ -225,15 +239,14 @@ static long path_of(const json_t *frames, ing_arena *arena, frame_info *path, bo
 			p->file = string_at(entry, "file");
 			p->line = json_integer_value(json_object_get(entry, "line"));
 			p->image = g.image;
-			const json_t *ms = json_object_get(fr, "ms");
-			p->ms = json_is_integer(ms) ? json_integer_value(ms) : -1;
+			p->ms = ms_of(fr, i, ms, reports);
 		}
 	}
 	return (long)depth;
 }
 
 /* st_stack_cb: REPORTS reports of the stack BODY into the tree. */
-static int add_stack(void *cls, int64_t reports, const char *body)
+static int add_stack(void *cls, int64_t reports, const char *body, const char *ms_json)
 {
 	tree *t = cls;
 	t->reports += reports;
@@ -241,11 +254,15 @@ static int add_stack(void *cls, int64_t reports, const char *body)
 	const json_t *frames = json_is_array(root) ? root : json_object_get(root, "frames");
 	ing_arena *scratch = ing_arena_new(0);
 	frame_info *path = calloc(SRV_TREE_MAX_DEPTH, sizeof *path);
+	json_t *ms = ms_json ? json_loads(ms_json, 0, NULL) : NULL;
 	bool complete;
-	long depth = scratch && path ? path_of(frames, scratch, path, &complete) : -1;
+	long depth = scratch && path && (ms || !ms_json)
+			     ? path_of(frames, ms, reports, scratch, path, &complete)
+			     : -1;
 	int rc = depth < 0 ? -1 : tree_add(t, path, (size_t)depth, complete, reports);
 	free(path);
 	ing_arena_free(scratch);
+	json_decref(ms);
 	json_decref(root);
 	return rc;
 }

@@ -12,7 +12,7 @@ import pytest
 
 from android_util import (DISPATCH, Mapping, culprit_of, envelope, evil, fps, heaviest_path,
                           issue_line, post_matrix, startup, upload_mapping)
-from conftest import assert_storage_consistent, create_app, psql
+from conftest import assert_storage_consistent, create_app, psql, stallscope
 from ingest_util import allow_everyone, report
 
 
@@ -164,8 +164,9 @@ def test_reports_wait_for_their_builds_mapping_then_move(server, db, app):
     every counter exact."""
     late = Mapping.generated(40, seed=200, prefix="com.example.late")
     lines = [(0, DISPATCH, 1, 900), (1, 21, 1, 880), (2, 22, 1, 800)]
+    later = [(d, m, c, ms + 50) for d, m, c, ms in lines]
     r = post_matrix(server, app, envelope([evil("NORMAL", lines, cost=900),
-                                           evil("NORMAL", lines, cost=950, when=2)],
+                                           evil("NORMAL", later, cost=950, when=2)],
                                           version="2.0", build="200"))
     ids = accepted_ids(r)
     reps = [report(server, app, i) for i in ids]
@@ -184,8 +185,12 @@ def test_reports_wait_for_their_builds_mapping_then_move(server, db, app):
     r = upload_mapping(server, app, late, version="2.0", build="200")
     assert r.status == 201, r
     assert wait_until(lambda: not any(report(server, app, i)["pending"] for i in ids))
-    for i in ids:
-        check_path(report(server, app, i), late, lines)
+    for i, sent in zip(ids, (lines, later)):
+        check_path(report(server, app, i), late, sent)
+    # The call tree moved with them, their durations too (schema/051).
+    key1 = report(server, app, ids[0])["key1"]
+    assert tree_path(server, app, key1) == [
+        (late.identity(m), 2, 2 * ms + 50) for m, ms, _ in reversed(heaviest_path(lines))]
     missing = server.request("GET", f"/api/v1/apps/{app['app']}/dsyms/missing",
                              token=app["admin_token"]).json["missing"]
     assert [m for m in missing if m["kind"] == "method_mapping"] == []
@@ -254,20 +259,53 @@ def test_sampling_quota_and_whitelist_as_for_native_reports(server, db, mapping)
     assert [x["id"] for x in again.json["accepted"]] == [x["id"] for x in r.json["accepted"]]
 
 
-def test_call_tree_sums_ms_per_node(server, app, mapping):
-    lines = [(0, DISPATCH, 1, 2000), (1, 30, 1, 1990), (2, 31, 1, 1500), (2, 32, 1, 400)]
-    r = post_matrix(server, app, envelope([evil("NORMAL", lines, cost=2000, when=t)
-                                           for t in (11, 12, 13)], user="tree"))
-    (rid, *_) = accepted_ids(r)
-    key1 = report(server, app, rid)["key1"]
-    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/tree",
+def tree_path(server, app, key1, query=""):
+    tree = server.request("GET", f"/api/v1/apps/{app['app']}/groups/{key1}/tree{query}",
                           token=app["admin_token"]).json
     node, path = tree["root"], []
     while node.get("children"):
         node = node["children"][0]
         path.append((node["frame"], node["count"], node["ms"]))
-    want = list(reversed(heaviest_path(lines)))
-    assert path == [(mapping.identity(m), 3, 3 * ms) for m, ms, _ in want]
+    return path
+
+
+def test_call_tree_sums_ms_per_node(server, db, app, mapping):
+    # One path, other durations in each report: one stack, its durations
+    # summed per node (schema/051).
+    runs = [[(0, DISPATCH, 1, 2000 + k), (1, 30, 1, 1990 + k), (2, 31, 1, 1500 + k),
+             (2, 32, 1, 400)] for k in (0, 7, 30)]
+    r = post_matrix(server, app, envelope([evil("NORMAL", lines, cost=2000, when=t)
+                                           for t, lines in zip((11, 12, 13), runs)],
+                                          user="tree"))
+    ids = accepted_ids(r)
+    rep = report(server, app, ids[0])
+    key1 = rep["key1"]
+    paths = [list(reversed(heaviest_path(lines))) for lines in runs]
+    assert tree_path(server, app, key1) == [
+        (mapping.identity(m), 3, sum(p[d][1] for p in paths))
+        for d, (m, _, _) in enumerate(paths[0])]
+    # The scan (a kind filter reads the reports' own durations) agrees.
+    assert tree_path(server, app, key1, "?kind=slow_method") == tree_path(server, app, key1)
+    # Each report still shows its own durations.
+    for i, lines in zip(ids, runs):
+        check_path(report(server, app, i), mapping, lines)
+    app_id = psql(db, f"SELECT id FROM apps WHERE bundle_id = '{app['app']}'")
+    assert psql(db, "SELECT count(DISTINCT stack_at(symbolized_stacks, 2)) FROM reports"
+                f" WHERE app_id = {app_id} AND key1 = '{key1}'") == "1"
+    assert psql(db, "SELECT count(*), sum(reports) FROM group_stack_days"
+                f" WHERE app_id = {app_id} AND key1 = '{key1}'") == "1|3"
+    # `stallscope check` holds the tree's durations (every frame's, in total)
+    # to the reports'.
+    assert_storage_consistent(server.db_url, app["app"])
+    where = f" WHERE app_id = {app_id} AND key1 = '{key1}'"
+    psql(db, "UPDATE group_stack_days SET ms = ms_add(ms, '{5}')" + where)
+    p = stallscope("check", "--app", app["app"], db_url=server.db_url, check=False)
+    assert p.returncode != 0 and "call tree: app " in p.stdout, p.stdout
+    total = sum(ms for path in paths for _, ms, _ in path)
+    assert f"3 reports, {total} ms" in p.stdout, p.stdout
+    assert f"3 + 0 reports, {total + 5} + 0 ms" in p.stdout, p.stdout
+    psql(db, "UPDATE group_stack_days SET ms = ms_add(ms, '{-5}')" + where)
+    assert_storage_consistent(server.db_url, app["app"])
 
 
 def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping):
@@ -277,3 +315,13 @@ def test_trace_of_an_android_report_nests_its_heaviest_path(server, app, mapping
     assert t.status == 200, t
     begun = [e["name"] for e in t.json["traceEvents"] if e["ph"] == "B"]
     assert begun == [mapping.readable(m) for m, _, _ in reversed(heaviest_path(SLOW))]
+
+
+def test_durations_add_per_frame(db):
+    """The call tree's sums of durations (schema/051): element-wise, a
+    NULL array or element counting as none, arrays of other lengths (a
+    lost stack's reports) padded."""
+    assert psql(db, "SELECT ms_add('{1,NULL,3}', '{10,20}'), ms_add(NULL, '{5}'),"
+                    " ms_add('{5}', NULL), ms_add(NULL, NULL) IS NULL") == "{11,20,3}|{5}|{5}|t"
+    assert psql(db, "SELECT ms_sum('[[1,null,3],null,[10,20],[100,null,null,4]]'),"
+                    " ms_sum('[null]') IS NULL, ms_sum('[[null]]')") == "{111,20,3,4}|t|{NULL}"

@@ -190,7 +190,9 @@ def test_counts_follow_a_late_dsym(db, cluster, make_server, image, folded):
 # The database as 023 left it: no group_stack_days, and the reports' stack
 # hashes as uuid[] (036 made them bytes; it runs again after 024).
 BACK_TO_023 = (
-    "DROP TABLE group_stack_days; DELETE FROM schema_migrations WHERE version IN (24, 36);"
+    "DROP TABLE group_stack_days; DELETE FROM schema_migrations WHERE version IN (24, 36, 51);"
+    # 051 adds a column to the table 024 makes (and one to group_deltas).
+    " ALTER TABLE group_deltas DROP COLUMN stack_ms;"
     " ALTER TABLE reports ALTER COLUMN raw_stacks DROP DEFAULT,"
     "  ALTER COLUMN raw_stacks TYPE uuid[] USING stack_hashes(raw_stacks),"
     "  ALTER COLUMN symbolized_stacks DROP DEFAULT,"

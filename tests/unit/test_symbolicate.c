@@ -393,6 +393,54 @@ static void test_samples_choose_the_stack(void **state)
 	ing_batch_free(b);
 }
 
+/* An Android stack of three method ids, the outer two lines lasting MS0
+ * and MS2 ms (the middle one without a duration), symbolized without a
+ * mapping. */
+static ing_symbolized java_symbolized(ing_arena *arena, int64_t ms0, int64_t ms2)
+{
+	static ing_frame frames[3] = {{.address = 7}, {.address = 8}, {.address = 9}};
+	ing_java_frame java[3] = {{.ms = ms0, .count = 2}, {.ms = -1}, {.ms = ms2, .count = 1}};
+	ing_thread th = {.main = true, .stack = {frames, 3, java}};
+	ing_report r = {.report_id = "j",
+			.threads = &th,
+			.nthreads = 1,
+			.source = "matrix",
+			.platform = ING_PLATFORM_ANDROID};
+	ing_symbolized s;
+	assert_int_equal(ing_symbolicate(&r, NULL, NULL, NULL, arena, &s), 0);
+	return s;
+}
+
+static void test_java_durations_beside_the_frames(void **state)
+{
+	(void)state;
+	ing_arena *arena = ing_arena_new(0);
+	ing_symbolized a = java_symbolized(arena, 900, 1000);
+	ing_symbolized b = java_symbolized(arena, 950, 1200);
+	/* The thread (the stack's identity) is the same text whatever the
+	 * durations; they are the representative stack's, beside it. */
+	assert_int_equal(a.threads_len, b.threads_len);
+	assert_memory_equal(a.threads, b.threads, a.threads_len);
+	assert_null(strstr(a.threads, "\"ms\""));
+	assert_null(strstr(a.threads, "\"count\""));
+	parsed pa = parse_symbolized(&a), pb = parse_symbolized(&b);
+	assert_int_equal(json_integer_value(json_object_get(pa.stack, "thread")), 0);
+	json_t *want = json_pack("[I,n,I]", (json_int_t)900, (json_int_t)1000);
+	assert_true(json_equal(json_object_get(pa.stack, "java_ms"), want));
+	json_decref(want);
+	want = json_pack("[i,n,i]", 2, 1);
+	assert_true(json_equal(json_object_get(pa.stack, "java_count"), want));
+	json_decref(want);
+	want = json_pack("[I,n,I]", (json_int_t)950, (json_int_t)1200);
+	assert_true(json_equal(json_object_get(pb.stack, "java_ms"), want));
+	json_decref(want);
+	parsed_free(&pa);
+	parsed_free(&pb);
+	ing_symbolized_clear(&a);
+	ing_symbolized_clear(&b);
+	ing_arena_free(arena);
+}
+
 static void test_native_round_trip(void **state)
 {
 	(void)state;
@@ -490,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_arm64e_pointer_signatures),
 		cmocka_unit_test(test_samples_choose_the_stack),
 		cmocka_unit_test(test_batch_shares_lookups),
+		cmocka_unit_test(test_java_durations_beside_the_frames),
 		cmocka_unit_test(test_native_round_trip),
 		cmocka_unit_test(test_lru_shares_and_evicts),
 	};

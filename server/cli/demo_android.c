@@ -100,8 +100,8 @@ static const struct {
  * mapping holds besides: a native method (no descriptor) and a Kotlin
  * name with spaces. */
 static const char *const named[] = {
-	"feed.FeedAdapter onBindViewHolder "
-	"(Landroidx.recyclerview.widget.RecyclerView$ViewHolder;I)V",
+	("feed.FeedAdapter onBindViewHolder "
+	 "(Landroidx.recyclerview.widget.RecyclerView$ViewHolder;I)V"),
 	"image.ImageLoader loadInto (Ljava.lang.String;Landroid.widget.ImageView;)V",
 	"image.BitmapDecoder decode ([BII)Landroid.graphics.Bitmap;",
 	"feed.FeedRepository fetchLatest (Z)Ljava.util.List;",

@@ -134,18 +134,49 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" ELSE " KEY1_OF(KEY) " IN (SELECT s.key1 FROM group_status s"                    \
 	" WHERE s.app_id = $1 AND s.status = ANY (" STATUSES "::text[])) END)"
 
-/* Whether group KEY of the page's level ($2) has a search term (schema/046,
- * group_terms) matching PATTERN (an ILIKE pattern, NULL for any): one
- * hashed list of the matching keys per statement, from the trigram index. */
-#define SEARCH(KEY, PATTERN)                                                           \
-	"(" PATTERN "::text IS NULL OR " KEY " IN (SELECT t.key FROM group_terms t"         \
-	" WHERE t.app_id = $1 AND t.level = $2 AND t.term ILIKE " PATTERN "::text))"
+/* The CTE "listed": the page's groups, the first LIMIT rows of CTE
+ * "page" (columns key and v) after the cursor (AFTER_V, AFTER_KEY) in
+ * (v, key) descending order. */
+#define AFTER(AFTER_V, AFTER_KEY)                                                      \
+	"(" AFTER_KEY "::text IS NULL OR (a.v, a.key) < (" AFTER_V "::bigint, " AFTER_KEY  \
+	"::text))"
+#define UNSEARCHED(AFTER_V, AFTER_KEY, LIMIT, PATTERN)                                 \
+	" listed AS (SELECT * FROM page a WHERE " PATTERN "::text IS NULL AND "           \
+	AFTER(AFTER_V, AFTER_KEY) " ORDER BY a.v DESC, a.key DESC LIMIT " LIMIT ")"
+
+/* The same, keeping only groups with a search term (schema/046,
+ * group_terms) matching PATTERN (an ILIKE pattern). Two ways, and no plan
+ * is good for both: a pattern most groups match (the app's package, java)
+ * wants the page walked in order, each group's terms probed until LIMIT
+ * match; a pattern few match wants the matching terms read from the
+ * trigram index, and a walk would probe every group for nothing. At
+ * 200,000 Android reports the walk took 84 ms for "java", the trigram
+ * read 250 ms, and PostgreSQL chose either by its estimates
+ * (docs/journal/performance.md). So the statement walks the first
+ * SEARCH_WALK groups ("walked": a lateral probe, one index range each,
+ * over the rows of "cand" in their order) and reads the index only when
+ * that walk neither filled the page nor saw the whole list: a one-time
+ * filter, so the unused branch never runs. */
+#define SEARCH_WALK "500"
+#define SEARCHED(AFTER_V, AFTER_KEY, LIMIT, PATTERN)                                   \
+	" cand AS (SELECT * FROM page a WHERE " AFTER(AFTER_V, AFTER_KEY)                 \
+	" ORDER BY a.v DESC, a.key DESC LIMIT " SEARCH_WALK "),"                           \
+	" walked AS (SELECT c.* FROM cand c CROSS JOIN LATERAL (SELECT FROM group_terms t" \
+	" WHERE t.app_id = $1 AND t.level = $2 AND t.key = c.key AND t.term ILIKE "        \
+	PATTERN "::text LIMIT 1) m LIMIT " LIMIT "),"                                     \
+	" listed AS (SELECT * FROM walked WHERE ((SELECT count(*) FROM walked) = " LIMIT   \
+	" OR (SELECT count(*) FROM cand) < " SEARCH_WALK ")"                               \
+	" UNION ALL (SELECT * FROM page a WHERE NOT ((SELECT count(*) FROM walked) = "    \
+	LIMIT " OR (SELECT count(*) FROM cand) < " SEARCH_WALK ") AND "                    \
+	AFTER(AFTER_V, AFTER_KEY) " AND a.key IN (SELECT t.key FROM group_terms t"        \
+	" WHERE t.app_id = $1 AND t.level = $2 AND t.term ILIKE " PATTERN "::text)"       \
+	" ORDER BY a.v DESC, a.key DESC LIMIT " LIMIT "))"
 
 /* A page over TABLE's rows that WHERE keeps: sums per group first (no
  * sketch read unless sort=users, of the durations only their sum, which
  * sort=stall_ms needs), the page cut, then each listed group's users as
  * the union of its rows and its durations' max and histogram. */
-#define FILTERED_PAGE(TABLE, WHERE)                                                    \
+#define FILTERED_PAGE(TABLE, WHERE, SEARCH)                                            \
 	"WITH agg AS (SELECT d.key, sum(d.reports)::bigint AS reports,"                 \
 	" hll_union_agg(d.users) FILTER (WHERE $9::integer = 1) AS users,"               \
 	" min(d.first_seen) AS first_seen, max(d.last_seen) AS last_seen,"               \
@@ -154,10 +185,8 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" GROUP BY d.key HAVING sum(d.reports) > 0),"                                   \
 	" page AS (SELECT a.*, " SORT_VALUE("$9::integer", "a.reports", CARD("a.users"), \
 					    "a.last_seen", "a.stall_ms") " AS v FROM agg a"     \
-	" WHERE " STATUS_IN("a.key", "$13") " AND " SEARCH("a.key", "$14") "),"        \
-	" listed AS (SELECT * FROM page a WHERE ($11::text IS NULL"                      \
-	" OR (a.v, a.key) < ($10::bigint, $11::text))"                                  \
-	" ORDER BY a.v DESC, a.key DESC LIMIT $12)"                                       \
+	" WHERE " STATUS_IN("a.key", "$13") "),"                                       \
+	SEARCH("$10", "$11", "$12", "$14")                                             \
 	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
 	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
 	" SELECT a.key, a.v, "                                                         \
@@ -213,43 +242,48 @@ int64_t st_group_deltas_fold(st_conn *c, int64_t app_id)
 	return rc < 0 ? rc : folded;
 }
 
+/* A page of the groups' own totals (all time, no filter); SEARCH is
+ * SEARCHED or UNSEARCHED. */
+#define ALL_PAGE(SEARCH)                                                               \
+	"WITH page AS NOT MATERIALIZED (SELECT g.key, "                                  \
+	SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")   \
+	" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"      \
+	" AND " STATUS_IN("g.key", "$7") "),"                                           \
+	SEARCH("$4", "$5", "$6", "$8")                                                 \
+	" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"              \
+	" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM (" \
+	" SELECT g.key, l.v, "                                                         \
+	TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",  \
+			    "group_days", "true"))                                     \
+	" AS obj FROM listed l JOIN groups g ON g.app_id = $1 AND g.level = $2"           \
+	" AND g.key = l.key"                                                           \
+	TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ","               \
+	PERCENTILES_OF_ROW("g") ") AS p"
+
 int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter *f,
 		   st_group_sort sort, int64_t after_value, const char *after_key,
 		   int64_t limit, const char *statuses, char **out_json)
 {
 	/* All time, no filter: the groups' own totals. */
-	static const st_stmt all = {
-		"groups_page_all",
-		"WITH listed AS (SELECT g.*, "
-		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
-		" AS v FROM groups g WHERE g.app_id = $1 AND g.level = $2 AND g.reports > 0"
-		" AND " STATUS_IN("g.key", "$7") " AND " SEARCH("g.key", "$8")
-		" AND ($5::text IS NULL OR ("
-		SORT_VALUE("$3::integer", "g.reports", "g.users", "g.last_seen", "g.stall_ms")
-		", g.key) < ($4::bigint, $5::text))"
-		" ORDER BY v DESC, g.key DESC LIMIT $6)"
-		" SELECT coalesce(json_agg(p.obj || jsonb_build_object('cursor',"
-		" p.v::text || '.' || p.key) ORDER BY p.v DESC, p.key DESC), '[]')::text FROM ("
-		" SELECT g.key, g.v, "
-		TRIAGE(GROUP_OBJECT("g.reports", "g.users", "g.first_seen", "g.last_seen", "g",
-				    "group_days", "true"))
-		" AS obj FROM listed g"
-		TRIAGE_JOIN("$2", "ARRAY(SELECT key FROM listed)", NO_FILTERS) ","
-		PERCENTILES_OF_ROW("g") ") AS p",
-		8};
-	static const st_stmt by_days = {"groups_page_days",
-					FILTERED_PAGE("group_days", DAYS_ONLY), 14};
-	static const st_stmt by_facet = {"groups_page_facet",
-					 FILTERED_PAGE("group_facet_days", FACET), 14};
-	static const st_stmt by_dims = {"groups_page_dims",
-					FILTERED_PAGE("group_dim_days", DIMS), 14};
+	static const st_stmt all = {"groups_page_all", ALL_PAGE(UNSEARCHED), 8};
+	static const st_stmt all_searched = {"groups_page_all_q", ALL_PAGE(SEARCHED), 8};
+	static const st_stmt by_days[] = {
+		{"groups_page_days", FILTERED_PAGE("group_days", DAYS_ONLY, UNSEARCHED), 14},
+		{"groups_page_days_q", FILTERED_PAGE("group_days", DAYS_ONLY, SEARCHED), 14}};
+	static const st_stmt by_facet[] = {
+		{"groups_page_facet", FILTERED_PAGE("group_facet_days", FACET, UNSEARCHED), 14},
+		{"groups_page_facet_q", FILTERED_PAGE("group_facet_days", FACET, SEARCHED), 14}};
+	static const st_stmt by_dims[] = {
+		{"groups_page_dims", FILTERED_PAGE("group_dim_days", DIMS, UNSEARCHED), 14},
+		{"groups_page_dims_q", FILTERED_PAGE("group_dim_days", DIMS, SEARCHED), 14}};
+	int searched = f->search != NULL;
 	if (!filtered(f)) {
 		st_param p[] = {ST_INT64(app_id),      ST_INT64(level),	   ST_INT64(sort),
 				ST_INT64(after_value), ST_TEXT(after_key), ST_INT64(limit),
 				ST_TEXT(statuses),     ST_TEXT(f->search)};
 		/* A search's pattern is planned with its trigrams. */
 		int rc = f->search ? st_plan_per_call(c) : 0;
-		return rc < 0 ? rc : st_run_text(c, &all, p, 8, out_json);
+		return rc < 0 ? rc : st_run_text(c, searched ? &all_searched : &all, p, 8, out_json);
 	}
 	int rc = st_plan_per_call(c);
 	/* sort=users unions a sketch per group of the range. A hash table
@@ -272,7 +306,8 @@ int st_groups_page(st_conn *c, int64_t app_id, int level, const st_group_filter 
 			ST_TEXT(f->version), ST_TEXT(f->os_version), ST_TEXT(f->device),
 			ST_TEXT(f->kind), ST_INT64(sort), ST_INT64(after_value),
 			ST_TEXT(after_key), ST_INT64(limit), ST_TEXT(statuses), ST_TEXT(f->search)};
-	return st_run_text(c, variant(f, &by_days, &by_facet, &by_dims), p, 14, out_json);
+	return st_run_text(c, variant(f, &by_days[searched], &by_facet[searched], &by_dims[searched]),
+			   p, 14, out_json);
 }
 
 /* The detail exists when the group has had a report at all. */

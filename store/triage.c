@@ -41,7 +41,9 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 	/* The two versions' level-1 rows by group_facet_days_value_idx: per
 	 * group, version and day one row, its in-sample users counted
 	 * (schema/025), summed over the days: distinct user-days without a
-	 * sketch read. */
+	 * sketch read. In no order: the caller sorts by its own score, and a
+	 * sort of every group's key by collation cost a fifth of the statement
+	 * (14,000 groups at 200,000 Android reports). */
 	static const st_stmt groups = {
 		"compare_groups",
 		"WITH per_group AS (SELECT key,"
@@ -57,8 +59,8 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 		" AND " DAYS " GROUP BY key HAVING sum(reports) > 0)"
 		" SELECT p.key, g.frames::text, p.base_reports, p.base_affected, p.target_affected,"
 		" g.culprit::text, p.target_reports, p.base_stall_ms, p.target_stall_ms"
-		" FROM per_group p JOIN groups g ON g.app_id = $1 AND g.level = 1 AND g.key = p.key"
-		" ORDER BY p.key",
+		" FROM per_group p JOIN groups g ON g.app_id = $1 AND g.level = 1 AND g.key = "
+		"p.key",
 		5};
 	static const st_stmt sampled = {
 		"compare_sampled",

@@ -31,7 +31,7 @@ typedef int (*st_compare_cb)(void *cls, const st_compare_row *row);
 
 /*
  * The level-1 groups of APP_ID with a report of app version BASE or TARGET
- * on the days FROM … TO (NULL: unbounded), to CB in key order; the
+ * on the days FROM … TO (NULL: unbounded), to CB in no order; the
  * versions' sampled user-days over those days into *BASE_SAMPLED and
  * *TARGET_SAMPLED. Returns the number of groups.
  */

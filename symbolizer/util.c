@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fd_io.h"
 #include "symbolizer/util.h"
 
 int sym_fail(sym_error *err, int code, const char *fmt, ...)
@@ -47,21 +48,6 @@ int sym_map_file(const char *path, size_t min_size, const char *what,
 	return SYM_OK;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int sym_write_atomic(const char *path, mode_t mode, const struct iovec *parts, size_t nparts,
 		     sym_error *err)
 {
@@ -77,7 +63,7 @@ int sym_write_atomic(const char *path, mode_t mode, const struct iovec *parts, s
 	} else {
 		bool ok = fchmod(fd, mode) == 0;
 		for (size_t i = 0; ok && i < nparts; i++)
-			ok = write_all(fd, parts[i].iov_base, parts[i].iov_len) == 0;
+			ok = cm_write_all(fd, parts[i].iov_base, parts[i].iov_len) == 0;
 		if (!ok || fsync(fd) != 0)
 			rc = sym_fail(err, SYM_ERR_IO, "%s: %s", tmp, strerror(errno));
 		if (close(fd) != 0 && rc == SYM_OK)

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/check.h"
+#include "common/fd_io.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/utf8.h"
@@ -380,21 +381,6 @@ static enum MHD_Result begin(srv_request *req, const char *url, const char *meth
 	return MHD_YES;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static enum MHD_Result body_chunk(srv_request *req, const char *data,
 				  size_t n)
 {
@@ -420,7 +406,7 @@ static enum MHD_Result body_chunk(srv_request *req, const char *data,
 	case SRV_BODY_NONE:
 		break;
 	case SRV_BODY_FILE:
-		if (write_all(req->fd, data, n) < 0) {
+		if (cm_write_all(req->fd, data, n) < 0) {
 			req->write_errno = errno;
 			/* A full disk is freed now, not when the client is
 			 * done sending: other uploads and symcaches need it. */

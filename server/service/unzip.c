@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fd_io.h"
+
 #define MAX_COMPONENTS 64
 
 srv_zip_entry srv_zip_classify(const char *path, const char **out_name)
@@ -114,22 +116,6 @@ static int add_file(srv_unzip_result *out, const char *path, const char *name)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 typedef struct unzip_ctx {
 	struct archive *a;
 	const srv_unzip_limits *lim;
@@ -183,7 +169,7 @@ static cm_err extract(unzip_ctx *x, const char *entry_path, const char *path,
 			break;
 		}
 		x->total += size;
-		if (write_all(fd, buf, size) < 0) {
+		if (cm_write_all(fd, buf, size) < 0) {
 			int e = errno;
 			snprintf(x->msg, x->msglen, "cannot write %s: %s", path, strerror(e));
 			rc = cm_err_storage(e);

@@ -250,6 +250,8 @@ def discover(conn, today):
          f"{a}/groups/{key1}/breakdown" + q(version="8.4.0", device=DEVICE)),
         ("group breakdown level2=", f"{a}/groups/{key1}/breakdown" + q(level2=key2)),
         ("compare 8.3.0 → 8.4.0", f"{a}/compare" + q(base="8.3.0", target="8.4.0")),
+        # What the dashboard asks for: the first 200 rows and the tally.
+        ("compare limit=200", f"{a}/compare" + q(base="8.3.0", target="8.4.0", limit=200)),
         ("stats", f"{a}/stats"),
         ("group reports", reps + q(limit=50)),
         ("group reports page 2", reps + q(limit=50, cursor=page1["next_cursor"])),

@@ -55,10 +55,14 @@ function versionPicker(id, name, label, versions, chosen) {
     h('select', { id, name }, listed.map((v) => h('option', { value: v, selected: v === chosen }, v))));
 }
 
-function tally(groups) {
-  const n = (v) => groups.filter((g) => g.verdict === v).length;
-  return VERDICTS.map((v) => `${n(v)} ${v}`).join(', ');
+// Every group's verdict, counted by the server whatever the page.
+function tally(verdicts) {
+  return VERDICTS.map((v) => `${num(verdicts[v])} ${v}`).join(', ');
 }
+
+// The first rows of a large app's comparison (18,000 groups at a million
+// reports) and the rest on demand.
+const PAGE = 200;
 
 export async function compareView(f) {
   title('Compare releases');
@@ -88,7 +92,19 @@ export async function compareView(f) {
     return h('div', {}, h('h1', {}, 'Compare releases'), form,
       h('p', { class: 'empty', id: 'compare-same' }, `Choose two different versions: ${base} against itself compares nothing.`));
   }
-  const data = await api('GET', withQuery(appPath('compare'), { base, target, from: f.from, to: f.to }));
+  const query = { base, target, from: f.from, to: f.to, limit: PAGE };
+  const data = await api('GET', withQuery(appPath('compare'), query));
+  const rows = h('tbody', {}, data.groups.map((g) => compareRow(g, base, target, f)));
+  const more = h('button', { type: 'button', id: 'compare-more', class: 'more', hidden: data.next_cursor == null }, 'Load more');
+  let cursor = data.next_cursor;
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    const next = await api('GET', withQuery(appPath('compare'), { ...query, cursor }));
+    rows.append(...next.groups.map((g) => compareRow(g, base, target, f)));
+    cursor = next.next_cursor;
+    more.hidden = cursor == null;
+    more.disabled = false;
+  });
   const table = h('table', { id: 'compare', class: 'data compare cards', dataset: { base, target } },
     h('thead', {}, h('tr', {},
       h('th', {}, 'Culprit · frames (innermost first)'),
@@ -96,10 +112,11 @@ export async function compareView(f) {
       h('th', { class: 'num', title: 'affected ÷ sampled user-days' }, `Rate in ${target}`),
       h('th', { class: 'num', title: `rate in ${target} − rate in ${base}, its 95% confidence interval and the two-proportion test's p-value` }, 'Difference'),
       h('th', {}, 'Verdict'))),
-    h('tbody', {}, data.groups.map((g) => compareRow(g, base, target, f))));
+    rows);
   return h('div', {},
     h('h1', {}, 'Compare releases'),
     form,
-    h('p', { class: 'hint' }, `${target} against ${base}: ${tally(data.groups)}. A group is worse or better when a two-proportion test gives p < 0.01 and its rate grew 1.5 times or more (or fell to 2/3 or less); new when only ${target} has it, in at least 5 user-days.`),
-    data.groups.length ? table : h('p', { class: 'empty' }, 'Neither version has a stall group.'));
+    h('p', { class: 'hint' }, `${target} against ${base}: ${tally(data.verdicts)}. A group is worse or better when a two-proportion test gives p < 0.01 and its rate grew 1.5 times or more (or fell to 2/3 or less); new when only ${target} has it, in at least 5 user-days.`),
+    data.groups.length ? table : h('p', { class: 'empty' }, 'Neither version has a stall group.'),
+    more);
 }

@@ -131,3 +131,47 @@ def test_base_equal_to_target_is_refused(server, db):
                        token=app["admin_token"])
     assert r.status == 400 and r.error_code == "bad_query", r
     assert "base" in r.json["error"]["message"]
+
+
+def test_compare_pages_and_verdict_tally(db, make_server, image):
+    """&limit= cuts the list, &cursor= goes on where a page ended: the pages
+    together are the whole list in its order; "verdicts" counts every
+    group's verdict on every page. Ties of the sort (equal counts) are
+    ordered by key, through the cursor too."""
+    app = create_app(db)
+    server = make_server(env={"STALLSCOPE_FAKE_NOW": str(NOON)})
+    r = server.request("PUT", f"/api/v1/apps/{app['app']}/config",
+                       body=b'{"sample_rate":1,"daily_quota":100000}', token=app["admin_token"])
+    assert r.status == 200, r
+    for i in range(40):
+        check_in(server, app, f"b-{i}", "6.0")
+        check_in(server, app, f"t-{i}", "6.1")
+    f = image.by_function
+    bodies = []
+    for g in range(11):
+        # Affected users in 6.0 and 6.1: pairs of groups tie (g // 2).
+        in_base, in_target = (g // 2) % 3, (g // 2) * 2 % 7
+        for version, prefix, k in (("6.0", "b", in_base), ("6.1", "t", in_target)):
+            bodies += [native(fresh_id(), image, [f[2 + g], f[20 + g]], user=f"{prefix}-{u}",
+                              app_version=version) for u in range(k)]
+    assert post(server, app, "/api/v1/ingest", {"reports": bodies}).status == 202
+    whole = get(server, app, "compare", base="6.0", target="6.1")
+    assert whole["next_cursor"] is None and len(whole["groups"]) >= 9
+    tally = {v: sum(g["verdict"] == v for g in whole["groups"])
+             for v in ("new", "worse", "better", "same")}
+    assert whole["verdicts"] == tally
+    paged, cursor = [], None
+    while True:
+        q = {"limit": 3, **({"cursor": cursor} if cursor else {})}
+        page = get(server, app, "compare", base="6.0", target="6.1", **q)
+        assert page["verdicts"] == tally
+        assert len(page["groups"]) <= 3
+        paged += page["groups"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert paged == whole["groups"]
+    for bad in ({"limit": 0}, {"limit": 1001}, {"cursor": "x"}, {"cursor": "9.zz"}):
+        r = server.request("GET", f"/api/v1/apps/{app['app']}/compare?" + urllib.parse.urlencode(
+            {"base": "6.0", "target": "6.1", **bad}), token=app["admin_token"])
+        assert r.status == 400 and r.error_code == "bad_query", (bad, r)

@@ -10,6 +10,9 @@
  * target affected − base affected × target sampled ÷ base sampled,
  * descending, then by key. Aggregates only (store/triage.h).
  */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +33,12 @@ typedef struct compared {
 	srv_release_compare_verdict verdict;
 	double score;
 } compared;
+
+/* Where a page starts: after the row of SCORE and KEY. */
+typedef struct compare_after {
+	double score;
+	char key[65];
+} compare_after;
 
 typedef struct compare_tx {
 	int64_t app_id;
@@ -95,12 +104,61 @@ static int compare_cb(st_conn *c, void *cls)
 			  &t->base_sampled, &t->target_sampled);
 }
 
+static int order(double score_x, const char *key_x, double score_y, const char *key_y)
+{
+	if (score_x != score_y)
+		return score_x < score_y ? 1 : -1;
+	return strcmp(key_x, key_y);
+}
+
 static int by_score(const void *a, const void *b)
 {
 	const compared *x = a, *y = b;
-	if (x->score != y->score)
-		return x->score < y->score ? 1 : -1;
-	return strcmp(x->key, y->key);
+	return order(x->score, x->key, y->score, y->key);
+}
+
+/* A cursor is "BITS.KEY": the row's score as the int64 of its bits (no
+ * decimal rounding to lose a row to) and its key. */
+static void cursor_of(const compared *r, char *out, size_t cap)
+{
+	int64_t bits;
+	memcpy(&bits, &r->score, sizeof bits);
+	snprintf(out, cap, "%" PRId64 ".%s", bits, r->key);
+}
+
+static bool cursor_parse(const char *text, compare_after *after)
+{
+	int64_t bits;
+	if (!srv_cursor_parse(text, true, &bits, after->key, sizeof after->key))
+		return false;
+	memcpy(&after->score, &bits, sizeof bits);
+	return isfinite(after->score);
+}
+
+static size_t first_after(const compare_tx *t, const compare_after *after)
+{
+	size_t i = 0;
+	while (after && i < t->n &&
+	       order(t->rows[i].score, t->rows[i].key, after->score, after->key) <= 0)
+		i++;
+	return i;
+}
+
+static void write_verdicts(cm_jw *w, const compare_tx *t)
+{
+	static const srv_release_compare_verdict all[] = {
+		SRV_RELEASE_COMPARE_NEW, SRV_RELEASE_COMPARE_WORSE, SRV_RELEASE_COMPARE_BETTER,
+		SRV_RELEASE_COMPARE_SAME};
+	cm_jw_key(w, "verdicts");
+	cm_jw_object(w);
+	for (size_t v = 0; v < sizeof all / sizeof *all; v++) {
+		int64_t n = 0;
+		for (size_t i = 0; i < t->n; i++)
+			n += t->rows[i].verdict == all[v];
+		cm_jw_key(w, srv_release_compare_verdict_name(all[v]));
+		cm_jw_int(w, n);
+	}
+	cm_jw_object_end(w);
 }
 
 static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sampled,
@@ -148,12 +206,37 @@ static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_
 	}
 }
 
+/* One row of the reply. */
+static void write_row(cm_jw *w, const compare_tx *t, const compared *r)
+{
+	cm_jw_object(w);
+	cm_jw_key(w, "key");
+	cm_jw_string(w, r->key);
+	cm_jw_key(w, "frames");
+	cm_jw_raw(w, r->frames, strlen(r->frames));
+	cm_jw_key(w, "culprit");
+	if (r->culprit)
+		cm_jw_raw(w, r->culprit, strlen(r->culprit));
+	else
+		cm_jw_null(w);
+	write_side(w, "base", r->base_affected, t->base_sampled, r->base_reports, r->base_stall_ms);
+	write_side(w, "target", r->target_affected, t->target_sampled, r->target_reports,
+		   r->target_stall_ms);
+	write_test(w, r, t->base_sampled, t->target_sampled);
+	cm_jw_key(w, "verdict");
+	cm_jw_string(w, srv_release_compare_verdict_name(r->verdict));
+	cm_jw_object_end(w);
+}
+
 /* The reply, written as text: every group of two versions (10,000 at a
  * million reports) as jansson trees, their frames parsed and printed
  * again, cost more than the statement (docs/journal/performance.md). The frames
- * are the database's JSON text, copied as they are. */
-static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
+ * are the database's JSON text, copied as they are. Rows FROM to FROM +
+ * LIMIT (-1: to the end). */
+static char *reply_text(const compare_tx *t, const char *as_of, size_t from, int64_t limit,
+			size_t *len)
 {
+	size_t to = limit < 0 || (size_t)limit > t->n - from ? t->n : from + (size_t)limit;
 	cm_jw w = {0};
 	cm_jw_object(&w);
 	cm_jw_key(&w, "as_of");
@@ -161,30 +244,20 @@ static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 		cm_jw_string(&w, as_of);
 	else
 		cm_jw_null(&w);
+	write_verdicts(&w, t);
 	cm_jw_key(&w, "groups");
 	cm_jw_array(&w);
-	for (size_t i = 0; i < t->n; i++) {
-		const compared *r = &t->rows[i];
-		cm_jw_object(&w);
-		cm_jw_key(&w, "key");
-		cm_jw_string(&w, r->key);
-		cm_jw_key(&w, "frames");
-		cm_jw_raw(&w, r->frames, strlen(r->frames));
-		cm_jw_key(&w, "culprit");
-		if (r->culprit)
-			cm_jw_raw(&w, r->culprit, strlen(r->culprit));
-		else
-			cm_jw_null(&w);
-		write_side(&w, "base", r->base_affected, t->base_sampled, r->base_reports,
-			   r->base_stall_ms);
-		write_side(&w, "target", r->target_affected, t->target_sampled, r->target_reports,
-			   r->target_stall_ms);
-		write_test(&w, r, t->base_sampled, t->target_sampled);
-		cm_jw_key(&w, "verdict");
-		cm_jw_string(&w, srv_release_compare_verdict_name(r->verdict));
-		cm_jw_object_end(&w);
-	}
+	for (size_t i = from; i < to; i++)
+		write_row(&w, t, &t->rows[i]);
 	cm_jw_array_end(&w);
+	cm_jw_key(&w, "next_cursor");
+	if (to < t->n && to > from) {
+		char cursor[96];
+		cursor_of(&t->rows[to - 1], cursor, sizeof cursor);
+		cm_jw_string(&w, cursor);
+	} else {
+		cm_jw_null(&w);
+	}
 	cm_jw_object_end(&w);
 	return cm_jw_finish(&w, len);
 }
@@ -211,8 +284,16 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 				       "with itself tells nothing",
 				       t.base);
 	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
+	int64_t limit = -1;
+	if (frc == SRV_OK)
+		frc = srv_query_limit(conn, -1, 1000, &limit);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
+	const char *cursor = srv_query(conn, "cursor");
+	compare_after after;
+	if (cursor && !cursor_parse(cursor, &after))
+		return srv_reply_error(conn, ERR_BAD_QUERY,
+				       "cursor: expected a next_cursor of this route");
 	/* The facet rows it reads count every report committed before it. */
 	char as_of[SRV_AS_OF_LEN];
 	int rc = srv_read_folded(t.app_id, "compare", compare_cb, &t, as_of);
@@ -223,7 +304,7 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 	if (t.n > 1)
 		qsort(t.rows, t.n, sizeof *t.rows, by_score);
 	size_t len = 0;
-	char *json = reply_text(&t, as_of, &len);
+	char *json = reply_text(&t, as_of, first_after(&t, cursor ? &after : NULL), limit, &len);
 	rows_free(&t);
 	if (!json)
 		return srv_reply_error(conn, ERR_INTERNAL, NULL);

@@ -220,11 +220,14 @@ try {
         reports: [...r.querySelectorAll('.side-reports')].map((e) => e.textContent),
         stall: [...r.querySelectorAll('.side-stall')].map((e) => e.textContent),
         href: r.querySelector('a').getAttribute('href') })));
+      const hint = await page.innerText('form#compare-form ~ p.hint');
+      const more_hidden = await page.$eval('#compare-more', (b) => b.hidden);
+      const asked = requests.filter((u) => u.includes('/compare?')).pop();
       // A click on a row (not its link) opens the group.
       await page.click('#compare tr[data-key1] td.diff');
       await page.waitForFunction(() => location.hash.startsWith('#/groups/'));
       await settled(page);
-      return { rows, clicked: await hashNow() };
+      return { rows, hint, more_hidden, asked, clicked: await hashNow() };
     });
     seen.compare_same = await step('one version on both sides', async () => {
       const before = requests.filter((u) => u.includes('/compare')).length;

@@ -330,4 +330,10 @@ def test_issue42_new_api_views(server, posted, tmp_path):
         q = urllib.parse.parse_qs(shown["href"].split("?", 1)[1])
         assert q["from"] == ["2000-01-01"] and q["version"][0] in ("2.9", "2.10"), shown
     assert cmp["clicked"] == cmp["rows"][0]["href"], cmp["clicked"]
+    # The first 200 rows (all of them here, so no "Load more") and the
+    # server's tally of every verdict.
+    assert "limit=200" in cmp["asked"] and cmp["more_hidden"], cmp
+    tally = ", ".join(f"{sum(r['verdict'] == v for r in rows)} {v}"
+                      for v in ("new", "worse", "better", "same"))
+    assert tally in cmp["hint"], (tally, cmp["hint"])
     assert seen["compare_same"]["compare_requests"] == 0 and "2.9" in seen["compare_same"]["text"]

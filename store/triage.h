@@ -17,8 +17,6 @@
 /* One level-1 group with a report of the base or target version. */
 typedef struct st_compare_row {
 	const char *key;
-	const char *frames;	 /* JSON array of identities */
-	const char *culprit;	 /* the group's culprit as JSON, NULL when none */
 	int64_t base_reports;	 /* every stored report of the base version */
 	int64_t base_affected;	 /* distinct sampled user-days, per day summed */
 	int64_t target_affected; /* the same in the target version */
@@ -38,5 +36,23 @@ typedef int (*st_compare_cb)(void *cls, const st_compare_row *row);
 int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target, const char *from,
 	       const char *to, st_compare_cb cb, void *cls, int64_t *base_sampled,
 	       int64_t *target_sampled);
+
+/* What a listed row shows of its group: its frames (a JSON array of
+ * identities) and culprit (JSON, NULL when none); INDEX its place (from 0)
+ * in the keys asked for. */
+typedef struct st_compare_face {
+	size_t index;
+	const char *frames, *culprit;
+} st_compare_face;
+
+typedef int (*st_compare_face_cb)(void *cls, const st_compare_face *face);
+
+/*
+ * The frames and culprit of the level-1 groups KEYS (a PostgreSQL text[]
+ * literal of group keys) of APP_ID, to CB: only the rows a page lists,
+ * after st_compare counted them all. Returns the number of groups.
+ */
+int st_compare_faces(st_conn *c, int64_t app_id, const char *keys, st_compare_face_cb cb,
+		     void *cls);
 
 #endif

@@ -26,8 +26,9 @@
 #include "store/triage.h"
 
 typedef struct compared {
-	char *key, *frames; /* owned; FRAMES is the groups row's JSON text */
-	char *culprit;	    /* owned JSON text, NULL when the group has none */
+	char *key;     /* owned */
+	char *frames;  /* owned, the groups row's JSON text; NULL off the page */
+	char *culprit; /* owned JSON text, NULL off the page or without one */
 	int64_t base_affected, target_affected;
 	int64_t base_reports, target_reports, base_stall_ms, target_stall_ms;
 	srv_release_compare_verdict verdict;
@@ -43,9 +44,12 @@ typedef struct compare_after {
 typedef struct compare_tx {
 	int64_t app_id;
 	const char *base, *target, *from, *to;
+	int64_t limit;		    /* -1: every row */
+	const compare_after *after; /* NULL: from the first row */
 	int64_t base_sampled, target_sampled;
-	compared *rows;
+	compared *rows; /* sorted once counted */
 	size_t n, cap;
+	size_t first, last; /* the page: rows[first] to rows[last - 1] */
 } compare_tx;
 
 static void rows_free(compare_tx *t)
@@ -76,8 +80,6 @@ static int add_row(void *cls, const st_compare_row *r)
 	double scale =
 		t->base_sampled > 0 ? (double)t->target_sampled / (double)t->base_sampled : 0.0;
 	compared row = {.key = strdup(r->key),
-			.frames = strdup(r->frames ? r->frames : "[]"),
-			.culprit = r->culprit ? strdup(r->culprit) : NULL,
 			.base_affected = base.affected,
 			.target_affected = target.affected,
 			.base_reports = r->base_reports,
@@ -86,22 +88,10 @@ static int add_row(void *cls, const st_compare_row *r)
 			.target_stall_ms = r->target_stall_ms,
 			.verdict = srv_release_compare(r->base_reports, base, target),
 			.score = (double)target.affected - (double)base.affected * scale};
-	if (!row.key || !row.frames || (r->culprit && !row.culprit)) {
-		free(row.key);
-		free(row.frames);
-		free(row.culprit);
+	if (!row.key)
 		return -1;
-	}
 	t->rows[t->n++] = row;
 	return 0;
-}
-
-static int compare_cb(st_conn *c, void *cls)
-{
-	compare_tx *t = cls;
-	rows_free(t);
-	return st_compare(c, t->app_id, t->base, t->target, t->from, t->to, add_row, t,
-			  &t->base_sampled, &t->target_sampled);
 }
 
 static int order(double score_x, const char *key_x, double score_y, const char *key_y)
@@ -142,6 +132,65 @@ static size_t first_after(const compare_tx *t, const compare_after *after)
 	       order(t->rows[i].score, t->rows[i].key, after->score, after->key) <= 0)
 		i++;
 	return i;
+}
+
+static int add_face(void *cls, const st_compare_face *f)
+{
+	compare_tx *t = cls;
+	if (f->index >= t->last - t->first)
+		return 0;
+	compared *r = &t->rows[t->first + f->index];
+	r->frames = strdup(f->frames ? f->frames : "[]");
+	r->culprit = f->culprit ? strdup(f->culprit) : NULL;
+	return r->frames && (!f->culprit || r->culprit) ? 0 : -1;
+}
+
+/* The page's keys as a text[] literal (keys are hex: nothing to quote). */
+static char *page_keys(const compare_tx *t)
+{
+	size_t len = 3;
+	for (size_t i = t->first; i < t->last; i++)
+		len += strlen(t->rows[i].key) + 1;
+	char *keys = malloc(len), *at = keys;
+	if (!keys)
+		return NULL;
+	*at++ = '{';
+	for (size_t i = t->first; i < t->last; i++) {
+		size_t k = strlen(t->rows[i].key);
+		memcpy(at, t->rows[i].key, k);
+		at += k;
+		*at++ = i + 1 < t->last ? ',' : '}';
+	}
+	if (at == keys + 1)
+		*at++ = '}';
+	*at = '\0';
+	return keys;
+}
+
+/* Every group counted and sorted, then the frames of the page's rows
+ * only: at 1,000,000 Android reports joining every group's frames cost
+ * about a third of the statement (docs/journal/performance.md). */
+static int compare_cb(st_conn *c, void *cls)
+{
+	compare_tx *t = cls;
+	rows_free(t);
+	int rc = st_compare(c, t->app_id, t->base, t->target, t->from, t->to, add_row, t,
+			    &t->base_sampled, &t->target_sampled);
+	if (rc < 0)
+		return rc;
+	if (t->n > 1)
+		qsort(t->rows, t->n, sizeof *t->rows, by_score);
+	t->first = first_after(t, t->after);
+	t->last = t->limit < 0 || (size_t)t->limit > t->n - t->first ? t->n
+								     : t->first + (size_t)t->limit;
+	if (t->first == t->last)
+		return rc;
+	char *keys = page_keys(t);
+	if (!keys)
+		return -1;
+	int frc = st_compare_faces(c, t->app_id, keys, add_face, t);
+	free(keys);
+	return frc < 0 ? frc : rc;
 }
 
 static void write_verdicts(cm_jw *w, const compare_tx *t)
@@ -213,7 +262,10 @@ static void write_row(cm_jw *w, const compare_tx *t, const compared *r)
 	cm_jw_key(w, "key");
 	cm_jw_string(w, r->key);
 	cm_jw_key(w, "frames");
-	cm_jw_raw(w, r->frames, strlen(r->frames));
+	if (r->frames)
+		cm_jw_raw(w, r->frames, strlen(r->frames));
+	else
+		cm_jw_raw(w, "[]", 2);
 	cm_jw_key(w, "culprit");
 	if (r->culprit)
 		cm_jw_raw(w, r->culprit, strlen(r->culprit));
@@ -233,10 +285,8 @@ static void write_row(cm_jw *w, const compare_tx *t, const compared *r)
  * again, cost more than the statement (docs/journal/performance.md). The frames
  * are the database's JSON text, copied as they are. Rows FROM to FROM +
  * LIMIT (-1: to the end). */
-static char *reply_text(const compare_tx *t, const char *as_of, size_t from, int64_t limit,
-			size_t *len)
+static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 {
-	size_t to = limit < 0 || (size_t)limit > t->n - from ? t->n : from + (size_t)limit;
 	cm_jw w = {0};
 	cm_jw_object(&w);
 	cm_jw_key(&w, "as_of");
@@ -247,13 +297,13 @@ static char *reply_text(const compare_tx *t, const char *as_of, size_t from, int
 	write_verdicts(&w, t);
 	cm_jw_key(&w, "groups");
 	cm_jw_array(&w);
-	for (size_t i = from; i < to; i++)
+	for (size_t i = t->first; i < t->last; i++)
 		write_row(&w, t, &t->rows[i]);
 	cm_jw_array_end(&w);
 	cm_jw_key(&w, "next_cursor");
-	if (to < t->n && to > from) {
+	if (t->last < t->n && t->last > t->first) {
 		char cursor[96];
-		cursor_of(&t->rows[to - 1], cursor, sizeof cursor);
+		cursor_of(&t->rows[t->last - 1], cursor, sizeof cursor);
 		cm_jw_string(&w, cursor);
 	} else {
 		cm_jw_null(&w);
@@ -284,9 +334,8 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 				       "with itself tells nothing",
 				       t.base);
 	srv_rc frc = srv_day_range_parse(conn, &t.from, &t.to);
-	int64_t limit = -1;
 	if (frc == SRV_OK)
-		frc = srv_query_limit(conn, -1, 1000, &limit);
+		frc = srv_query_limit(conn, -1, 1000, &t.limit);
 	if (frc != SRV_OK)
 		return srv_rc_mhd(frc);
 	const char *cursor = srv_query(conn, "cursor");
@@ -294,6 +343,7 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 	if (cursor && !cursor_parse(cursor, &after))
 		return srv_reply_error(conn, ERR_BAD_QUERY,
 				       "cursor: expected a next_cursor of this route");
+	t.after = cursor ? &after : NULL;
 	/* The facet rows it reads count every report committed before it. */
 	char as_of[SRV_AS_OF_LEN];
 	int rc = srv_read_folded(t.app_id, "compare", compare_cb, &t, as_of);
@@ -301,10 +351,8 @@ enum MHD_Result srv_h_compare_get(struct MHD_Connection *conn, srv_request *req)
 		rows_free(&t);
 		return srv_reply_store_error(conn, rc);
 	}
-	if (t.n > 1)
-		qsort(t.rows, t.n, sizeof *t.rows, by_score);
 	size_t len = 0;
-	char *json = reply_text(&t, as_of, first_after(&t, cursor ? &after : NULL), limit, &len);
+	char *json = reply_text(&t, as_of, &len);
 	rows_free(&t);
 	if (!json)
 		return srv_reply_error(conn, ERR_INTERNAL, NULL);

@@ -753,6 +753,77 @@ static void test_symcache_file_round_trip(void **state)
 	free(path);
 }
 
+/* The symcache of slice 0 of the file at PATH, built on NTHREADS threads. */
+static uint8_t *build_with_threads(const char *path, unsigned nthreads, size_t *len)
+{
+	sym_object *obj = NULL;
+	sym_error err = {""};
+	assert_int_equal(sym_object_open(path, &obj, &err), SYM_OK);
+	sym_cache_set_threads(nthreads);
+	uint8_t *buf = NULL;
+	int rc = sym_cache_build(obj, 0, &buf, len, NULL, &err);
+	sym_cache_set_threads(0);
+	if (rc != SYM_OK)
+		fail_msg("building %s on %u threads: %s", path, nthreads, err.msg);
+	sym_object_free(obj);
+	return buf;
+}
+
+/* Every fixture dSYM (C, C++ and Objective-C units: four or five each)
+ * gives the same bytes whatever the number of threads its units are
+ * converted on: one (the serial walk), two, three or four. */
+static void test_symcache_same_bytes_any_threads(void **state)
+{
+	(void)state;
+	json_t *m = manifest();
+	json_t *files = json_object_get(m, "files"), *f;
+	size_t i;
+	int compared = 0;
+	json_array_foreach(files, i, f) {
+		if (strcmp(json_string_value(json_object_get(f, "kind")), "dwarf"))
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", fixtures_dir(),
+			 json_string_value(json_object_get(f, "path")));
+		size_t len1 = 0;
+		uint8_t *one = build_with_threads(path, 1, &len1);
+		for (unsigned t = 2; t <= 4; t++) {
+			size_t lent = 0;
+			uint8_t *many = build_with_threads(path, t, &lent);
+			assert_int_equal(lent, len1);
+			if (memcmp(one, many, len1))
+				fail_msg("%s: %u threads wrote other bytes than one", path, t);
+			free(many);
+		}
+		free(one);
+		compared++;
+	}
+	json_decref(m);
+	assert_true(compared >= 10);
+}
+
+/* Damaged DWARF converted on four threads: a clean error or a valid
+ * symcache, as on one (ASan and LeakSanitizer watch the workers). */
+static void test_threads_on_byte_flips(void **state)
+{
+	(void)state;
+	char *path = fixture_path("dwarf", "app");
+	size_t len;
+	uint8_t *data = read_file(path, &len);
+	uint8_t *mut = malloc(len);
+	sym_cache_set_threads(4);
+	for (int round = 0; round < 100; round++) {
+		memcpy(mut, data, len);
+		for (int f = 0; f < 4; f++)
+			mut[rng() % len] = (uint8_t)rng();
+		exercise(mut, len);
+	}
+	sym_cache_set_threads(0);
+	free(mut);
+	free(data);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -772,6 +843,8 @@ int main(void)
 		cmocka_unit_test(test_symcache_rejects_damage),
 		cmocka_unit_test(test_symcache_refuses_bad_directory),
 		cmocka_unit_test(test_symcache_file_round_trip),
+		cmocka_unit_test(test_symcache_same_bytes_any_threads),
+		cmocka_unit_test(test_threads_on_byte_flips),
 	};
 	return cmocka_run_group_tests_name("symbolizer", tests, NULL, NULL);
 }

@@ -220,7 +220,8 @@ static name_attrs *name_find(const dw_ctx *c, uint64_t off)
 static int name_put(dw_ctx *c, const name_attrs *a)
 {
 	if ((c->nnames + 1) * 2 > c->cap_names) {
-		size_t ncap = c->cap_names ? c->cap_names * 2 : 4096;
+		/* A worker's table holds one unit's DIEs: start small. */
+		size_t ncap = c->cap_names ? c->cap_names * 2 : c->parallel ? 256 : 4096;
 		name_attrs *old = c->names;
 		size_t oldcap = c->cap_names;
 		c->names = calloc(ncap, sizeof *c->names);

@@ -1074,7 +1074,7 @@ static int load_units(dw_ctx *c)
  * results per worker wait for the merge.
  */
 #define WINDOW_PER_THREAD 4
-#define MAX_THREADS 64
+#define MAX_THREADS	  64
 /* Below this much __debug_info the default is one thread: a session per
  * worker costs more than the units it would share. */
 #define PARALLEL_MIN_DEBUG_INFO (1u << 20)
@@ -1094,12 +1094,12 @@ typedef struct dw_pool {
 	pthread_cond_t cond;
 	dw_unit *slots; /* unit k in slots[k % window] */
 	size_t window;
-	size_t next;   /* next unit to hand out */
-	size_t merged; /* units merged so far */
-	size_t end;    /* units in the slice, SIZE_MAX until a worker finds the end */
+	size_t next;	 /* next unit to hand out */
+	size_t merged;	 /* units merged so far */
+	size_t end;	 /* units in the slice, SIZE_MAX until a worker finds the end */
 	bool end_broken; /* a broken unit header ended the walk */
-	bool stop;     /* the merge is over: workers claim nothing more */
-	int fail;      /* SYM_OK, or why the load failed */
+	bool stop;	 /* the merge is over: workers claim nothing more */
+	int fail;	 /* SYM_OK, or why the load failed */
 	sym_error fail_err;
 } dw_pool;
 
@@ -1271,9 +1271,8 @@ static void *worker_main(void *arg)
 	int rc = build_object(p->slice, &obj, &err);
 	Dwarf_Obj_Access_Interface iface = {.object = &obj, .methods = &obj_methods};
 	Dwarf_Error derr = NULL;
-	if (rc == SYM_OK &&
-	    dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg, &derr) !=
-		    DW_DLV_OK) {
+	if (rc == SYM_OK && dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg,
+						&derr) != DW_DLV_OK) {
 		rc = sym_fail(&err, SYM_ERR_FORMAT, "DWARF: cannot open");
 		pthread_mutex_lock(&no_session_lock);
 		if (derr)
@@ -1499,7 +1498,7 @@ static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debug
 	if (dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg, &derr) !=
 	    DW_DLV_OK) {
 		rc = sym_fail(err, SYM_ERR_FORMAT, "DWARF: cannot open: %s",
-			  derr ? dwarf_errmsg(derr) : "no DWARF sections");
+			      derr ? dwarf_errmsg(derr) : "no DWARF sections");
 		/* Without a Dwarf_Debug the error belongs to no session. */
 		if (derr)
 			dwarf_dealloc_error(NULL, derr);

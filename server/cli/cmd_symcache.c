@@ -64,6 +64,7 @@ static unsigned parse_threads(const char *s)
 
 int srv_cmd_symcache(int argc, char **argv)
 {
+	/* clang-format off */
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"arch", required_argument, NULL, 'a'},
@@ -72,6 +73,7 @@ int srv_cmd_symcache(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	/* clang-format on */
 	const char *out = NULL, *arch_name = NULL, *info = NULL;
 	int opt;
 	optind = 1;

@@ -779,7 +779,8 @@ static void test_symcache_same_bytes_any_threads(void **state)
 	json_t *files = json_object_get(m, "files"), *f;
 	size_t i;
 	int compared = 0;
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		if (strcmp(json_string_value(json_object_get(f, "kind")), "dwarf"))
 			continue;
 		char path[4096];

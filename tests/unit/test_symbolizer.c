@@ -370,27 +370,33 @@ static uint64_t rng(void)
 	return rng_state;
 }
 
+/* ROUNDS copies of the file at PATH, each with 1 to 8 random bytes changed. */
+static void flip_rounds(const char *path, int rounds)
+{
+	size_t len;
+	uint8_t *data = read_file(path, &len);
+	uint8_t *mut = malloc(len);
+	for (int round = 0; round < rounds; round++) {
+		memcpy(mut, data, len);
+		int flips = 1 + (int)(rng() % 8);
+		for (int f = 0; f < flips; f++) {
+			/* Headers and load commands are where lies hurt most. */
+			size_t at = round % 2 ? rng() % (len < 4096 ? len : 4096) : rng() % len;
+			mut[at] = (uint8_t)rng();
+		}
+		exercise(mut, len);
+	}
+	free(mut);
+	free(data);
+}
+
 static void test_random_byte_flips(void **state)
 {
 	(void)state;
 	const char *kinds[] = {"dwarf", "symtab", "fat-dwarf"};
 	for (int k = 0; k < 3; k++) {
 		char *path = fixture_path(kinds[k], k == 2 ? NULL : "tiny");
-		size_t len;
-		uint8_t *data = read_file(path, &len);
-		uint8_t *mut = malloc(len);
-		for (int round = 0; round < 400; round++) {
-			memcpy(mut, data, len);
-			int flips = 1 + (int)(rng() % 8);
-			for (int f = 0; f < flips; f++) {
-				/* Headers and load commands are where lies hurt most. */
-				size_t at = round % 2 ? rng() % (len < 4096 ? len : 4096) : rng() % len;
-				mut[at] = (uint8_t)rng();
-			}
-			exercise(mut, len);
-		}
-		free(mut);
-		free(data);
+		flip_rounds(path, 400);
 		free(path);
 	}
 }
@@ -809,19 +815,9 @@ static void test_threads_on_byte_flips(void **state)
 {
 	(void)state;
 	char *path = fixture_path("dwarf", "app");
-	size_t len;
-	uint8_t *data = read_file(path, &len);
-	uint8_t *mut = malloc(len);
 	sym_cache_set_threads(4);
-	for (int round = 0; round < 100; round++) {
-		memcpy(mut, data, len);
-		for (int f = 0; f < 4; f++)
-			mut[rng() % len] = (uint8_t)rng();
-		exercise(mut, len);
-	}
+	flip_rounds(path, 100);
 	sym_cache_set_threads(0);
-	free(mut);
-	free(data);
 	free(path);
 }
 

@@ -13,6 +13,10 @@
  * DW_AT_specification, else its DW_AT_name; file paths are joined from the
  * line table's directory and the unit's DW_AT_comp_dir the way LLVM joins
  * them.
+ *
+ * Several units are converted at once on worker threads, each with its own
+ * session, and merged in unit order ("parallel conversion" below;
+ * docs/SYMCACHE.md, "Building in parallel").
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1475,9 +1479,10 @@ static int load_units_parallel(const sym_macho_slice *s, dw_ctx *c, unsigned nth
 	return rc;
 }
 
-/* Serializes libdwarf sessions: load_lines turns libdwarf's process-wide
- * allocation tracking off for a while, which must not reach an allocation
- * of another thread's session. Conversions run once per uploaded dSYM. */
+/* Serializes libdwarf loads: load_lines turns libdwarf's process-wide
+ * allocation tracking off for a while, and load_units_parallel for the
+ * whole of its workers' sessions, which must not reach an allocation of
+ * another load's session. Conversions run once per uploaded dSYM. */
 static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di,

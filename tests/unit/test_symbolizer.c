@@ -269,6 +269,13 @@ static void test_strtab_interns_once(void **state)
 
 /* ---- real files ----------------------------------------------------------------- */
 
+/* The path of manifest entry F. */
+static void entry_path(json_t *f, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", fixtures_dir(),
+		 json_string_value(json_object_get(f, "path")));
+}
+
 static void test_manifest_slices_match(void **state)
 {
 	(void)state;
@@ -281,8 +288,7 @@ static void test_manifest_slices_match(void **state)
 		if (!strcmp(kind, "zip"))
 			continue;
 		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", fixtures_dir(),
-			 json_string_value(json_object_get(f, "path")));
+		entry_path(f, path, sizeof path);
 		sym_object *obj = NULL;
 		sym_error err;
 		if (sym_object_open(path, &obj, &err) != SYM_OK)
@@ -775,40 +781,6 @@ static uint8_t *build_with_threads(const char *path, unsigned nthreads, size_t *
 	return buf;
 }
 
-/* Every fixture dSYM (C, C++ and Objective-C units: four or five each)
- * gives the same bytes whatever the number of threads its units are
- * converted on: one (the serial walk), two, three or four. */
-static void test_symcache_same_bytes_any_threads(void **state)
-{
-	(void)state;
-	json_t *m = manifest();
-	json_t *files = json_object_get(m, "files"), *f;
-	size_t i;
-	int compared = 0;
-	json_array_foreach(files, i, f)
-	{
-		if (strcmp(json_string_value(json_object_get(f, "kind")), "dwarf"))
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", fixtures_dir(),
-			 json_string_value(json_object_get(f, "path")));
-		size_t len1 = 0;
-		uint8_t *one = build_with_threads(path, 1, &len1);
-		for (unsigned t = 2; t <= 4; t++) {
-			size_t lent = 0;
-			uint8_t *many = build_with_threads(path, t, &lent);
-			assert_int_equal(lent, len1);
-			if (memcmp(one, many, len1))
-				fail_msg("%s: %u threads wrote other bytes than one", path, t);
-			free(many);
-		}
-		free(one);
-		compared++;
-	}
-	json_decref(m);
-	assert_true(compared >= 10);
-}
-
 /* Damaged DWARF converted on four threads: a clean error or a valid
  * symcache, as on one (ASan and LeakSanitizer watch the workers). */
 static void test_threads_on_byte_flips(void **state)
@@ -819,6 +791,45 @@ static void test_threads_on_byte_flips(void **state)
 	flip_rounds(path, 100);
 	sym_cache_set_threads(0);
 	free(path);
+}
+
+/* The symcache of PATH on 2, 3 and 4 threads has the bytes of one's. */
+static void assert_same_bytes_any_threads(const char *path)
+{
+	size_t len1 = 0;
+	uint8_t *one = build_with_threads(path, 1, &len1);
+	for (unsigned t = 2; t <= 4; t++) {
+		size_t lent = 0;
+		uint8_t *many = build_with_threads(path, t, &lent);
+		assert_int_equal(lent, len1);
+		if (memcmp(one, many, len1))
+			fail_msg("%s: %u threads wrote other bytes than one", path, t);
+		free(many);
+	}
+	free(one);
+}
+
+/* Every fixture dSYM (C, C++ and Objective-C units: four or five each)
+ * gives the same bytes whatever the number of threads its units are
+ * converted on: one (the serial walk), two, three or four. */
+static void test_symcache_same_bytes_any_threads(void **state)
+{
+	(void)state;
+	json_t *m = manifest();
+	json_t *f;
+	size_t i;
+	int compared = 0;
+	json_array_foreach(json_object_get(m, "files"), i, f)
+	{
+		char path[4096];
+		entry_path(f, path, sizeof path);
+		if (!strcmp(json_string_value(json_object_get(f, "kind")), "dwarf")) {
+			assert_same_bytes_any_threads(path);
+			compared++;
+		}
+	}
+	json_decref(m);
+	assert_true(compared >= 10);
 }
 
 int main(void)

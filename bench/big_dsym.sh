@@ -51,12 +51,14 @@ sys.stdout.write(src.replace("extern volatile int sink;\n",
 PY
 }
 
-# build_dsym DIR GENERATOR FUNCS: the dylib and dSYM of GENERATOR's source
-# in DIR, compiled in units of at most 40,000 functions, two at a time (one
-# unit up to that: what the 40,000-function bench always measured; a larger
-# one would need a compiler's worth of memory per unit).
+# build_dsym DIR GENERATOR FUNCS [UNIT]: the dylib and dSYM of GENERATOR's
+# source in DIR, compiled in units (source files, so compile units) of at
+# most UNIT functions, default 40,000, two at a time (one unit up to that:
+# what the 40,000-function bench always measured; a larger one would need a
+# compiler's worth of memory per unit). The many-CU bench passes 100: 400
+# units, as an app's dSYM has one per source file.
 build_dsym() {
-	local out=$1 gen=$2 funcs=$3 unit=40000 from
+	local out=$1 gen=$2 funcs=$3 unit=${4:-40000} from
 	echo "building the $funcs-function dSYM once (cached in $out; takes minutes)…"
 	mkdir -p build/bench
 	tmp=$(mktemp -d build/bench/tmp.XXXXXX)

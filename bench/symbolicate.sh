@@ -17,7 +17,12 @@
 #       names (target: at most 1.15x);
 #   (g) random lookups a second in process on one core
 #       (bench/symcache_lookup.c; bench/symcache_lookup.sh adds a
-#       400,000-function dSYM).
+#       400,000-function dSYM);
+#   (h) (c) again on the same functions compiled as FUNCS/100 source files,
+#       so as many compile units (an app's shape): `stallscope symcache`
+#       converts units on all online CPUs (STALLSCOPE_SYMCACHE_THREADS),
+#       llvm-gsymutil too; then ours on one thread, whose bytes must be
+#       the same.
 # Not part of `make test`: timings belong here, never in tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +44,9 @@ dwarf=$(big_dsym_dwarf "$dir")
 swift_dir=$(big_dsym_dir bigswift "$FUNCS" bench/swift_names.py)
 swift_dwarf=$(big_dsym_dwarf "$swift_dir")
 [ -f "$swift_dwarf" ] || build_dsym "$swift_dir" generate_swift "$FUNCS"
+cu_dir=$(big_dsym_dir bigcu "$FUNCS")
+cu_dwarf=$(big_dsym_dwarf "$cu_dir")
+[ -f "$cu_dwarf" ] || build_dsym "$cu_dir" generate "$FUNCS" 100
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -71,7 +79,11 @@ for ((i = 1; i <= RUNS; i++)); do
 	run convert_ours "$BIN" symcache "$dwarf" -o "$work/conv.symcache" >/dev/null
 	run convert_gsym llvm-gsymutil --convert "$dwarf" -o "$work/big.gsym" >/dev/null
 	run convert_swift "$BIN" symcache "$swift_dwarf" -o "$work/swift.symcache" >/dev/null
+	run convert_cu_ours "$BIN" symcache "$cu_dwarf" -o "$work/cu.symcache" >/dev/null
+	run convert_cu_gsym llvm-gsymutil --convert "$cu_dwarf" -o "$work/cu.gsym" >/dev/null
+	run convert_cu_one "$BIN" symcache --threads 1 "$cu_dwarf" -o "$work/cu1.symcache" >/dev/null
 done
+cmp "$work/cu1.symcache" "$work/cu.symcache" || { echo "(h): one thread wrote other bytes"; exit 1; }
 cc -std=c11 -D_GNU_SOURCE -O2 -I. -o "$work/lookup" bench/symcache_lookup.c build/libsymbolizer.a \
 	build/libcommon.a -ldwarf -lz -lc++abi -lm
 for ((i = 1; i <= RUNS; i++)); do
@@ -121,5 +133,12 @@ lookups = [json.loads(x) for x in open(os.path.join(work, "lookup.jsonl"))]
 print(f"(g) in process: {statistics.median(r['lookups_per_s'] for r in lookups):,.0f} lookups/s "
       f"({statistics.median(r['lookups_per_cpu_s'] for r in lookups):,.0f} per CPU second), "
       f"open {statistics.median(r['open_s'] for r in lookups) * 1000:.1f} ms")
+ho, hg = load("convert_cu_ours"), load("convert_cu_gsym")
+row(f"(h) conversion, {nfunc // 100} units", ho, hg, "llvm-gsymutil")
+h1 = load("convert_cu_one")
+row("    the same on one thread", h1, hg, "llvm-gsymutil")
+print(f"    on {os.cpu_count()} CPUs; size: symcache "
+      f"{os.path.getsize(os.path.join(work, 'cu.symcache'))/1e6:.2f} MB vs GSYM "
+      f"{os.path.getsize(os.path.join(work, 'cu.gsym'))/1e6:.2f} MB; target (h) >= 1.5x")
 print("targets: (a) >= 10x, (b) >= 0.67x, (c) >= 0.67x, (d) <= 2.0, (f) <= 1.15, (g) >= 5,000,000/s")
 EOF

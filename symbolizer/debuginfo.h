@@ -93,9 +93,12 @@ typedef struct sym_debuginfo {
  * Reads the DWARF of slice S into *DI (zeroed first), interning strings in
  * STRINGS. A slice without DWARF yields an empty model and SYM_OK. Returns
  * a negative sym code with ERR filled when the DWARF cannot be read at all;
- * individual unreadable units are skipped and counted. Safe from any
- * thread; calls run one at a time (libdwarf's allocation tracking is one
- * flag for the process, see dwarf.c).
+ * individual unreadable units are skipped and counted. Units are converted
+ * on sym_cache_set_threads' threads (symbolizer.h), each with its own
+ * libdwarf session, and merged so that *DI and the ids in STRINGS are the
+ * same whatever their number. Safe from any thread; calls run one at a
+ * time (libdwarf's allocation tracking is one flag for the process, see
+ * dwarf.c).
  */
 int sym_dwarf_load(const sym_macho_slice *s, sym_strtab *strings,
 		   sym_debuginfo *di, sym_error *err);

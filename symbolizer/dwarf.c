@@ -13,11 +13,17 @@
  * DW_AT_specification, else its DW_AT_name; file paths are joined from the
  * line table's directory and the unit's DW_AT_comp_dir the way LLVM joins
  * them.
+ *
+ * Several units are converted at once on worker threads, each with its own
+ * session, and merged in unit order ("parallel conversion" below;
+ * docs/SYMCACHE.md, "Building in parallel").
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
@@ -158,6 +164,7 @@ typedef struct dw_ctx {
 	Dwarf_Signed file_base, file_end;
 	uint32_t *file_cache; /* path id + 1 per file index, 0 = not yet */
 	size_t file_cache_len;
+	bool parallel; /* a worker's session: allocation tracking stays off */
 } dw_ctx;
 
 static int dw_fail(dw_ctx *c, Dwarf_Error derr, const char *what)
@@ -217,7 +224,8 @@ static name_attrs *name_find(const dw_ctx *c, uint64_t off)
 static int name_put(dw_ctx *c, const name_attrs *a)
 {
 	if ((c->nnames + 1) * 2 > c->cap_names) {
-		size_t ncap = c->cap_names ? c->cap_names * 2 : 4096;
+		/* A worker's table holds one unit's DIEs: start small. */
+		size_t ncap = c->cap_names ? c->cap_names * 2 : c->parallel ? 256 : 4096;
 		name_attrs *old = c->names;
 		size_t oldcap = c->cap_names;
 		c->names = calloc(ncap, sizeof *c->names);
@@ -598,9 +606,10 @@ static bool open_line_table(dw_ctx *c, Dwarf_Die cu_die, Dwarf_Small *table_coun
 	 * on every error path (and we free the table), so tracking stays off
 	 * while it reads. The flag is process-wide: sessions_lock keeps any
 	 * other session from allocating meanwhile. */
-	int tracking = dwarf_set_de_alloc_flag(0);
+	int tracking = c->parallel ? 0 : dwarf_set_de_alloc_flag(0);
 	int res = dwarf_srclines_b(cu_die, &version, table_count, &c->line_ctx, &derr);
-	dwarf_set_de_alloc_flag(tracking);
+	if (!c->parallel)
+		dwarf_set_de_alloc_flag(tracking);
 	if (res != DW_DLV_OK) {
 		if (derr)
 			dwarf_dealloc_error(c->dbg, derr);
@@ -1008,9 +1017,472 @@ static int build_object(const sym_macho_slice *s, dw_object *o, sym_error *err)
 	return SYM_OK;
 }
 
-/* Serializes libdwarf sessions: load_lines turns libdwarf's process-wide
- * allocation tracking off for a while, which must not reach an allocation
- * of another thread's session. Conversions run once per uploaded dSYM. */
+/* The units of C's session, one after the other. */
+static int load_units(dw_ctx *c)
+{
+	Dwarf_Error derr = NULL;
+	int rc = SYM_OK;
+	sym_debuginfo *di = c->di;
+	uint64_t unit_offset = 0;
+	for (;;) {
+		Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
+		Dwarf_Half ver = 0, addr_size = 0, len_size = 0, ext_size = 0, cu_type = 0;
+		Dwarf_Off abbrev = 0;
+		Dwarf_Sig8 sig;
+		int res = dwarf_next_cu_header_d(c->dbg, true, &hdr_len, &ver, &abbrev, &addr_size,
+						 &len_size, &ext_size, &sig, &typeoff, &next,
+						 &cu_type, &derr);
+		if (res == DW_DLV_NO_ENTRY)
+			break;
+		if (res == DW_DLV_ERROR) {
+			/* A broken unit header ends the walk: later units cannot
+			 * be found without it. Keep what we have. */
+			di->skipped_units++;
+			dwarf_dealloc_error(c->dbg, derr);
+			derr = NULL;
+			break;
+		}
+		Dwarf_Die cu_die = NULL;
+		res = dwarf_siblingof_b(c->dbg, NULL, true, &cu_die, &derr);
+		if (res == DW_DLV_OK) {
+			rc = load_unit(c, cu_die, unit_offset, ver);
+			dwarf_dealloc_die(cu_die);
+			if (rc == SYM_ERR_NOMEM)
+				break;
+			if (rc) {
+				/* An unreadable unit is skipped; its functions fall
+				 * back to the symbol table. */
+				di->skipped_units++;
+				rc = SYM_OK;
+			}
+		} else if (res == DW_DLV_ERROR) {
+			di->skipped_units++;
+			dwarf_dealloc_error(c->dbg, derr);
+			derr = NULL;
+		}
+		/* Empty units (a bare 11-byte header) have no DIE: skip them. */
+		unit_offset = next;
+	}
+	return rc;
+}
+
+/* ---- parallel conversion ---------------------------------------------------- */
+
+/*
+ * Each worker opens its own libdwarf session over the slice and converts
+ * the units handed out in order by one counter into a dw_unit: the unit's
+ * own arrays (indices from 0), strings in a table of its own, its name
+ * attributes. The loading thread merges results in unit order, remapping
+ * ids and offsets, so the model (string ids included) is the one the
+ * serial walk builds, whatever the thread count. At most WINDOW_PER_THREAD
+ * results per worker wait for the merge.
+ */
+#define WINDOW_PER_THREAD 4
+#define MAX_THREADS	  64
+/* Below this much __debug_info the default is one thread: a session per
+ * worker costs more than the units it would share. */
+#define PARALLEL_MIN_DEBUG_INFO (1u << 20)
+
+typedef struct dw_unit {
+	sym_debuginfo di; /* ncus is 0 when the unit was skipped */
+	sym_strtab strings;
+	uint64_t *sub_offsets; /* parallel to di.subs */
+	name_attrs *names;
+	size_t cap_names;
+	bool done;
+} dw_unit;
+
+typedef struct dw_pool {
+	const sym_macho_slice *slice;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	dw_unit *slots; /* unit k in slots[k % window] */
+	size_t window;
+	size_t next;	 /* next unit to hand out */
+	size_t merged;	 /* units merged so far */
+	size_t end;	 /* units in the slice, SIZE_MAX until a worker finds the end */
+	bool end_broken; /* a broken unit header ended the walk */
+	bool stop;	 /* the merge is over: workers claim nothing more */
+	int fail;	 /* SYM_OK, or why the load failed */
+	sym_error fail_err;
+} dw_pool;
+
+static _Atomic unsigned threads_setting;
+
+void sym_cache_set_threads(unsigned n)
+{
+	atomic_store(&threads_setting, n > MAX_THREADS ? MAX_THREADS : n);
+}
+
+static uint64_t debug_info_size(const sym_macho_slice *s)
+{
+	for (size_t i = 0; i < s->nsections; i++)
+		if (!strcmp(s->sections[i].segname, "__DWARF") &&
+		    !strcmp(s->sections[i].sectname, "__debug_info"))
+			return s->sections[i].size;
+	return 0;
+}
+
+/* sym_cache_set_threads, else STALLSCOPE_SYMCACHE_THREADS, else the online
+ * CPUs for a large enough slice. */
+static unsigned thread_count(const sym_macho_slice *s)
+{
+	unsigned n = atomic_load(&threads_setting);
+	if (n)
+		return n;
+	const char *env = getenv("STALLSCOPE_SYMCACHE_THREADS");
+	if (env && *env) {
+		char *end = NULL;
+		unsigned long v = strtoul(env, &end, 10);
+		if (!*end && v >= 1)
+			return v > MAX_THREADS ? MAX_THREADS : (unsigned)v;
+	}
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 2 || debug_info_size(s) < PARALLEL_MIN_DEBUG_INFO)
+		return 1;
+	return cpus > MAX_THREADS ? MAX_THREADS : (unsigned)cpus;
+}
+
+static void unit_free(dw_unit *u)
+{
+	sym_debuginfo_free(&u->di);
+	sym_strtab_free(&u->strings);
+	free(u->sub_offsets);
+	free(u->names);
+	memset(u, 0, sizeof *u);
+}
+
+/* The next unit for a worker, once its slot is free; SIZE_MAX when there
+ * is none or the load failed. */
+static size_t pool_claim(dw_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	size_t k = p->next++;
+	while (!p->stop && p->fail == SYM_OK && k < p->end && k >= p->merged + p->window)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->stop || p->fail != SYM_OK || k >= p->end)
+		k = SIZE_MAX;
+	pthread_mutex_unlock(&p->lock);
+	return k;
+}
+
+static void pool_set_end(dw_pool *p, size_t k, bool broken)
+{
+	pthread_mutex_lock(&p->lock);
+	if (k < p->end) {
+		p->end = k;
+		p->end_broken = broken;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void pool_set_fail(dw_pool *p, int rc, const sym_error *err)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->fail == SYM_OK) {
+		p->fail = rc;
+		p->fail_err = *err;
+	}
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Converts the current unit of C's session into U (zeroed), as the
+ * serial loop does: a unit that fails is kept with no cu record. */
+static int worker_unit(dw_ctx *c, dw_unit *u, uint64_t unit_offset, unsigned version)
+{
+	if (sym_strtab_init(&u->strings) != 0)
+		return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
+	c->di = &u->di;
+	c->strings = &u->strings;
+	c->cap_cus = c->cap_subs = c->cap_ranges = c->cap_rows = c->cap_seqs = 0;
+	c->sub_offsets = NULL;
+	c->nsub_offsets = c->cap_sub_offsets = 0;
+	c->names = NULL;
+	c->nnames = c->cap_names = 0;
+	Dwarf_Die cu_die = NULL;
+	Dwarf_Error derr = NULL;
+	int rc = SYM_OK;
+	int res = dwarf_siblingof_b(c->dbg, NULL, true, &cu_die, &derr);
+	if (res == DW_DLV_OK) {
+		rc = load_unit(c, cu_die, unit_offset, version);
+		dwarf_dealloc_die(cu_die);
+		if (rc != SYM_OK && rc != SYM_ERR_NOMEM) {
+			u->di.skipped_units++;
+			rc = SYM_OK;
+		}
+	} else if (res == DW_DLV_ERROR) {
+		u->di.skipped_units++;
+		dwarf_dealloc_error(c->dbg, derr);
+	}
+	u->sub_offsets = c->sub_offsets;
+	u->names = c->names;
+	u->cap_names = c->cap_names;
+	return rc;
+}
+
+/* Walks the unit headers of C's session, converting the units it claims. */
+static int worker_walk(dw_pool *p, dw_ctx *c)
+{
+	size_t want = pool_claim(p);
+	uint64_t unit_offset = 0;
+	for (size_t k = 0; want != SIZE_MAX; k++) {
+		Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
+		Dwarf_Half ver = 0, addr_size = 0, len_size = 0, ext_size = 0, cu_type = 0;
+		Dwarf_Off abbrev = 0;
+		Dwarf_Sig8 sig;
+		Dwarf_Error derr = NULL;
+		int res = dwarf_next_cu_header_d(c->dbg, true, &hdr_len, &ver, &abbrev, &addr_size,
+						 &len_size, &ext_size, &sig, &typeoff, &next,
+						 &cu_type, &derr);
+		if (res != DW_DLV_OK) {
+			if (derr)
+				dwarf_dealloc_error(c->dbg, derr);
+			pool_set_end(p, k, res == DW_DLV_ERROR);
+			return SYM_OK;
+		}
+		if (k == want) {
+			dw_unit *u = &p->slots[k % p->window];
+			int rc = worker_unit(c, u, unit_offset, ver);
+			if (rc)
+				return rc;
+			pthread_mutex_lock(&p->lock);
+			u->done = true;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			want = pool_claim(p);
+		}
+		unit_offset = next;
+	}
+	return SYM_OK;
+}
+
+/* Serializes the one libdwarf call that uses a process-wide list: freeing
+ * an error raised without a session. */
+static pthread_mutex_t no_session_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *worker_main(void *arg)
+{
+	dw_pool *p = arg;
+	sym_error err = {{0}};
+	dw_object obj;
+	memset(&obj, 0, sizeof obj);
+	dw_ctx c;
+	memset(&c, 0, sizeof c);
+	c.err = &err;
+	c.parallel = true;
+	int rc = build_object(p->slice, &obj, &err);
+	Dwarf_Obj_Access_Interface iface = {.object = &obj, .methods = &obj_methods};
+	Dwarf_Error derr = NULL;
+	if (rc == SYM_OK && dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg,
+						&derr) != DW_DLV_OK) {
+		rc = sym_fail(&err, SYM_ERR_FORMAT, "DWARF: cannot open");
+		pthread_mutex_lock(&no_session_lock);
+		if (derr)
+			dwarf_dealloc_error(NULL, derr);
+		pthread_mutex_unlock(&no_session_lock);
+		c.dbg = NULL;
+	}
+	if (rc == SYM_OK)
+		rc = worker_walk(p, &c);
+	if (rc)
+		pool_set_fail(p, rc, &err);
+	free(c.file_cache);
+	if (c.dbg)
+		dwarf_object_finish(c.dbg, &derr);
+	free(obj.sections);
+	return NULL;
+}
+
+/* Appends N elements of SRC to *ARR (*LEN used, *CAP allocated). */
+static int append(dw_ctx *c, void **arr, size_t *len, size_t *cap, const void *src, size_t n,
+		  size_t elem)
+{
+	if (!n)
+		return SYM_OK;
+	if (*len + n > *cap) {
+		size_t ncap = *cap ? *cap : 64;
+		while (ncap < *len + n)
+			ncap *= 2;
+		if (ncap > SIZE_MAX / elem)
+			return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
+		void *q = realloc(*arr, ncap * elem);
+		if (!q)
+			return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
+		*arr = q;
+		*cap = ncap;
+	}
+	memcpy((char *)*arr + *len * elem, src, n * elem);
+	*len += n;
+	return SYM_OK;
+}
+
+/* Interns U's strings into c->strings in the order U interned them (its
+ * blob's order), which is the order the serial walk would have: REMAP[id]
+ * is then the merged id of U's string id. */
+static uint32_t *remap_strings(dw_ctx *c, const dw_unit *u)
+{
+	uint32_t *remap = malloc(u->strings.len * sizeof *remap);
+	if (!remap)
+		return NULL;
+	for (size_t at = 0; at < u->strings.len;) {
+		const char *s = u->strings.blob + at;
+		size_t len = strlen(s);
+		remap[at] = sym_strtab_intern(c->strings, s, len);
+		at += len + 1;
+	}
+	return remap;
+}
+
+static uint32_t remapped(const uint32_t *remap, uint32_t id)
+{
+	return id == SYM_NO_STR ? SYM_NO_STR : remap[id];
+}
+
+static int merge_subs(dw_ctx *c, dw_unit *u, const uint32_t *remap, size_t base_sub,
+		      size_t base_range)
+{
+	sym_debuginfo *di = c->di;
+	if (u->di.nsubs >= SYM_NONE - 1 - base_sub)
+		return sym_fail(c->err, SYM_ERR_NOMEM, "too many functions");
+	for (size_t i = 0; i < u->di.nsubs; i++) {
+		sym_di_sub *s = &u->di.subs[i];
+		if (s->parent != SYM_NONE)
+			s->parent += (uint32_t)base_sub;
+		s->name = remapped(remap, s->name);
+		s->call_file = remapped(remap, s->call_file);
+		s->first_range += (uint32_t)base_range;
+	}
+	int rc = append(c, (void **)&di->subs, &di->nsubs, &c->cap_subs, u->di.subs, u->di.nsubs,
+			sizeof *di->subs);
+	if (rc == SYM_OK)
+		rc = append(c, (void **)&c->sub_offsets, &c->nsub_offsets, &c->cap_sub_offsets,
+			    u->sub_offsets, u->di.nsubs, sizeof *c->sub_offsets);
+	for (size_t i = 0; rc == SYM_OK && i < u->cap_names; i++) {
+		if (!u->names[i].used)
+			continue;
+		name_attrs na = u->names[i];
+		na.linkage = remapped(remap, na.linkage);
+		na.name = remapped(remap, na.name);
+		rc = name_put(c, &na);
+	}
+	return rc;
+}
+
+/* Appends unit U to the model as the serial walk would have. */
+static int merge_unit(dw_ctx *c, dw_unit *u)
+{
+	sym_debuginfo *di = c->di;
+	uint32_t *remap = remap_strings(c, u);
+	if (!remap && u->strings.len)
+		return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
+	size_t base_sub = di->nsubs, base_range = di->nranges, base_row = di->nrows,
+	       base_seq = di->nseqs;
+	for (size_t i = 0; i < u->di.nrows; i++)
+		u->di.rows[i].file = remapped(remap, u->di.rows[i].file);
+	for (size_t i = 0; i < u->di.nseqs; i++)
+		u->di.seqs[i].first_row += (uint32_t)base_row;
+	for (size_t i = 0; i < u->di.ncus; i++) {
+		u->di.cus[i].first_range += (uint32_t)base_range;
+		u->di.cus[i].first_seq += (uint32_t)base_seq;
+		u->di.cus[i].first_sub += (uint32_t)base_sub;
+	}
+	int rc = merge_subs(c, u, remap, base_sub, base_range);
+	free(remap);
+	if (rc == SYM_OK)
+		rc = append(c, (void **)&di->ranges, &di->nranges, &c->cap_ranges, u->di.ranges,
+			    u->di.nranges, sizeof *di->ranges);
+	if (rc == SYM_OK)
+		rc = append(c, (void **)&di->rows, &di->nrows, &c->cap_rows, u->di.rows,
+			    u->di.nrows, sizeof *di->rows);
+	if (rc == SYM_OK)
+		rc = append(c, (void **)&di->seqs, &di->nseqs, &c->cap_seqs, u->di.seqs,
+			    u->di.nseqs, sizeof *di->seqs);
+	if (rc == SYM_OK)
+		rc = append(c, (void **)&di->cus, &di->ncus, &c->cap_cus, u->di.cus, u->di.ncus,
+			    sizeof *di->cus);
+	di->skipped_units += u->di.skipped_units;
+	return rc;
+}
+
+/* Merges the workers' results in unit order as they complete. */
+static int pool_merge(dw_pool *p, dw_ctx *c)
+{
+	int rc = SYM_OK;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		dw_unit *u = &p->slots[p->merged % p->window];
+		while (p->fail == SYM_OK && p->merged < p->end && !u->done)
+			pthread_cond_wait(&p->cond, &p->lock);
+		bool finished = p->fail != SYM_OK || p->merged >= p->end;
+		pthread_mutex_unlock(&p->lock);
+		if (finished)
+			break;
+		rc = merge_unit(c, u);
+		unit_free(u);
+		pthread_mutex_lock(&p->lock);
+		p->merged++;
+		if (rc)
+			p->fail = rc;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		if (rc)
+			return rc;
+	}
+	if (p->fail != SYM_OK) {
+		*c->err = p->fail_err;
+		return p->fail;
+	}
+	if (p->end_broken)
+		c->di->skipped_units++;
+	return SYM_OK;
+}
+
+/* The units of slice S on NTHREADS workers, merged into C's model. */
+static int load_units_parallel(const sym_macho_slice *s, dw_ctx *c, unsigned nthreads)
+{
+	dw_pool p;
+	memset(&p, 0, sizeof p);
+	p.slice = s;
+	p.window = (size_t)nthreads * WINDOW_PER_THREAD;
+	p.end = SIZE_MAX;
+	p.slots = calloc(p.window, sizeof *p.slots);
+	pthread_t *tids = calloc(nthreads, sizeof *tids);
+	if (!p.slots || !tids) {
+		free(p.slots);
+		free(tids);
+		return sym_fail(c->err, SYM_ERR_NOMEM, "out of memory");
+	}
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	/* Every session of this load runs untracked (see open_line_table):
+	 * the flag is only ever read while the workers run. */
+	int tracking = dwarf_set_de_alloc_flag(0);
+	unsigned started = 0;
+	while (started < nthreads && pthread_create(&tids[started], NULL, worker_main, &p) == 0)
+		started++;
+	int rc = started ? pool_merge(&p, c) : sym_fail(c->err, SYM_ERR_NOMEM, "no threads");
+	pthread_mutex_lock(&p.lock);
+	p.stop = true;
+	pthread_cond_broadcast(&p.cond);
+	pthread_mutex_unlock(&p.lock);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	dwarf_set_de_alloc_flag(tracking);
+	for (size_t i = 0; i < p.window; i++)
+		unit_free(&p.slots[i]);
+	free(p.slots);
+	free(tids);
+	pthread_cond_destroy(&p.cond);
+	pthread_mutex_destroy(&p.lock);
+	return rc;
+}
+
+/* Serializes libdwarf loads: load_lines turns libdwarf's process-wide
+ * allocation tracking off for a while, and load_units_parallel for the
+ * whole of its workers' sessions, which must not reach an allocation of
+ * another load's session. Conversions run once per uploaded dSYM. */
 static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debuginfo *di,
@@ -1031,7 +1503,7 @@ static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debug
 	if (dwarf_object_init_b(&iface, NULL, NULL, DW_GROUPNUMBER_ANY, &c.dbg, &derr) !=
 	    DW_DLV_OK) {
 		rc = sym_fail(err, SYM_ERR_FORMAT, "DWARF: cannot open: %s",
-			  derr ? dwarf_errmsg(derr) : "no DWARF sections");
+			      derr ? dwarf_errmsg(derr) : "no DWARF sections");
 		/* Without a Dwarf_Debug the error belongs to no session. */
 		if (derr)
 			dwarf_dealloc_error(NULL, derr);
@@ -1039,46 +1511,8 @@ static int load_session(const sym_macho_slice *s, sym_strtab *strings, sym_debug
 		return rc;
 	}
 
-	uint64_t unit_offset = 0;
-	for (;;) {
-		Dwarf_Unsigned hdr_len = 0, typeoff = 0, next = 0;
-		Dwarf_Half ver = 0, addr_size = 0, len_size = 0, ext_size = 0, cu_type = 0;
-		Dwarf_Off abbrev = 0;
-		Dwarf_Sig8 sig;
-		int res = dwarf_next_cu_header_d(c.dbg, true, &hdr_len, &ver, &abbrev, &addr_size,
-						 &len_size, &ext_size, &sig, &typeoff, &next,
-						 &cu_type, &derr);
-		if (res == DW_DLV_NO_ENTRY)
-			break;
-		if (res == DW_DLV_ERROR) {
-			/* A broken unit header ends the walk: later units cannot
-			 * be found without it. Keep what we have. */
-			di->skipped_units++;
-			dwarf_dealloc_error(c.dbg, derr);
-			derr = NULL;
-			break;
-		}
-		Dwarf_Die cu_die = NULL;
-		res = dwarf_siblingof_b(c.dbg, NULL, true, &cu_die, &derr);
-		if (res == DW_DLV_OK) {
-			rc = load_unit(&c, cu_die, unit_offset, ver);
-			dwarf_dealloc_die(cu_die);
-			if (rc == SYM_ERR_NOMEM)
-				break;
-			if (rc) {
-				/* An unreadable unit is skipped; its functions fall
-				 * back to the symbol table. */
-				di->skipped_units++;
-				rc = SYM_OK;
-			}
-		} else if (res == DW_DLV_ERROR) {
-			di->skipped_units++;
-			dwarf_dealloc_error(c.dbg, derr);
-			derr = NULL;
-		}
-		/* Empty units (a bare 11-byte header) have no DIE: skip them. */
-		unit_offset = next;
-	}
+	unsigned nthreads = thread_count(s);
+	rc = nthreads > 1 ? load_units_parallel(s, &c, nthreads) : load_units(&c);
 	if (rc == SYM_OK)
 		rc = load_aranges(&c);
 	if (rc == SYM_OK)

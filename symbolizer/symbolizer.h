@@ -146,6 +146,14 @@ int sym_cache_build_split(const sym_object *obj, size_t i,
 			  sym_cache_stats *stats, sym_error *err);
 
 /*
+ * The threads a symcache build converts DWARF units on, for the whole
+ * process: N (at most 64), or 0 for the default: STALLSCOPE_SYMCACHE_THREADS
+ * when set, else the online CPUs for a slice with at least 1 MB of
+ * __debug_info and one below that. The symcache's bytes do not depend on it.
+ */
+void sym_cache_set_threads(unsigned n);
+
+/*
  * Builds and writes the symcache of slice I to PATH atomically: a temporary
  * file beside PATH, fsync, rename. The file gets MODE whatever the umask
  * (the server keeps its data dir private; a CLI output is a user's file).

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/cli/util.h"
@@ -14,12 +15,14 @@
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: stallscope symcache DEBUG_FILE -o OUT [--arch ARCH]\n"
+		"usage: stallscope symcache DEBUG_FILE -o OUT [--arch ARCH] [--threads N]\n"
 		"       stallscope symcache --info FILE\n"
 		"\n"
 		"Converts one slice of a Mach-O/DWARF file (thin or fat) into a symcache, the\n"
 		"mmap-able lookup file the server uses (docs/SYMCACHE.md), and prints what it\n"
-		"wrote as one JSON object. --info prints a symcache's header the same way.\n");
+		"wrote as one JSON object. --info prints a symcache's header the same way.\n"
+		"--threads N converts the DWARF's units on N threads (1-64; default\n"
+		"STALLSCOPE_SYMCACHE_THREADS, else the online CPUs): the bytes are the same.\n");
 }
 
 static void print_info(const sym_cache_info *info, const char *path)
@@ -51,21 +54,39 @@ static int info_command(const char *path)
 	return 0;
 }
 
+/* --threads: 1 to 64, else 0. */
+static unsigned parse_threads(const char *s)
+{
+	char *end = NULL;
+	unsigned long n = strtoul(s, &end, 10);
+	return *s >= '0' && *s <= '9' && !*end && n >= 1 && n <= 64 ? (unsigned)n : 0;
+}
+
 int srv_cmd_symcache(int argc, char **argv)
 {
+	/* clang-format off */
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"arch", required_argument, NULL, 'a'},
 		{"info", required_argument, NULL, 'i'},
+		{"threads", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	/* clang-format on */
 	const char *out = NULL, *arch_name = NULL, *info = NULL;
 	int opt;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:a:i:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:a:i:t:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
+		case 't':
+			if (!parse_threads(optarg)) {
+				fprintf(stderr, "stallscope symcache: --threads takes 1 to 64\n");
+				return 2;
+			}
+			sym_cache_set_threads(parse_threads(optarg));
+			break;
 		case 'a': arch_name = optarg; break;
 		case 'i': info = optarg; break;
 		case 'h': usage(stdout); return 0;

@@ -332,6 +332,23 @@ def test_symcache_info(any_slice, symcache_dir):
             assert other["uuid"].upper() not in text
 
 
+def test_symcache_threads(tmp_path):
+    """--threads N converts the units (five in the app fixture) on N threads
+    and writes the same bytes whatever N; outside 1-64 it is a usage error."""
+    sl = pick("dwarf", "arm64", role="app")
+    outs = []
+    for n in ("1", "4"):
+        out = tmp_path / ("%s.symcache" % n)
+        r = run_cli(["symcache", "--threads", n, str(sl.path), "-o", str(out)])
+        assert r.returncode == 0, r.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    for bad in ("0", "65", "x"):
+        r = run_cli(["symcache", "--threads", bad, str(sl.path), "-o", str(tmp_path / "bad")])
+        assert r.returncode == 2 and "--threads" in r.stderr, r.stderr
+        assert not (tmp_path / "bad").exists()
+
+
 # ---- what frames look like -------------------------------------------------------
 
 

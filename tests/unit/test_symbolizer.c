@@ -269,6 +269,13 @@ static void test_strtab_interns_once(void **state)
 
 /* ---- real files ----------------------------------------------------------------- */
 
+/* The path of manifest entry F. */
+static void entry_path(json_t *f, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", fixtures_dir(),
+		 json_string_value(json_object_get(f, "path")));
+}
+
 static void test_manifest_slices_match(void **state)
 {
 	(void)state;
@@ -281,8 +288,7 @@ static void test_manifest_slices_match(void **state)
 		if (!strcmp(kind, "zip"))
 			continue;
 		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", fixtures_dir(),
-			 json_string_value(json_object_get(f, "path")));
+		entry_path(f, path, sizeof path);
 		sym_object *obj = NULL;
 		sym_error err;
 		if (sym_object_open(path, &obj, &err) != SYM_OK)
@@ -370,27 +376,33 @@ static uint64_t rng(void)
 	return rng_state;
 }
 
+/* ROUNDS copies of the file at PATH, each with 1 to 8 random bytes changed. */
+static void flip_rounds(const char *path, int rounds)
+{
+	size_t len;
+	uint8_t *data = read_file(path, &len);
+	uint8_t *mut = malloc(len);
+	for (int round = 0; round < rounds; round++) {
+		memcpy(mut, data, len);
+		int flips = 1 + (int)(rng() % 8);
+		for (int f = 0; f < flips; f++) {
+			/* Headers and load commands are where lies hurt most. */
+			size_t at = round % 2 ? rng() % (len < 4096 ? len : 4096) : rng() % len;
+			mut[at] = (uint8_t)rng();
+		}
+		exercise(mut, len);
+	}
+	free(mut);
+	free(data);
+}
+
 static void test_random_byte_flips(void **state)
 {
 	(void)state;
 	const char *kinds[] = {"dwarf", "symtab", "fat-dwarf"};
 	for (int k = 0; k < 3; k++) {
 		char *path = fixture_path(kinds[k], k == 2 ? NULL : "tiny");
-		size_t len;
-		uint8_t *data = read_file(path, &len);
-		uint8_t *mut = malloc(len);
-		for (int round = 0; round < 400; round++) {
-			memcpy(mut, data, len);
-			int flips = 1 + (int)(rng() % 8);
-			for (int f = 0; f < flips; f++) {
-				/* Headers and load commands are where lies hurt most. */
-				size_t at = round % 2 ? rng() % (len < 4096 ? len : 4096) : rng() % len;
-				mut[at] = (uint8_t)rng();
-			}
-			exercise(mut, len);
-		}
-		free(mut);
-		free(data);
+		flip_rounds(path, 400);
 		free(path);
 	}
 }
@@ -753,6 +765,73 @@ static void test_symcache_file_round_trip(void **state)
 	free(path);
 }
 
+/* The symcache of slice 0 of the file at PATH, built on NTHREADS threads. */
+static uint8_t *build_with_threads(const char *path, unsigned nthreads, size_t *len)
+{
+	sym_object *obj = NULL;
+	sym_error err = {""};
+	assert_int_equal(sym_object_open(path, &obj, &err), SYM_OK);
+	sym_cache_set_threads(nthreads);
+	uint8_t *buf = NULL;
+	int rc = sym_cache_build(obj, 0, &buf, len, NULL, &err);
+	sym_cache_set_threads(0);
+	if (rc != SYM_OK)
+		fail_msg("building %s on %u threads: %s", path, nthreads, err.msg);
+	sym_object_free(obj);
+	return buf;
+}
+
+/* Damaged DWARF converted on four threads: a clean error or a valid
+ * symcache, as on one (ASan and LeakSanitizer watch the workers). */
+static void test_threads_on_byte_flips(void **state)
+{
+	(void)state;
+	char *path = fixture_path("dwarf", "app");
+	sym_cache_set_threads(4);
+	flip_rounds(path, 100);
+	sym_cache_set_threads(0);
+	free(path);
+}
+
+/* The symcache of PATH on 2, 3 and 4 threads has the bytes of one's. */
+static void assert_same_bytes_any_threads(const char *path)
+{
+	size_t len1 = 0;
+	uint8_t *one = build_with_threads(path, 1, &len1);
+	for (unsigned t = 2; t <= 4; t++) {
+		size_t lent = 0;
+		uint8_t *many = build_with_threads(path, t, &lent);
+		assert_int_equal(lent, len1);
+		if (memcmp(one, many, len1))
+			fail_msg("%s: %u threads wrote other bytes than one", path, t);
+		free(many);
+	}
+	free(one);
+}
+
+/* Every fixture dSYM (C, C++ and Objective-C units: four or five each)
+ * gives the same bytes whatever the number of threads its units are
+ * converted on: one (the serial walk), two, three or four. */
+static void test_symcache_same_bytes_any_threads(void **state)
+{
+	(void)state;
+	json_t *m = manifest();
+	json_t *f;
+	size_t i;
+	int compared = 0;
+	json_array_foreach(json_object_get(m, "files"), i, f)
+	{
+		char path[4096];
+		entry_path(f, path, sizeof path);
+		if (!strcmp(json_string_value(json_object_get(f, "kind")), "dwarf")) {
+			assert_same_bytes_any_threads(path);
+			compared++;
+		}
+	}
+	json_decref(m);
+	assert_true(compared >= 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -772,6 +851,8 @@ int main(void)
 		cmocka_unit_test(test_symcache_rejects_damage),
 		cmocka_unit_test(test_symcache_refuses_bad_directory),
 		cmocka_unit_test(test_symcache_file_round_trip),
+		cmocka_unit_test(test_symcache_same_bytes_any_threads),
+		cmocka_unit_test(test_threads_on_byte_flips),
 	};
 	return cmocka_run_group_tests_name("symbolizer", tests, NULL, NULL);
 }

@@ -39,6 +39,16 @@ static int read_sampled(void *cls, const st_row *row)
 #define SUM_OF(COLUMN, VERSION)                                                                    \
 	"coalesce(sum(" COLUMN "::float8) FILTER (WHERE value = " VERSION "), 0)::bigint"
 
+/* Each group's six sums over the two versions' rows ($2 base, $5 target). */
+/* clang-format off */
+#define COMPARE_GROUPS                                                                 \
+	"SELECT key, " SUM_OF("reports", "$2") ", " SUM_OF("affected", "$2") ", "       \
+	SUM_OF("affected", "$5") ", " SUM_OF("reports", "$5") ", "                       \
+	SUM_OF("stall_ms", "$2") ", " SUM_OF("stall_ms", "$5") " FROM group_facet_days"  \
+	" WHERE app_id = $1 AND level = 1 AND dim = 'version' AND value IN ($2, $5)"     \
+	" AND " DAYS " GROUP BY key HAVING sum(reports::float8) > 0"
+/* clang-format on */
+
 int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target, const char *from,
 	       const char *to, st_compare_cb cb, void *cls, int64_t *base_sampled,
 	       int64_t *target_sampled)
@@ -50,22 +60,7 @@ int st_compare(st_conn *c, int64_t app_id, const char *base, const char *target,
 	 * sort of every group's key by collation cost a fifth of the statement
 	 * (14,000 groups at 200,000 Android reports). Without the groups'
 	 * frames, which only a page's rows need (st_compare_faces). */
-	static const st_stmt groups = {
-		"compare_groups",
-		"SELECT key, " SUM_OF("reports", "$2") ", " SUM_OF(
-			"affected",
-			"$2") ","
-			      " " SUM_OF("affected", "$5") ", " SUM_OF(
-				      "reports",
-				      "$5") ","
-					    " " SUM_OF("stall_ms", "$2") ", " SUM_OF(
-						    "stall_ms",
-						    "$5") " FROM group_facet_days"
-							  " WHERE app_id = $1 AND level = 1 AND "
-							  "dim = 'version' AND value IN ($2, $5)"
-							  " AND " DAYS " GROUP BY key HAVING "
-								       "sum(reports::float8) > 0",
-		5};
+	static const st_stmt groups = {"compare_groups", COMPARE_GROUPS, 5};
 	static const st_stmt sampled = {
 		"compare_sampled",
 		"SELECT coalesce(sum(sampled_users) FILTER (WHERE app_version = $2), 0)::bigint,"

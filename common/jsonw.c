@@ -149,18 +149,15 @@ void cm_jw_hex(cm_jw *w, uint64_t v)
 	cm_jw_raw(w, text + i, sizeof text - i);
 }
 
-void cm_jw_real(cm_jw *w, double v)
+/* V as cm_jw_real writes it into TEXT (CM_JW_REAL_MAX bytes); its length,
+ * or 0 when V is not finite or does not fit. */
+static size_t real_text(double v, char *text)
 {
-	if (!isfinite(v)) {
-		cm_jw_null(w);
-		return;
-	}
-	char text[40];
-	int n = snprintf(text, sizeof text - 2, "%.17g", v);
-	if (n < 0 || (size_t)n >= sizeof text - 2) {
-		cm_jw_null(w);
-		return;
-	}
+	if (!isfinite(v))
+		return 0;
+	int n = snprintf(text, CM_JW_REAL_MAX - 2, "%.17g", v);
+	if (n < 0 || (size_t)n >= CM_JW_REAL_MAX - 2)
+		return 0;
 	char *e = strchr(text, 'e');
 	if (e) { /* jansson writes e-5 and e5 where printf writes e-05, e+05 */
 		char *digits = e + 1 + (e[1] == '-' || e[1] == '+'),
@@ -173,7 +170,34 @@ void cm_jw_real(cm_jw *w, double v)
 		text[n++] = '.';
 		text[n++] = '0';
 	}
-	cm_jw_raw(w, text, (size_t)n);
+	return (size_t)n;
+}
+
+void cm_jw_real(cm_jw *w, double v)
+{
+	char text[CM_JW_REAL_MAX];
+	size_t n = real_text(v, text);
+	if (n)
+		cm_jw_raw(w, text, n);
+	else
+		cm_jw_null(w);
+}
+
+void cm_jw_real_memoized(cm_jw *w, cm_jw_real_memo *m, double v)
+{
+	uint64_t bits;
+	memcpy(&bits, &v, sizeof bits);
+	size_t slot = (size_t)((bits * 0x9e3779b97f4a7c15u) >> (64 - CM_JW_REAL_MEMO_BITS));
+	if (!m->len[slot] || m->bits[slot] != bits) {
+		size_t n = real_text(v, m->text[slot]);
+		if (!n) {
+			cm_jw_null(w);
+			return;
+		}
+		m->bits[slot] = bits;
+		m->len[slot] = (uint8_t)n;
+	}
+	cm_jw_raw(w, m->text[slot], m->len[slot]);
 }
 
 void cm_jw_bool(cm_jw *w, bool v)

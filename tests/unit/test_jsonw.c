@@ -160,6 +160,37 @@ static void test_reals_match_jansson(void **state)
 	json_decref(want_tree);
 }
 
+/* Through a memo, the same text as without: 20,000 values of which many
+ * repeat and many share a slot (more values than slots), -0.0 beside 0.0
+ * (equal, different bits), and the non-finite ones, which are never kept. */
+static void test_memoized_reals_as_printed(void **state)
+{
+	(void)state;
+	cm_jw_real_memo *memo = calloc(1, sizeof *memo);
+	assert_non_null(memo);
+	cm_jw plain = {0}, memoized = {0};
+	cm_jw_array(&plain);
+	cm_jw_array(&memoized);
+	uint64_t x = 88172645463325252u;
+	for (int i = 0; i < 20000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double v = i % 3 == 0	? (double)(x % 50) / 977.0
+			   : i % 3 == 1 ? (double)x / 1e10
+					: (i % 7 == 0	 ? -0.0
+					   : i % 11 == 0 ? NAN
+							 : 0.0);
+		cm_jw_real(&plain, v);
+		cm_jw_real_memoized(&memoized, memo, v);
+	}
+	cm_jw_array_end(&plain);
+	cm_jw_array_end(&memoized);
+	char *want = cm_jw_finish(&plain, NULL), *got = cm_jw_finish(&memoized, NULL);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	free(memo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_finish_resets),
 		cmocka_unit_test(test_optional_and_lines),
 		cmocka_unit_test(test_reals_match_jansson),
+		cmocka_unit_test(test_memoized_reals_as_printed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

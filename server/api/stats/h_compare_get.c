@@ -210,8 +210,8 @@ static void write_verdicts(cm_jw *w, const compare_tx *t)
 	cm_jw_object_end(w);
 }
 
-static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sampled,
-		       int64_t reports, int64_t stall_ms)
+static void write_side(cm_jw *w, cm_jw_real_memo *memo, const char *name, int64_t affected,
+		       int64_t sampled, int64_t reports, int64_t stall_ms)
 {
 	cm_jw_key(w, name);
 	cm_jw_object(w);
@@ -221,7 +221,7 @@ static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sam
 	cm_jw_int(w, sampled);
 	cm_jw_key(w, "rate");
 	if (sampled > 0)
-		cm_jw_real(w, (double)affected / (double)sampled);
+		cm_jw_real_memoized(w, memo, (double)affected / (double)sampled);
 	else
 		cm_jw_null(w);
 	cm_jw_key(w, "reports");
@@ -233,7 +233,8 @@ static void write_side(cm_jw *w, const char *name, int64_t affected, int64_t sam
 
 /* The test's p and the difference's interval (SPEC §10.3), null when a
  * side has no sampled user-day. */
-static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_t target_sampled)
+static void write_test(cm_jw *w, cm_jw_real_memo *memo, const compared *r, int64_t base_sampled,
+		       int64_t target_sampled)
 {
 	srv_release_compare_proportion base = {r->base_affected, base_sampled};
 	srv_release_compare_proportion target = {r->target_affected, target_sampled};
@@ -241,14 +242,14 @@ static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_
 	bool known = srv_release_compare_diff_ci(base, target, ci);
 	cm_jw_key(w, "p_value");
 	if (known)
-		cm_jw_real(w, srv_release_compare_p(base, target));
+		cm_jw_real_memoized(w, memo, srv_release_compare_p(base, target));
 	else
 		cm_jw_null(w);
 	cm_jw_key(w, "diff_ci");
 	if (known) {
 		cm_jw_array(w);
-		cm_jw_real(w, ci[0]);
-		cm_jw_real(w, ci[1]);
+		cm_jw_real_memoized(w, memo, ci[0]);
+		cm_jw_real_memoized(w, memo, ci[1]);
 		cm_jw_array_end(w);
 	} else {
 		cm_jw_null(w);
@@ -256,7 +257,7 @@ static void write_test(cm_jw *w, const compared *r, int64_t base_sampled, int64_
 }
 
 /* One row of the reply. */
-static void write_row(cm_jw *w, const compare_tx *t, const compared *r)
+static void write_row(cm_jw *w, cm_jw_real_memo *memo, const compare_tx *t, const compared *r)
 {
 	cm_jw_object(w);
 	cm_jw_key(w, "key");
@@ -271,10 +272,11 @@ static void write_row(cm_jw *w, const compare_tx *t, const compared *r)
 		cm_jw_raw(w, r->culprit, strlen(r->culprit));
 	else
 		cm_jw_null(w);
-	write_side(w, "base", r->base_affected, t->base_sampled, r->base_reports, r->base_stall_ms);
-	write_side(w, "target", r->target_affected, t->target_sampled, r->target_reports,
+	write_side(w, memo, "base", r->base_affected, t->base_sampled, r->base_reports,
+		   r->base_stall_ms);
+	write_side(w, memo, "target", r->target_affected, t->target_sampled, r->target_reports,
 		   r->target_stall_ms);
-	write_test(w, r, t->base_sampled, t->target_sampled);
+	write_test(w, memo, r, t->base_sampled, t->target_sampled);
 	cm_jw_key(w, "verdict");
 	cm_jw_string(w, srv_release_compare_verdict_name(r->verdict));
 	cm_jw_object_end(w);
@@ -287,6 +289,9 @@ static void write_row(cm_jw *w, const compare_tx *t, const compared *r)
  * LIMIT (-1: to the end). */
 static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 {
+	cm_jw_real_memo *memo = calloc(1, sizeof *memo);
+	if (!memo)
+		return NULL;
 	cm_jw w = {0};
 	cm_jw_object(&w);
 	cm_jw_key(&w, "as_of");
@@ -298,7 +303,7 @@ static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 	cm_jw_key(&w, "groups");
 	cm_jw_array(&w);
 	for (size_t i = t->first; i < t->last; i++)
-		write_row(&w, t, &t->rows[i]);
+		write_row(&w, memo, t, &t->rows[i]);
 	cm_jw_array_end(&w);
 	cm_jw_key(&w, "next_cursor");
 	if (t->last < t->n && t->last > t->first) {
@@ -309,6 +314,7 @@ static char *reply_text(const compare_tx *t, const char *as_of, size_t *len)
 		cm_jw_null(&w);
 	}
 	cm_jw_object_end(&w);
+	free(memo);
 	return cm_jw_finish(&w, len);
 }
 

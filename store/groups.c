@@ -164,10 +164,10 @@ int st_run_text(st_conn *c, const st_stmt *q, const st_param *params, size_t n, 
 	" walked AS (SELECT c.* FROM cand c CROSS JOIN LATERAL (SELECT FROM group_terms t" \
 	" WHERE t.app_id = $1 AND t.level = $2 AND t.key = c.key AND t.term ILIKE "        \
 	PATTERN "::text LIMIT 1) m LIMIT " LIMIT "),"                                     \
-	" listed AS (SELECT * FROM walked WHERE ((SELECT count(*) FROM walked) = " LIMIT   \
-	" OR (SELECT count(*) FROM cand) < " SEARCH_WALK ")"                               \
-	" UNION ALL (SELECT * FROM page a WHERE NOT ((SELECT count(*) FROM walked) = "    \
-	LIMIT " OR (SELECT count(*) FROM cand) < " SEARCH_WALK ") AND "                    \
+	" walk_done AS (SELECT (SELECT count(*) FROM walked) = " LIMIT                    \
+	" OR (SELECT count(*) FROM cand) < " SEARCH_WALK " AS yes),"                       \
+	" listed AS (SELECT * FROM walked WHERE (SELECT yes FROM walk_done)"              \
+	" UNION ALL (SELECT * FROM page a WHERE NOT (SELECT yes FROM walk_done) AND "      \
 	AFTER(AFTER_V, AFTER_KEY) " AND a.key IN (SELECT t.key FROM group_terms t"        \
 	" WHERE t.app_id = $1 AND t.level = $2 AND t.term ILIKE " PATTERN "::text)"       \
 	" ORDER BY a.v DESC, a.key DESC LIMIT " LIMIT "))"

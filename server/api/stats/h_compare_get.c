@@ -145,10 +145,11 @@ static int add_face(void *cls, const st_compare_face *f)
 	return r->frames && (!f->culprit || r->culprit) ? 0 : -1;
 }
 
-/* The page's keys as a text[] literal (keys are hex: nothing to quote). */
+/* The page's keys (one at least) as a text[] literal (keys are hex:
+ * nothing to quote). */
 static char *page_keys(const compare_tx *t)
 {
-	size_t len = 3;
+	size_t len = 2;
 	for (size_t i = t->first; i < t->last; i++)
 		len += strlen(t->rows[i].key) + 1;
 	char *keys = malloc(len), *at = keys;
@@ -161,8 +162,6 @@ static char *page_keys(const compare_tx *t)
 		at += k;
 		*at++ = i + 1 < t->last ? ',' : '}';
 	}
-	if (at == keys + 1)
-		*at++ = '}';
 	*at = '\0';
 	return keys;
 }
